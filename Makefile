@@ -1,0 +1,116 @@
+# hookinbox - plain GNU make.
+#
+#   make                  release build: fcgi/hookinbox.fcgi, worker/hookinbox-worker,
+#                         contrib/hookinbox-send
+#   make check            test build (failure points, test clock) + every test
+#   make SANITIZE=address,undefined check
+#   make VALGRIND=1 check run the programs under valgrind in the tests
+#   make bench            benchmarks (not part of check)
+#   make install PREFIX=/usr DESTDIR=/tmp/stage
+#
+# The user's CFLAGS/LDFLAGS are kept apart from the project's own flags.
+
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+SBINDIR ?= $(PREFIX)/sbin
+LIBEXECDIR ?= $(PREFIX)/lib/hookinbox
+DATADIR ?= $(PREFIX)/share/hookinbox
+MANDIR ?= $(PREFIX)/share/man
+SYSCONFDIR ?= /etc/hookinbox
+
+CC ?= cc
+CFLAGS ?= -O2 -g
+LDFLAGS ?=
+PKG_CONFIG ?= pkg-config
+PROVE ?= prove
+VERSION := 0.1.0
+
+WARN = -std=c17 -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wstrict-prototypes \
+	-Wold-style-definition -Wmissing-prototypes -Wpointer-arith -Wcast-qual \
+	-Wwrite-strings -Wundef -Wformat=2 -Wimplicit-fallthrough -Wvla -fno-common -Werror
+HARDEN = -D_FORTIFY_SOURCE=2 -fstack-protector-strong
+HARDEN_LD = -Wl,-z,relro,-z,now
+DEFS = -D_GNU_SOURCE -DHOOKINBOX_VERSION='"$(VERSION)"'
+INCS = -Icommon -Ifcgi -Iworker $(shell $(PKG_CONFIG) --cflags libpq json-c libcurl inih openssl)
+
+ifdef SANITIZE
+SAN = -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+endif
+
+ALL_CFLAGS = $(WARN) $(HARDEN) $(DEFS) $(INCS) $(SAN) -MMD -MP $(CFLAGS)
+ALL_LDFLAGS = $(HARDEN_LD) $(SAN) $(LDFLAGS)
+
+LIBS_COMMON = $(shell $(PKG_CONFIG) --libs libpq json-c inih libcrypto)
+LIBS_FCGI = -lfcgi $(LIBS_COMMON)
+LIBS_WORKER = $(shell $(PKG_CONFIG) --libs libcurl) $(LIBS_COMMON)
+
+COMMON_SRC = $(wildcard common/*.c)
+FCGI_MODS = $(filter-out fcgi/main.c fcgi/null.c,$(wildcard fcgi/*.c))
+WORKER_MODS = $(filter-out worker/main.c,$(wildcard worker/*.c))
+UNIT_SRC = $(wildcard tests/unit/test_*.c)
+
+# Release objects under obj/release, test-build objects (failure points,
+# test clock) under obj/test: the shipped binaries contain no failure points.
+obj/release/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+obj/test/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DHOOKINBOX_TEST -c -o $@ $<
+
+objs = $(patsubst %.c,obj/$(1)/%.o,$(2))
+
+PROGRAMS = fcgi/hookinbox.fcgi worker/hookinbox-worker contrib/hookinbox-send
+TEST_PROGRAMS = obj/test/hookinbox.fcgi obj/test/hookinbox-worker obj/test/hookinbox-send \
+	obj/test/null.fcgi
+UNIT_PROGRAMS = $(patsubst tests/unit/%.c,obj/test/unit/%,$(UNIT_SRC))
+
+all: $(PROGRAMS)
+
+define program
+$(1): $(call objs,$(2),$(3))
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(ALL_LDFLAGS) -o $$@ $$^ $(4)
+endef
+
+$(eval $(call program,fcgi/hookinbox.fcgi,release,fcgi/main.c $(FCGI_MODS) $(COMMON_SRC),$(LIBS_FCGI)))
+$(eval $(call program,obj/test/hookinbox.fcgi,test,fcgi/main.c $(FCGI_MODS) $(COMMON_SRC),$(LIBS_FCGI)))
+$(eval $(call program,obj/test/null.fcgi,test,fcgi/null.c,-lfcgi))
+$(eval $(call program,worker/hookinbox-worker,release,worker/main.c $(WORKER_MODS) $(COMMON_SRC),$(LIBS_WORKER)))
+$(eval $(call program,obj/test/hookinbox-worker,test,worker/main.c $(WORKER_MODS) $(COMMON_SRC),$(LIBS_WORKER)))
+$(eval $(call program,contrib/hookinbox-send,release,contrib/hookinbox-send.c $(COMMON_SRC),$(LIBS_WORKER)))
+$(eval $(call program,obj/test/hookinbox-send,test,contrib/hookinbox-send.c $(COMMON_SRC),$(LIBS_WORKER)))
+
+obj/test/unit/%: $(call objs,test,tests/unit/%.c $(FCGI_MODS) $(WORKER_MODS) $(COMMON_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(filter obj/test/tests/unit/$*.o,$^) \
+		$(filter-out obj/test/tests/unit/%,$^) $(LIBS_WORKER) $(LIBS_FCGI)
+
+build-tests: $(TEST_PROGRAMS) $(UNIT_PROGRAMS)
+
+# Every test: C unit tests (TAP) and Perl integration tests, one summary.
+check: all build-tests
+	HOOKINBOX_TOP=$(CURDIR) $(PROVE) --timer -I tests/lib $(PROVE_FLAGS) \
+		$(UNIT_PROGRAMS) tests/t/*.t
+
+bench: all build-tests
+	HOOKINBOX_TOP=$(CURDIR) perl -I tests/lib bench/run.pl
+
+install: all
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/sql \
+		$(DESTDIR)$(DATADIR)/sql/migrations $(DESTDIR)$(DATADIR)/etc
+	install -m 755 fcgi/hookinbox.fcgi worker/hookinbox-worker $(DESTDIR)$(SBINDIR)/
+	install -m 755 contrib/hookinbox-send $(DESTDIR)$(BINDIR)/
+	install -m 644 sql/*.sql $(DESTDIR)$(DATADIR)/sql/
+	install -m 644 sql/migrations/*.sql $(DESTDIR)$(DATADIR)/sql/migrations/
+	cp -R etc/. $(DESTDIR)$(DATADIR)/etc/
+	if [ -d man ]; then for s in 5 8; do \
+		install -d $(DESTDIR)$(MANDIR)/man$$s; \
+		for f in man/*.$$s; do [ -e "$$f" ] && install -m 644 $$f $(DESTDIR)$(MANDIR)/man$$s/; done; \
+	done; fi
+
+clean:
+	rm -rf obj $(PROGRAMS)
+
+.PHONY: all check bench install clean build-tests
+-include $(shell find obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,28 @@
+/*
+ * clock.c - the current time, overridable in test builds only
+ */
+#include "clock.h"
+
+#include <stdlib.h>
+#include <time.h>
+
+int64_t
+clock_now(void)
+{
+#ifdef HOOKINBOX_TEST
+	const char *s = getenv("HOOKINBOX_TEST_NOW");
+
+	if (s != NULL && *s != '\0')
+		return strtoll(s, NULL, 10);
+#endif
+	return (int64_t)time(NULL);
+}
+
+int64_t
+clock_mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}

@@ -1,0 +1,719 @@
+/*
+ * conf.c - the INI configuration both programs read
+ *
+ * libinih does the tokenising; we feed it through ini_parse_stream with our
+ * own line reader so that every message can name the line, and check every
+ * key strictly: an unknown section or key, a bad number or a missing
+ * secret file stops the program at start.  Values are never echoed in
+ * messages except for enumerations, since conninfo may hold a password.
+ */
+#include "conf.h"
+
+#include "xalloc.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ini.h>
+
+#define CONF_MAX_ITEMS 256
+
+struct conf {
+	char *path;
+	char *dir; /* directory of path, for relative secret files */
+	char *conninfo;
+	char *log_format;
+	size_t max_body;
+	int64_t tolerance;
+	endpoint_conf *endpoints[CONF_MAX_ITEMS];
+	size_t n_endpoints;
+	route_conf *routes[CONF_MAX_ITEMS];
+	size_t n_routes;
+	worker_conf worker;
+	/* parse state */
+	FILE *fp;
+	int lineno;
+	bool failed;
+	char *err;
+	size_t errlen;
+};
+
+static const char *const provider_names[PROVIDER__COUNT] = {
+	[PROVIDER_STRIPE] = "stripe",	  [PROVIDER_GITHUB] = "github", [PROVIDER_STANDARD] = "standard",
+	[PROVIDER_HMAC] = "hmac",	  [PROVIDER_SHOPIFY] = "shopify", [PROVIDER_SLACK] = "slack",
+	[PROVIDER_SVIX] = "svix",	  [PROVIDER_PADDLE] = "paddle", [PROVIDER_TWILIO] = "twilio",
+	[PROVIDER_GITLAB] = "gitlab",
+};
+
+const char *
+provider_name(provider p)
+{
+	return (unsigned)p < PROVIDER__COUNT ? provider_names[p] : "unknown";
+}
+
+int
+provider_from_name(const char *name, provider *out)
+{
+	for (int i = 0; i < PROVIDER__COUNT; i++) {
+		if (strcmp(name, provider_names[i]) == 0) {
+			*out = (provider)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static void
+conf_error(conf *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+conf_error(conf *c, const char *fmt, ...)
+{
+	va_list ap;
+	char msg[512];
+
+	if (c->failed)
+		return; /* keep the first error: later ones are often consequences */
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (c->lineno > 0)
+		snprintf(c->err, c->errlen, "%s:%d: %s", c->path, c->lineno, msg);
+	else
+		snprintf(c->err, c->errlen, "%s: %s", c->path, msg);
+	c->failed = true;
+}
+
+/* strict integer in [min, max] */
+static int
+parse_int(const char *v, long long min, long long max, long long *out)
+{
+	char *end;
+	long long n;
+
+	if (!isdigit((unsigned char)*v) && *v != '-')
+		return -1;
+	errno = 0;
+	n = strtoll(v, &end, 10);
+	if (errno != 0 || *end != '\0' || n < min || n > max)
+		return -1;
+	*out = n;
+	return 0;
+}
+
+/* names appear in URLs and log lines: keep them to a safe alphabet */
+static bool
+valid_name(const char *s)
+{
+	if (*s == '\0' || strlen(s) > 64 || *s == '.')
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '-' && *s != '_' && *s != '.')
+			return false;
+	return true;
+}
+
+/* schema.function, both plain lower-case identifiers */
+static bool
+valid_sql_function(const char *s)
+{
+	int dots = 0;
+	bool start = true;
+
+	for (; *s; s++) {
+		if (*s == '.') {
+			if (start || ++dots > 1)
+				return false;
+			start = true;
+		} else if (*s == '_' || (*s >= 'a' && *s <= 'z') || (!start && isdigit((unsigned char)*s))) {
+			start = false;
+		} else {
+			return false;
+		}
+	}
+	return dots == 1 && !start;
+}
+
+static char **
+split_words(const char *v, size_t *n)
+{
+	char **out = NULL;
+	char *copy = xstrdup(v), *save = NULL;
+
+	*n = 0;
+	for (char *w = strtok_r(copy, " \t,", &save); w; w = strtok_r(NULL, " \t,", &save)) {
+		out = xrealloc(out, (*n + 1) * sizeof(*out));
+		out[(*n)++] = xstrdup(w);
+	}
+	free(copy);
+	return out;
+}
+
+static void
+free_words(char **w, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(w[i]);
+	free(w);
+}
+
+static void
+set_str(char **dst, const char *v)
+{
+	free(*dst);
+	*dst = xstrdup(v);
+}
+
+static endpoint_conf *
+current_endpoint(conf *c, const char *name)
+{
+	if (c->n_endpoints > 0 && strcmp(c->endpoints[c->n_endpoints - 1]->name, name) == 0)
+		return c->endpoints[c->n_endpoints - 1];
+	return NULL;
+}
+
+static route_conf *
+current_route(conf *c, const char *name)
+{
+	if (c->n_routes > 0 && strcmp(c->routes[c->n_routes - 1]->name, name) == 0)
+		return c->routes[c->n_routes - 1];
+	return NULL;
+}
+
+static int
+endpoint_key(conf *c, endpoint_conf *ep, const char *k, const char *v)
+{
+	long long n;
+
+	if (strcmp(k, "provider") == 0) {
+		if (provider_from_name(v, &ep->provider) != 0) {
+			conf_error(c, "unknown provider \"%s\" (stripe, github, standard, svix, hmac, shopify, "
+				      "slack, paddle, twilio, gitlab)",
+				   v);
+			return 0;
+		}
+	} else if (strcmp(k, "secret_file") == 0)
+		set_str(&ep->secret_file, v);
+	else if (strcmp(k, "account") == 0)
+		set_str(&ep->account, v);
+	else if (strcmp(k, "environment") == 0)
+		set_str(&ep->environment, v);
+	else if (strcmp(k, "public_url") == 0)
+		set_str(&ep->public_url, v);
+	else if (strcmp(k, "max_body") == 0) {
+		if (parse_int(v, 1, 64LL * 1024 * 1024, &n) != 0) {
+			conf_error(c, "max_body must be an integer between 1 and 67108864");
+			return 0;
+		}
+		ep->max_body = (size_t)n;
+	} else if (strcmp(k, "tolerance") == 0) {
+		if (parse_int(v, 1, 7 * 86400, &n) != 0) {
+			conf_error(c, "tolerance must be a number of seconds between 1 and 604800");
+			return 0;
+		}
+		ep->tolerance = n;
+	} else if (strcmp(k, "header") == 0)
+		set_str(&ep->hmac.header, v);
+	else if (strcmp(k, "algorithm") == 0) {
+		if (strcmp(v, "sha256") == 0)
+			ep->hmac.alg = HMAC_SHA256;
+		else if (strcmp(v, "sha1") == 0)
+			ep->hmac.alg = HMAC_SHA1;
+		else if (strcmp(v, "sha512") == 0)
+			ep->hmac.alg = HMAC_SHA512;
+		else {
+			conf_error(c, "algorithm must be sha256, sha1 or sha512, not \"%s\"", v);
+			return 0;
+		}
+	} else if (strcmp(k, "encoding") == 0) {
+		if (strcmp(v, "hex") == 0)
+			ep->hmac.enc = HMAC_HEX;
+		else if (strcmp(v, "base64") == 0)
+			ep->hmac.enc = HMAC_BASE64;
+		else {
+			conf_error(c, "encoding must be hex or base64, not \"%s\"", v);
+			return 0;
+		}
+	} else if (strcmp(k, "prefix") == 0)
+		set_str(&ep->hmac.prefix, v);
+	else if (strcmp(k, "id_header") == 0)
+		set_str(&ep->hmac.id_header, v);
+	else if (strcmp(k, "id_field") == 0)
+		set_str(&ep->hmac.id_field, v);
+	else if (strcmp(k, "type_header") == 0)
+		set_str(&ep->hmac.type_header, v);
+	else if (strcmp(k, "type_field") == 0)
+		set_str(&ep->hmac.type_field, v);
+	else if (strcmp(k, "object_field") == 0)
+		set_str(&ep->hmac.object_field, v);
+	else if (strcmp(k, "version_field") == 0)
+		set_str(&ep->hmac.version_field, v);
+	else {
+		conf_error(c, "unknown key \"%s\" in section [endpoint %s]", k, ep->name);
+		return 0;
+	}
+	return 1;
+}
+
+static int
+route_key_set(conf *c, route_conf *r, const char *k, const char *v)
+{
+	long long n;
+
+	if (strcmp(k, "endpoint") == 0 || strcmp(k, "endpoints") == 0) {
+		free_words(r->endpoints, r->n_endpoints);
+		r->endpoints = split_words(v, &r->n_endpoints);
+	} else if (strcmp(k, "events") == 0) {
+		free_words(r->events, r->n_events);
+		r->events = split_words(v, &r->n_events);
+	} else if (strcmp(k, "url") == 0) {
+		if (strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0) {
+			conf_error(c, "url must start with http:// or https://");
+			return 0;
+		}
+		set_str(&r->url, v);
+	} else if (strcmp(k, "handler") == 0) {
+		if (strncmp(v, "sql:", 4) != 0 || !valid_sql_function(v + 4)) {
+			conf_error(c, "handler must be sql:schema.function (lower-case identifiers)");
+			return 0;
+		}
+		set_str(&r->handler, v + 4);
+	} else if (strcmp(k, "secret_file") == 0)
+		set_str(&r->secret_file, v);
+	else if (strcmp(k, "timeout") == 0) {
+		if (parse_int(v, 1, 3600, &n) != 0) {
+			conf_error(c, "timeout must be a number of seconds between 1 and 3600");
+			return 0;
+		}
+		r->timeout = (int)n;
+	} else if (strcmp(k, "max_attempts") == 0) {
+		if (parse_int(v, 1, 100, &n) != 0) {
+			conf_error(c, "max_attempts must be an integer between 1 and 100");
+			return 0;
+		}
+		r->max_attempts = (int)n;
+	} else if (strcmp(k, "order") == 0) {
+		if (strcmp(v, "none") == 0)
+			r->order = ROUTE_ORDER_NONE;
+		else if (strcmp(v, "object") == 0)
+			r->order = ROUTE_ORDER_OBJECT;
+		else {
+			conf_error(c, "order must be none or object, not \"%s\"", v);
+			return 0;
+		}
+	} else if (strcmp(k, "key") == 0) {
+		if (strcmp(v, "event") == 0)
+			r->key = ROUTE_KEY_EVENT;
+		else if (strcmp(v, "object-type") == 0)
+			r->key = ROUTE_KEY_OBJECT_TYPE;
+		else {
+			conf_error(c, "key must be event or object-type, not \"%s\"", v);
+			return 0;
+		}
+	} else {
+		conf_error(c, "unknown key \"%s\" in section [route %s]", k, r->name);
+		return 0;
+	}
+	return 1;
+}
+
+static int
+worker_key(conf *c, const char *k, const char *v)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+		long long min, max;
+	} ints[] = {
+		{"concurrency", offsetof(worker_conf, concurrency), 1, 1024},
+		{"batch", offsetof(worker_conf, batch), 1, 10000},
+		{"lease", offsetof(worker_conf, lease), 5, 86400},
+		{"backoff_base", offsetof(worker_conf, backoff_base), 1, 86400},
+		{"backoff_cap", offsetof(worker_conf, backoff_cap), 1, 86400},
+		{"retry_window", offsetof(worker_conf, retry_window), 60, 30 * 86400},
+	};
+	long long n;
+
+	if (strcmp(k, "metrics_file") == 0) {
+		set_str(&c->worker.metrics_file, v);
+		return 1;
+	}
+	for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
+		if (strcmp(k, ints[i].key) != 0)
+			continue;
+		if (parse_int(v, ints[i].min, ints[i].max, &n) != 0) {
+			conf_error(c, "%s must be an integer between %lld and %lld", k, ints[i].min,
+				   ints[i].max);
+			return 0;
+		}
+		*(int *)(void *)((char *)&c->worker + ints[i].off) = (int)n;
+		return 1;
+	}
+	conf_error(c, "unknown key \"%s\" in section [worker]", k);
+	return 0;
+}
+
+/* libinih callback: one call per key, and one with name == NULL per section */
+static int
+on_item(void *user, const char *section, const char *name, const char *value)
+{
+	conf *c = user;
+	long long n;
+
+	if (c->failed)
+		return 0;
+	if (strncmp(section, "endpoint ", 9) == 0) {
+		const char *ename = section + 9;
+		endpoint_conf *ep = current_endpoint(c, ename);
+
+		if (ep == NULL) {
+			if (!valid_name(ename)) {
+				conf_error(c, "endpoint name \"%s\" may hold only letters, digits, '-', '_' and '.'",
+					   ename);
+				return 0;
+			}
+			for (size_t i = 0; i < c->n_endpoints; i++)
+				if (strcmp(c->endpoints[i]->name, ename) == 0) {
+					conf_error(c, "endpoint \"%s\" is defined twice", ename);
+					return 0;
+				}
+			if (c->n_endpoints == CONF_MAX_ITEMS) {
+				conf_error(c, "too many endpoints (at most %d)", CONF_MAX_ITEMS);
+				return 0;
+			}
+			ep = xcalloc(1, sizeof(*ep));
+			ep->name = xstrdup(ename);
+			ep->provider = PROVIDER__COUNT;
+			ep->hmac.alg = HMAC_SHA256;
+			ep->hmac.enc = HMAC_HEX;
+			ep->line = c->lineno;
+			c->endpoints[c->n_endpoints++] = ep;
+		}
+		return name == NULL ? 1 : endpoint_key(c, ep, name, value);
+	}
+	if (strncmp(section, "route ", 6) == 0) {
+		const char *rname = section + 6;
+		route_conf *r = current_route(c, rname);
+
+		if (r == NULL) {
+			if (!valid_name(rname)) {
+				conf_error(c, "route name \"%s\" may hold only letters, digits, '-', '_' and '.'",
+					   rname);
+				return 0;
+			}
+			for (size_t i = 0; i < c->n_routes; i++)
+				if (strcmp(c->routes[i]->name, rname) == 0) {
+					conf_error(c, "route \"%s\" is defined twice", rname);
+					return 0;
+				}
+			if (c->n_routes == CONF_MAX_ITEMS) {
+				conf_error(c, "too many routes (at most %d)", CONF_MAX_ITEMS);
+				return 0;
+			}
+			r = xcalloc(1, sizeof(*r));
+			r->name = xstrdup(rname);
+			r->timeout = 10;
+			r->max_attempts = 12;
+			r->line = c->lineno;
+			c->routes[c->n_routes++] = r;
+		}
+		return name == NULL ? 1 : route_key_set(c, r, name, value);
+	}
+	if (strcmp(section, "database") == 0) {
+		if (name == NULL)
+			return 1;
+		if (strcmp(name, "conninfo") == 0) {
+			set_str(&c->conninfo, value);
+			return 1;
+		}
+	} else if (strcmp(section, "intake") == 0) {
+		if (name == NULL)
+			return 1;
+		if (strcmp(name, "max_body") == 0) {
+			if (parse_int(value, 1, 64LL * 1024 * 1024, &n) != 0) {
+				conf_error(c, "max_body must be an integer between 1 and 67108864");
+				return 0;
+			}
+			c->max_body = (size_t)n;
+			return 1;
+		}
+		if (strcmp(name, "tolerance") == 0) {
+			if (parse_int(value, 1, 7 * 86400, &n) != 0) {
+				conf_error(c, "tolerance must be a number of seconds between 1 and 604800");
+				return 0;
+			}
+			c->tolerance = n;
+			return 1;
+		}
+	} else if (strcmp(section, "log") == 0) {
+		if (name == NULL)
+			return 1;
+		if (strcmp(name, "format") == 0) {
+			if (strcmp(value, "text") != 0 && strcmp(value, "json") != 0) {
+				conf_error(c, "log format must be text or json, not \"%s\"", value);
+				return 0;
+			}
+			set_str(&c->log_format, value);
+			return 1;
+		}
+	} else if (strcmp(section, "worker") == 0) {
+		return name == NULL ? 1 : worker_key(c, name, value);
+	} else {
+		conf_error(c, "unknown section [%s]", section);
+		return 0;
+	}
+	conf_error(c, "unknown key \"%s\" in section [%s]", name, section);
+	return 0;
+}
+
+/* fgets-like reader that counts lines for messages */
+static char *
+read_line(char *str, int num, void *stream)
+{
+	conf *c = stream;
+	char *r = fgets(str, num, c->fp);
+
+	if (r != NULL)
+		c->lineno++;
+	return r;
+}
+
+static secret_set *
+load_secrets(conf *c, const char *file, int line)
+{
+	char msg[512];
+	char *full = (file[0] == '/') ? xstrdup(file) : xasprintf("%s/%s", c->dir, file);
+	secret_set *s = secret_set_load(full, msg, sizeof(msg));
+
+	free(full);
+	if (s == NULL) {
+		c->lineno = line;
+		conf_error(c, "%s", msg);
+	}
+	return s;
+}
+
+static void
+check_endpoint(conf *c, endpoint_conf *ep)
+{
+	c->lineno = ep->line;
+	if (ep->provider == PROVIDER__COUNT) {
+		conf_error(c, "endpoint \"%s\" has no provider", ep->name);
+		return;
+	}
+	if (ep->secret_file == NULL) {
+		conf_error(c, "endpoint \"%s\" has no secret_file", ep->name);
+		return;
+	}
+	if (ep->provider == PROVIDER_HMAC) {
+		if (ep->hmac.header == NULL) {
+			conf_error(c, "endpoint \"%s\": provider hmac needs header", ep->name);
+			return;
+		}
+		if (ep->hmac.id_header == NULL && ep->hmac.id_field == NULL) {
+			conf_error(c, "endpoint \"%s\": provider hmac needs id_header or id_field", ep->name);
+			return;
+		}
+	}
+	if (ep->provider == PROVIDER_TWILIO && ep->public_url == NULL) {
+		conf_error(c, "endpoint \"%s\": provider twilio needs public_url (the URL Twilio signs)",
+			   ep->name);
+		return;
+	}
+	if (ep->account == NULL)
+		ep->account = xstrdup(ep->name);
+	if (ep->environment == NULL)
+		ep->environment = xstrdup("default");
+	if (ep->max_body == 0)
+		ep->max_body = c->max_body;
+	if (ep->tolerance == 0)
+		ep->tolerance = c->tolerance;
+	ep->secrets = load_secrets(c, ep->secret_file, ep->line);
+}
+
+static void
+check_route(conf *c, route_conf *r)
+{
+	c->lineno = r->line;
+	if (r->n_endpoints == 0) {
+		conf_error(c, "route \"%s\" has no endpoint", r->name);
+		return;
+	}
+	for (size_t i = 0; i < r->n_endpoints; i++) {
+		if (conf_endpoint(c, r->endpoints[i]) == NULL) {
+			conf_error(c, "route \"%s\" names unknown endpoint \"%s\"", r->name, r->endpoints[i]);
+			return;
+		}
+	}
+	if ((r->url == NULL) == (r->handler == NULL)) {
+		conf_error(c, "route \"%s\" needs exactly one of url and handler", r->name);
+		return;
+	}
+	if (r->n_events == 0) {
+		r->events = xmalloc(sizeof(*r->events));
+		r->events[0] = xstrdup("*");
+		r->n_events = 1;
+	}
+	if (r->timeout >= c->worker.lease) {
+		conf_error(c, "route \"%s\": timeout (%d s) must be shorter than the worker lease (%d s)",
+			   r->name, r->timeout, c->worker.lease);
+		return;
+	}
+	if (r->secret_file != NULL)
+		r->secrets = load_secrets(c, r->secret_file, r->line);
+}
+
+const char *
+conf_default_path(const char *opt)
+{
+	const char *env = getenv("HOOKINBOX_CONFIG");
+
+	if (opt != NULL)
+		return opt;
+	if (env != NULL && *env != '\0')
+		return env;
+	return CONF_DEFAULT_PATH;
+}
+
+conf *
+conf_load(const char *path, char *errbuf, size_t errlen)
+{
+	conf *c = xcalloc(1, sizeof(*c));
+	const char *slash;
+	int rc;
+
+	c->path = xstrdup(path);
+	slash = strrchr(path, '/');
+	c->dir = slash ? xstrndup(path, (size_t)(slash - path)) : xstrdup(".");
+	if (c->dir[0] == '\0') {
+		free(c->dir);
+		c->dir = xstrdup("/");
+	}
+	c->err = errbuf;
+	c->errlen = errlen;
+	c->max_body = 1048576;
+	c->worker = (worker_conf){.concurrency = 16,
+				  .batch = 100,
+				  .lease = 60,
+				  .backoff_base = 5,
+				  .backoff_cap = 7200,
+				  .retry_window = 72000};
+
+	c->fp = fopen(path, "r");
+	if (c->fp == NULL) {
+		snprintf(errbuf, errlen, "%s: could not open configuration file: %s", path, strerror(errno));
+		goto fail;
+	}
+	rc = ini_parse_stream(read_line, c, on_item, c);
+	fclose(c->fp);
+	c->fp = NULL;
+	if (c->failed)
+		goto fail;
+	if (rc != 0) {
+		/* a syntax error libinih found itself (no '=' or ']') */
+		c->lineno = rc;
+		conf_error(c, "syntax error (expected [section] or key = value)");
+		goto fail;
+	}
+	c->lineno = 0;
+	if (c->conninfo == NULL) {
+		conf_error(c, "[database] conninfo is not set");
+		goto fail;
+	}
+	for (size_t i = 0; i < c->n_endpoints && !c->failed; i++)
+		check_endpoint(c, c->endpoints[i]);
+	for (size_t i = 0; i < c->n_routes && !c->failed; i++)
+		check_route(c, c->routes[i]);
+	if (c->failed)
+		goto fail;
+	c->lineno = 0;
+	return c;
+fail:
+	conf_free(c);
+	return NULL;
+}
+
+static void
+hmac_conf_release(hmac_conf *h)
+{
+	free(h->header);
+	free(h->prefix);
+	free(h->id_header);
+	free(h->id_field);
+	free(h->type_header);
+	free(h->type_field);
+	free(h->object_field);
+	free(h->version_field);
+}
+
+void
+conf_free(conf *c)
+{
+	if (c == NULL)
+		return;
+	for (size_t i = 0; i < c->n_endpoints; i++) {
+		endpoint_conf *ep = c->endpoints[i];
+
+		free(ep->name);
+		free(ep->account);
+		free(ep->environment);
+		free(ep->secret_file);
+		secret_set_free(ep->secrets);
+		free(ep->public_url);
+		hmac_conf_release(&ep->hmac);
+		free(ep);
+	}
+	for (size_t i = 0; i < c->n_routes; i++) {
+		route_conf *r = c->routes[i];
+
+		free(r->name);
+		free_words(r->endpoints, r->n_endpoints);
+		free_words(r->events, r->n_events);
+		free(r->url);
+		free(r->handler);
+		free(r->secret_file);
+		secret_set_free(r->secrets);
+		free(r);
+	}
+	free(c->worker.metrics_file);
+	free(c->conninfo);
+	free(c->log_format);
+	free(c->path);
+	free(c->dir);
+	free(c);
+}
+
+const char *conf_path(const conf *c) { return c->path; }
+const char *conf_conninfo(const conf *c) { return c->conninfo; }
+const char *conf_log_format(const conf *c) { return c->log_format ? c->log_format : "text"; }
+size_t conf_max_body(const conf *c) { return c->max_body; }
+int64_t conf_tolerance(const conf *c) { return c->tolerance; }
+size_t conf_endpoint_count(const conf *c) { return c->n_endpoints; }
+const endpoint_conf *conf_endpoint_at(const conf *c, size_t i) { return c->endpoints[i]; }
+size_t conf_route_count(const conf *c) { return c->n_routes; }
+const route_conf *conf_route_at(const conf *c, size_t i) { return c->routes[i]; }
+const worker_conf *conf_worker(const conf *c) { return &c->worker; }
+
+const endpoint_conf *
+conf_endpoint(const conf *c, const char *name)
+{
+	for (size_t i = 0; i < c->n_endpoints; i++)
+		if (strcmp(c->endpoints[i]->name, name) == 0)
+			return c->endpoints[i];
+	return NULL;
+}
+
+const route_conf *
+conf_route(const conf *c, const char *name)
+{
+	for (size_t i = 0; i < c->n_routes; i++)
+		if (strcmp(c->routes[i]->name, name) == 0)
+			return c->routes[i];
+	return NULL;
+}

@@ -1,0 +1,146 @@
+/*
+ * conf.h - the INI configuration both programs read
+ *
+ * conf_load parses the file (libinih), loads every secret file it names
+ * and checks everything a program needs, so that a bad file stops the
+ * program at start with "file:line: what is wrong".  The returned handle
+ * owns all strings and secret sets below; they stay valid until conf_free.
+ */
+#ifndef HOOKINBOX_CONF_H
+#define HOOKINBOX_CONF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "secret.h"
+
+#define CONF_DEFAULT_PATH "/etc/hookinbox/hookinbox.conf"
+
+typedef enum provider {
+	PROVIDER_STRIPE,
+	PROVIDER_GITHUB,
+	PROVIDER_STANDARD, /* Standard Webhooks; also Svix's svix-* header names */
+	PROVIDER_HMAC,	   /* generic HMAC, configured per endpoint */
+	PROVIDER_SHOPIFY,
+	PROVIDER_SLACK,
+	PROVIDER_SVIX,
+	PROVIDER_PADDLE,
+	PROVIDER_TWILIO,
+	PROVIDER_GITLAB,
+	PROVIDER__COUNT
+} provider;
+
+/* "stripe" for PROVIDER_STRIPE, ... */
+const char *provider_name(provider p);
+/* 0 and *out set, or -1 for an unknown name */
+int provider_from_name(const char *name, provider *out);
+
+typedef enum hmac_alg {
+	HMAC_SHA1,
+	HMAC_SHA256,
+	HMAC_SHA512
+} hmac_alg;
+
+typedef enum hmac_encoding {
+	HMAC_HEX,
+	HMAC_BASE64
+} hmac_encoding;
+
+/* the generic "hmac" provider's settings; NULL strings are unset */
+typedef struct hmac_conf {
+	char *header;	     /* header carrying the signature, e.g. "X-Signature" */
+	hmac_alg alg;	     /* algorithm = sha256 (default) | sha1 | sha512 */
+	hmac_encoding enc;   /* encoding = hex (default) | base64 */
+	char *prefix;	     /* prefix = "sha256=" stripped before decoding */
+	char *id_header;     /* id_header = X-Event-Id, or */
+	char *id_field;	     /* id_field = id (dotted JSON path, e.g. data.id) */
+	char *type_header;   /* type_header / type_field likewise */
+	char *type_field;
+	char *object_field;  /* object_field = data.object.id */
+	char *version_field; /* version_field = created (integer or RFC 3339) */
+} hmac_conf;
+
+typedef struct endpoint_conf {
+	char *name;	   /* [endpoint NAME]; served at <mount>/NAME */
+	provider provider; /* provider = */
+	char *account;	   /* delivery key part; default: the endpoint's name */
+	char *environment; /* delivery key part; default: "default" */
+	char *secret_file;
+	secret_set *secrets; /* loaded from secret_file; never logged */
+	size_t max_body;     /* bytes; default from [intake] */
+	int64_t tolerance;   /* replay window in seconds; 0 = the provider's default */
+	char *public_url;    /* Twilio: the URL the provider signs */
+	hmac_conf hmac;	     /* provider = hmac only */
+	int line;	     /* where the section starts, for messages */
+} endpoint_conf;
+
+typedef enum route_order {
+	ROUTE_ORDER_NONE,
+	ROUTE_ORDER_OBJECT
+} route_order;
+
+typedef enum route_key {
+	ROUTE_KEY_EVENT,      /* one action per (route, delivery key) */
+	ROUTE_KEY_OBJECT_TYPE /* one action per (route, object id, event type) */
+} route_key;
+
+typedef struct route_conf {
+	char *name;		/* [route NAME] */
+	char **endpoints;	/* endpoint = a b c (at least one, each defined) */
+	size_t n_endpoints;
+	char **events;		/* events = glob list; default "*" */
+	size_t n_events;
+	char *url;		/* url = http(s)://...  (or handler) */
+	char *handler;		/* handler = sql:schema.function -> "schema.function" */
+	char *secret_file;	/* optional: sign outgoing calls (Standard Webhooks) */
+	secret_set *secrets;
+	int timeout;		/* seconds per call, default 10 */
+	int max_attempts;	/* default 12 */
+	route_order order;	/* order = none (default) | object */
+	route_key key;		/* key = event (default) | object-type */
+	int line;
+} route_conf;
+
+typedef struct conf conf;
+
+/*
+ * Load and check path.  On error returns NULL with "path:line: message"
+ * (or "path: message") in errbuf.  The caller frees the result with
+ * conf_free.
+ */
+conf *conf_load(const char *path, char *errbuf, size_t errlen);
+void conf_free(conf *c);
+
+/* path from -c, else $HOOKINBOX_CONFIG, else CONF_DEFAULT_PATH */
+const char *conf_default_path(const char *opt);
+
+const char *conf_path(const conf *c);
+const char *conf_conninfo(const conf *c);     /* [database] conninfo */
+const char *conf_log_format(const conf *c);   /* [log] format = text | json */
+size_t conf_max_body(const conf *c);	      /* [intake] max_body */
+int64_t conf_tolerance(const conf *c);	      /* [intake] tolerance, 0 = provider default */
+
+size_t conf_endpoint_count(const conf *c);
+const endpoint_conf *conf_endpoint_at(const conf *c, size_t i);
+/* NULL when no endpoint has that name */
+const endpoint_conf *conf_endpoint(const conf *c, const char *name);
+
+size_t conf_route_count(const conf *c);
+const route_conf *conf_route_at(const conf *c, size_t i);
+const route_conf *conf_route(const conf *c, const char *name);
+
+/* [worker] settings (defaults in brackets) */
+typedef struct worker_conf {
+	int concurrency;	/* concurrency [16] */
+	int batch;		/* batch [100] rows per claim */
+	int lease;		/* lease [60] seconds; must exceed the longest route timeout */
+	int backoff_base;	/* backoff_base [5] seconds */
+	int backoff_cap;	/* backoff_cap [7200] seconds */
+	int retry_window;	/* retry_window [72000] seconds (20 h): park after this */
+	char *metrics_file;	/* metrics_file [unset] */
+} worker_conf;
+
+const worker_conf *conf_worker(const conf *c);
+
+#endif

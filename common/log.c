@@ -1,0 +1,207 @@
+/*
+ * log.c - one line per event on stderr, key=value or JSON
+ *
+ * Each line is formatted into one buffer and written with a single
+ * write(2) so that lines from several processes sharing stderr (the web
+ * server's error log) do not interleave.
+ */
+#include "log.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LOG_LINE_MAX 4096
+
+static const char *log_prog = "hookinbox";
+static log_format log_fmt = LOG_FORMAT_TEXT;
+
+typedef struct line {
+	char buf[LOG_LINE_MAX];
+	size_t len;
+} line;
+
+static void
+line_putc(line *l, char c)
+{
+	/* keep room for the newline */
+	if (l->len < sizeof(l->buf) - 2)
+		l->buf[l->len++] = c;
+}
+
+static void
+line_puts(line *l, const char *s)
+{
+	while (*s)
+		line_putc(l, *s++);
+}
+
+/* quote a value: printable ASCII kept, the rest escaped as \xNN */
+static void
+line_put_value(line *l, const char *v, int json)
+{
+	static const char hex[] = "0123456789abcdef";
+	int bare = !json && *v != '\0';
+
+	for (const char *p = v; *p && bare; p++)
+		if (*p <= ' ' || *p == '"' || *p == '\\' || *p == '=' || (unsigned char)*p >= 0x7f)
+			bare = 0;
+	if (bare) {
+		line_puts(l, v);
+		return;
+	}
+	line_putc(l, '"');
+	for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
+		if (*p == '"' || *p == '\\') {
+			line_putc(l, '\\');
+			line_putc(l, (char)*p);
+		} else if (*p < 0x20 || *p >= 0x7f) {
+			line_puts(l, json ? "\\u00" : "\\x");
+			line_putc(l, hex[*p >> 4]);
+			line_putc(l, hex[*p & 15]);
+		} else {
+			line_putc(l, (char)*p);
+		}
+	}
+	line_putc(l, '"');
+}
+
+static void
+line_emit(line *l)
+{
+	ssize_t n;
+
+	l->buf[l->len++] = '\n';
+	n = write(STDERR_FILENO, l->buf, l->len);
+	(void)n; /* nowhere left to report a failed log write */
+}
+
+static void
+line_time(line *l)
+{
+	char ts[32];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&now, &tm);
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	line_puts(l, ts);
+}
+
+void
+log_init(const char *progname)
+{
+	log_prog = progname;
+}
+
+void
+log_set_format(log_format fmt)
+{
+	log_fmt = fmt;
+}
+
+static void
+log_msg(const char *level, const char *fmt, va_list ap)
+{
+	line l = {.len = 0};
+	char msg[LOG_LINE_MAX];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap); /* truncation is acceptable */
+	if (log_fmt == LOG_FORMAT_JSON) {
+		line_puts(&l, "{\"ts\":\"");
+		line_time(&l);
+		line_puts(&l, "\",\"prog\":");
+		line_put_value(&l, log_prog, 1);
+		line_puts(&l, ",\"level\":");
+		line_put_value(&l, level, 1);
+		line_puts(&l, ",\"msg\":");
+		line_put_value(&l, msg, 1);
+		line_putc(&l, '}');
+	} else {
+		line_puts(&l, log_prog);
+		line_puts(&l, ": ");
+		line_puts(&l, level);
+		line_puts(&l, ": ");
+		for (const char *p = msg; *p; p++)
+			line_putc(&l, (*p == '\n' || *p == '\r') ? ' ' : *p);
+	}
+	line_emit(&l);
+}
+
+void
+log_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_msg("error", fmt, ap);
+	va_end(ap);
+}
+
+void
+log_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_msg("warning", fmt, ap);
+	va_end(ap);
+}
+
+void
+log_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_msg("info", fmt, ap);
+	va_end(ap);
+}
+
+void
+log_kv(const char *event, ...)
+{
+	line l = {.len = 0};
+	va_list ap;
+	const char *k;
+	int json = log_fmt == LOG_FORMAT_JSON;
+
+	if (json) {
+		line_puts(&l, "{\"ts\":\"");
+		line_time(&l);
+		line_puts(&l, "\",\"prog\":");
+		line_put_value(&l, log_prog, 1);
+		line_puts(&l, ",\"event\":");
+		line_put_value(&l, event, 1);
+	} else {
+		line_puts(&l, "ts=");
+		line_time(&l);
+		line_puts(&l, " prog=");
+		line_puts(&l, log_prog);
+		line_puts(&l, " event=");
+		line_put_value(&l, event, 0);
+	}
+	va_start(ap, event);
+	while ((k = va_arg(ap, const char *)) != NULL) {
+		const char *v = va_arg(ap, const char *);
+
+		if (v == NULL)
+			continue;
+		if (json) {
+			line_putc(&l, ',');
+			line_put_value(&l, k, 1);
+			line_putc(&l, ':');
+			line_put_value(&l, v, 1);
+		} else {
+			line_putc(&l, ' ');
+			line_puts(&l, k);
+			line_putc(&l, '=');
+			line_put_value(&l, v, 0);
+		}
+	}
+	va_end(ap);
+	if (json)
+		line_putc(&l, '}');
+	line_emit(&l);
+}

@@ -1,0 +1,34 @@
+/*
+ * log.h - one line per event on stderr, key=value or JSON
+ *
+ * Messages follow PostgreSQL's style: short, lower case, no full stop.
+ * Callers never pass secrets, signatures or bodies; log_kv quotes values
+ * so that a line stays one line whatever bytes a peer sent.
+ */
+#ifndef HOOKINBOX_LOG_H
+#define HOOKINBOX_LOG_H
+
+#include <stdarg.h>
+
+typedef enum log_format {
+	LOG_FORMAT_TEXT,
+	LOG_FORMAT_JSON
+} log_format;
+
+/* program name used as the line prefix ("hookinbox.fcgi") */
+void log_init(const char *progname);
+void log_set_format(log_format fmt);
+
+/* free-form messages: "progname: level: message" */
+void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * Structured record: pairs of (key, value) strings ending with NULL key.
+ *   log_kv("request", "endpoint", ep, "status", "200", NULL);
+ * NULL values are skipped.
+ */
+void log_kv(const char *event, ...) __attribute__((sentinel));
+
+#endif

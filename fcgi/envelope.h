@@ -1,0 +1,39 @@
+/*
+ * envelope.h - the envelope fields of a verified delivery
+ *
+ * Reads the event id, type, object id and version/creation time from the
+ * verified headers and body (json-c), per provider.  The body is parsed,
+ * never re-serialised: what is stored is the exact bytes received.
+ */
+#ifndef HOOKINBOX_ENVELOPE_H
+#define HOOKINBOX_ENVELOPE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "conf.h"
+#include "verify.h"
+
+typedef struct envelope {
+	char *event_id;	  /* never NULL after success */
+	char *event_type; /* NULL when the provider sends none */
+	char *object_id;  /* NULL when the provider sends none */
+	int64_t version;  /* provider version or creation time (for ordering) */
+	bool has_version;
+	/*
+	 * Slack url_verification: the challenge to echo back; the request is
+	 * answered with it and nothing is stored.  NULL otherwise.
+	 */
+	char *challenge;
+} envelope;
+
+/*
+ * Fill *env from the request.  Returns 0 on success; -1 with a static
+ * reason ("no event id", "body is not a JSON object", ...) for a 400.
+ * The caller releases *env with envelope_release in every case.
+ */
+int envelope_extract(const endpoint_conf *ep, const request_view *req, envelope *env,
+		     const char **reason);
+void envelope_release(envelope *env);
+
+#endif
