@@ -1,0 +1,412 @@
+/*
+ * handler.c - one webhook request, from routing to the reply
+ *
+ * Nothing read from the peer is trusted: the path, the length and every
+ * header are checked before use, the body is read into a buffer bounded
+ * by the endpoint's max_body, and a bad request is answered with a 4xx
+ * while the process keeps serving.  Rejected requests are logged by
+ * category only: never a signature header, a secret or the body.
+ */
+#include "handler.h"
+
+#include "clock.h"
+#include "envelope.h"
+#include "failpoint.h"
+#include "log.h"
+#include "verify.h"
+#include "xalloc.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json.h>
+
+#define COUNT_SLOTS 64
+#define COUNT_FLUSH_US (10 * 1000000)
+
+/* headers kept with the body: event metadata only, never credentials */
+static const char *const kept_headers[] = {
+	"Content-Type",		"User-Agent",		  "X-GitHub-Event",
+	"X-GitHub-Delivery",	"X-GitHub-Hook-ID",	  "X-Shopify-Topic",
+	"X-Shopify-Shop-Domain", "X-Shopify-Webhook-Id",  "X-Shopify-Event-Id",
+	"X-Shopify-Triggered-At", "X-Shopify-API-Version", "webhook-id",
+	"webhook-timestamp",	"svix-id",		  "svix-timestamp",
+	"X-Slack-Retry-Num",	"X-Slack-Retry-Reason",	  "X-Slack-Request-Timestamp",
+	"X-Gitlab-Event",	"X-Gitlab-Event-UUID",	  "I-Twilio-Idempotency-Token",
+	"Paddle-Version",	NULL,
+};
+
+typedef struct count_slot {
+	const char *endpoint; /* conf-owned name or "(unknown)" */
+	const char *reason;   /* static text */
+	long n;
+} count_slot;
+
+struct handler {
+	const conf *cfg;
+	store *st;
+	unsigned char *body; /* reused across requests, grown up to max_body */
+	size_t body_cap;
+	count_slot counts[COUNT_SLOTS];
+	size_t n_counts;
+	int64_t counts_since;
+};
+
+/* what one request came to, for the reply and the log line */
+typedef struct outcome {
+	int status;
+	const char *what;   /* accepted, duplicate, rejected, error, challenge */
+	const char *reason; /* static text for rejections and errors */
+	int64_t id;
+	int secret_index;
+} outcome;
+
+handler *
+handler_new(const conf *cfg, store *st)
+{
+	handler *h = xcalloc(1, sizeof(*h));
+
+	h->cfg = cfg;
+	h->st = st;
+	h->counts_since = clock_mono_us();
+	return h;
+}
+
+void
+handler_free(handler *h)
+{
+	if (h == NULL)
+		return;
+	handler_flush_counts(h);
+	free(h->body);
+	free(h);
+}
+
+void
+handler_flush_counts(handler *h)
+{
+	for (size_t i = 0; i < h->n_counts; i++)
+		store_count_rejection(h->st, h->counts[i].endpoint, h->counts[i].reason, h->counts[i].n);
+	h->n_counts = 0;
+	h->counts_since = clock_mono_us();
+}
+
+/*
+ * Rejections are counted in memory and written at most every ten seconds,
+ * so a flood of bad requests costs no database write per request and grows
+ * no table beyond (hour, endpoint, reason).
+ */
+static void
+count_rejection(handler *h, const char *endpoint, const char *reason)
+{
+	size_t i;
+
+	for (i = 0; i < h->n_counts; i++)
+		if (h->counts[i].endpoint == endpoint && h->counts[i].reason == reason)
+			break;
+	if (i == h->n_counts) {
+		if (h->n_counts == COUNT_SLOTS) {
+			handler_flush_counts(h);
+			i = 0;
+		}
+		h->counts[i] = (count_slot){endpoint, reason, 0};
+		h->n_counts = i + 1;
+	}
+	h->counts[i].n++;
+	if (clock_mono_us() - h->counts_since > COUNT_FLUSH_US)
+		handler_flush_counts(h);
+}
+
+/* ---- request access ---- */
+
+typedef struct fcgi_ctx {
+	FCGX_ParamArray envp;
+} fcgi_ctx;
+
+/* "Stripe-Signature" -> "HTTP_STRIPE_SIGNATURE"; Content-Type is CONTENT_TYPE */
+static const char *
+fcgi_header(const void *ctx, const char *name)
+{
+	const fcgi_ctx *c = ctx;
+	char key[128];
+	size_t off = 0;
+
+	if (strcasecmp(name, "Content-Type") == 0)
+		return FCGX_GetParam("CONTENT_TYPE", c->envp);
+	if (strcasecmp(name, "Content-Length") == 0)
+		return FCGX_GetParam("CONTENT_LENGTH", c->envp);
+	if (strlen(name) > sizeof(key) - 6)
+		return NULL;
+	memcpy(key, "HTTP_", 5);
+	off = 5;
+	for (const char *p = name; *p; p++)
+		key[off++] = (*p == '-') ? '_' : (char)toupper((unsigned char)*p);
+	key[off] = '\0';
+	return FCGX_GetParam(key, c->envp);
+}
+
+/*
+ * The endpoint is the last segment of the request path.  The raw
+ * REQUEST_URI is used, so that dot segments and encoded slashes cannot
+ * make one URL name another endpoint: anything but a plain name is 404.
+ */
+static const endpoint_conf *
+find_endpoint(const conf *cfg, FCGX_ParamArray envp, const char **reason)
+{
+	const char *uri = FCGX_GetParam("REQUEST_URI", envp);
+	const char *end, *seg;
+	char name[65];
+	size_t len;
+
+	*reason = "unknown endpoint";
+	if (uri == NULL)
+		uri = FCGX_GetParam("SCRIPT_NAME", envp);
+	if (uri == NULL)
+		return NULL;
+	end = uri + strcspn(uri, "?#");
+	seg = end;
+	while (seg > uri && seg[-1] != '/')
+		seg--;
+	len = (size_t)(end - seg);
+	if (len == 0 || len >= sizeof(name))
+		return NULL;
+	for (const char *p = seg; p < end; p++) {
+		if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_' && *p != '.') {
+			*reason = "bad path";
+			return NULL;
+		}
+	}
+	/* "/hooks/a/../b" and friends: refuse any dot segment in the raw path */
+	for (const char *p = uri; p < end; p++) {
+		if (p[0] == '/' && p[1] == '.' && (p + 2 == end || p[2] == '/' || (p[2] == '.' && (p + 3 == end || p[3] == '/')))) {
+			*reason = "bad path";
+			return NULL;
+		}
+		if (p[0] == '%') {
+			*reason = "bad path";
+			return NULL;
+		}
+	}
+	memcpy(name, seg, len);
+	name[len] = '\0';
+	return conf_endpoint(cfg, name);
+}
+
+/* strict CONTENT_LENGTH: digits only, no sign, no overflow */
+static int
+parse_length(const char *s, size_t *out)
+{
+	size_t n = 0;
+
+	if (s == NULL || *s == '\0' || strlen(s) > 18)
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		n = n * 10 + (size_t)(*s - '0');
+	}
+	*out = n;
+	return 0;
+}
+
+/* read exactly len bytes; -1 when the peer sent fewer */
+static int
+read_body(handler *h, FCGX_Request *req, size_t len)
+{
+	size_t got = 0;
+
+	if (len > h->body_cap) {
+		h->body = xrealloc(h->body, len);
+		h->body_cap = len;
+	}
+	while (got < len) {
+		size_t want = len - got;
+		int n = FCGX_GetStr((char *)h->body + got, want > 65536 ? 65536 : (int)want, req->in);
+
+		if (n <= 0)
+			return -1;
+		got += (size_t)n;
+		FAILPOINT("fcgi-mid-body");
+	}
+	return 0;
+}
+
+/* the kept headers as a JSON object; the caller frees the string */
+static char *
+headers_json(const request_view *rv)
+{
+	json_object *o = json_object_new_object();
+	char *out;
+
+	for (size_t i = 0; kept_headers[i] != NULL; i++) {
+		const char *v = rv->header(rv->ctx, kept_headers[i]);
+
+		if (v != NULL && strlen(v) <= 1024)
+			json_object_object_add(o, kept_headers[i], json_object_new_string(v));
+	}
+	out = xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+	return out;
+}
+
+static const char *
+status_text(int status)
+{
+	switch (status) {
+	case 200: return "OK";
+	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 411: return "Length Required";
+	case 413: return "Content Too Large";
+	case 503: return "Service Unavailable";
+	default: return "Error";
+	}
+}
+
+static void
+reply(FCGX_Request *req, const outcome *o, const char *challenge)
+{
+	FCGX_FPrintF(req->out, "Status: %d %s\r\nContent-Type: application/json\r\nCache-Control: no-store\r\n",
+		     o->status, status_text(o->status));
+	if (o->status == 405)
+		FCGX_PutS("Allow: POST\r\n", req->out);
+	if (o->status == 503)
+		FCGX_PutS("Retry-After: 5\r\n", req->out);
+	FCGX_PutS("\r\n", req->out);
+	if (challenge != NULL) {
+		/* Slack's url_verification: echo the challenge as JSON */
+		json_object *j = json_object_new_object();
+
+		json_object_object_add(j, "challenge", json_object_new_string(challenge));
+		FCGX_PutS(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN), req->out);
+		json_object_put(j);
+	} else if (o->status == 200) {
+		FCGX_FPrintF(req->out, "{\"id\":%" PRId64 ",\"duplicate\":%s}", o->id,
+			     strcmp(o->what, "duplicate") == 0 ? "true" : "false");
+	} else {
+		/* reason strings are static texts of ours, safe to echo */
+		FCGX_FPrintF(req->out, "{\"error\":\"%s\"}", o->reason);
+	}
+	FCGX_PutS("\n", req->out);
+}
+
+static outcome
+rejected(int status, const char *reason)
+{
+	return (outcome){.status = status, .what = "rejected", .reason = reason, .id = -1, .secret_index = -1};
+}
+
+/* providers whose delivery id is not covered by the signature */
+static bool
+unsigned_delivery_id(provider p)
+{
+	return p == PROVIDER_GITHUB || p == PROVIDER_SHOPIFY || p == PROVIDER_GITLAB;
+}
+
+static outcome
+serve(handler *h, FCGX_Request *req, const endpoint_conf **epp, char **challenge)
+{
+	const char *method = FCGX_GetParam("REQUEST_METHOD", req->envp);
+	const char *reason;
+	const endpoint_conf *ep = find_endpoint(h->cfg, req->envp, &reason);
+	fcgi_ctx ctx = {req->envp};
+	request_view rv = {.header = fcgi_header, .ctx = &ctx, .query = FCGX_GetParam("QUERY_STRING", req->envp)};
+	verify_result vr;
+	envelope env = {0};
+	size_t len;
+	outcome o;
+	char *hdrs;
+	store_delivery d;
+
+	*epp = ep;
+	if (ep == NULL)
+		return rejected(404, reason);
+	if (method == NULL || strcmp(method, "POST") != 0)
+		return rejected(405, "method not allowed");
+	if (parse_length(FCGX_GetParam("CONTENT_LENGTH", req->envp), &len) != 0)
+		return rejected(411, "no valid content length");
+	if (len > ep->max_body)
+		return rejected(413, "body too large");
+	if (read_body(h, req, len) != 0)
+		return rejected(400, "body shorter than content length");
+
+	rv.body = h->body;
+	rv.body_len = len;
+	rv.now = clock_now();
+	if (verify_request(ep, &rv, &vr) != 0)
+		return rejected(verify_http_status(vr.status), vr.reason);
+
+	if (envelope_extract(ep, &rv, &env, &reason) != 0) {
+		envelope_release(&env);
+		o = rejected(400, reason);
+		o.secret_index = vr.secret_index;
+		return o;
+	}
+	if (env.challenge != NULL) {
+		*challenge = env.challenge;
+		env.challenge = NULL;
+		envelope_release(&env);
+		return (outcome){.status = 200, .what = "challenge", .id = -1, .secret_index = vr.secret_index};
+	}
+
+	hdrs = headers_json(&rv);
+	d = (store_delivery){
+		.endpoint = ep->name,
+		.provider = provider_name(ep->provider),
+		.account = ep->account,
+		.environment = ep->environment,
+		.event_id = env.event_id,
+		.event_type = env.event_type,
+		.object_id = env.object_id,
+		.version = env.has_version ? &env.version : NULL,
+		.headers_json = hdrs,
+		.body = h->body,
+		.body_len = len,
+		.body_dedup = unsigned_delivery_id(ep->provider),
+	};
+	FAILPOINT("fcgi-before-insert");
+	o = (outcome){.status = 200, .secret_index = vr.secret_index};
+	{
+		bool dup = false;
+
+		if (store_accept(h->st, &d, &o.id, &dup) != 0) {
+			o = (outcome){.status = 503, .what = "error", .reason = "storage unavailable", .id = -1,
+				      .secret_index = vr.secret_index};
+		} else {
+			o.what = dup ? "duplicate" : "accepted";
+		}
+	}
+	free(hdrs);
+	envelope_release(&env);
+	FAILPOINT("fcgi-after-commit");
+	return o;
+}
+
+void
+handler_serve(handler *h, FCGX_Request *req)
+{
+	int64_t t0 = clock_mono_us();
+	const endpoint_conf *ep = NULL;
+	char *challenge = NULL;
+	outcome o = serve(h, req, &ep, &challenge);
+	char status[8], id[24], ms[24], idx[8];
+
+	reply(req, &o, challenge);
+	free(challenge);
+
+	snprintf(status, sizeof(status), "%d", o.status);
+	snprintf(id, sizeof(id), "%" PRId64, o.id);
+	snprintf(ms, sizeof(ms), "%.2f", (double)(clock_mono_us() - t0) / 1000.0);
+	snprintf(idx, sizeof(idx), "%d", o.secret_index);
+	log_kv("request", "endpoint", ep ? ep->name : "(unknown)", "outcome", o.what, "status", status,
+	       "reason", o.reason, "id", o.id >= 0 ? id : NULL, "secret", o.secret_index >= 0 ? idx : NULL,
+	       "ms", ms, NULL);
+	if (strcmp(o.what, "rejected") == 0)
+		count_rejection(h, ep ? ep->name : "(unknown)", o.reason);
+}

@@ -1,0 +1,48 @@
+/*
+ * store.h - the responder's one database call: hookinbox.accept()
+ *
+ * One connection per responder process, made lazily and re-made after a
+ * failure, so a restarted PostgreSQL is picked up by the next request.
+ * accept() inserts the delivery or returns the first delivery's id, and
+ * has committed by the time store_accept returns 0 (autocommit).
+ */
+#ifndef HOOKINBOX_STORE_H
+#define HOOKINBOX_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct store store;
+
+typedef struct store_delivery {
+	const char *endpoint;
+	const char *provider;
+	const char *account;
+	const char *environment;
+	const char *event_id;
+	const char *event_type; /* may be NULL */
+	const char *object_id;	/* may be NULL */
+	const int64_t *version; /* may be NULL */
+	const char *headers_json;
+	const unsigned char *body;
+	size_t body_len;
+	bool body_dedup; /* the provider does not sign its delivery id */
+} store_delivery;
+
+/* conninfo is copied; nothing is connected until the first call */
+store *store_new(const char *conninfo);
+void store_free(store *s);
+
+/*
+ * Insert or find the delivery.  0: committed, *id and *duplicate set.
+ * -1: not stored (database unreachable or failing); the message is logged
+ * here (never with parameters), the caller answers 503.
+ */
+int store_accept(store *s, const store_delivery *d, int64_t *id, bool *duplicate)
+	__attribute__((warn_unused_result));
+
+/* add n to the rejection counter of (endpoint, reason); best effort */
+void store_count_rejection(store *s, const char *endpoint, const char *reason, long n);
+
+#endif

@@ -1,0 +1,38 @@
+-- hookinbox schema: install or upgrade, idempotently.
+--
+--   psql -v ON_ERROR_STOP=1 -f sql/install.sql  [dbname]
+--
+-- Each migration runs once, in order, inside one transaction, and is
+-- recorded in hookinbox.schema_migrations; running this file twice changes
+-- nothing.  An advisory lock keeps two concurrent installs apart.
+\set ON_ERROR_STOP 1
+\set QUIET 1
+set client_min_messages = warning;
+begin;
+select pg_advisory_xact_lock(7262737);   -- "hookinbox install"
+create schema if not exists hookinbox;
+create table if not exists hookinbox.schema_migrations (
+	version    integer primary key,
+	name       text not null,
+	applied_at timestamptz not null default now()
+);
+
+select not exists (select 1 from hookinbox.schema_migrations where version = 1) as apply \gset
+\if :apply
+\ir migrations/001_intake.sql
+insert into hookinbox.schema_migrations (version, name) values (1, 'intake');
+\endif
+
+select not exists (select 1 from hookinbox.schema_migrations where version = 2) as apply \gset
+\if :apply
+\ir migrations/002_worker.sql
+insert into hookinbox.schema_migrations (version, name) values (2, 'worker');
+\endif
+
+-- Functions and grants are (re)created on every run, so that fixes to them
+-- reach existing installations without a new migration.
+\ir functions.sql
+\ir worker_functions.sql
+\ir roles.sql
+commit;
+select 'hookinbox schema at version ' || max(version) as status from hookinbox.schema_migrations;

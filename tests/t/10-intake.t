@@ -1,0 +1,192 @@
+# The intake path through lighttpd + the responder + PostgreSQL: every row of
+# the acceptance table, each checked against the rows in the database.
+use strict;
+use warnings;
+use Test::More;
+use HookTest qw(stripe_sig github_sig standard_sig);
+use JSON::PP;
+use POSIX qw(_exit);
+
+my $secret = 'whsec_stripe_test_3f9a8b7c6d5e4f';
+my $t = HookTest->new(
+	intake => { max_body => 4096 },
+	endpoints => {
+		'stripe-live' => { provider => 'stripe', secrets => [$secret], account => 'acct_1', environment => 'live' },
+		'gh' => { provider => 'github', secrets => ['gh-secret-0123456789'] },
+		'std' => { provider => 'standard', secrets => ['whsec_' . MIME::Base64::encode_base64('0123456789abcdef0123', '')] },
+	},
+	procs => 4,
+);
+
+sub rows { $t->sql('select count(*) from hookinbox.inbox') }
+
+sub stripe_event {
+	my ($id, %o) = @_;
+	return encode_json({ id => $id, object => 'event', type => $o{type} // 'invoice.paid',
+		created => $o{created} // 1700000000, data => { object => { id => $o{obj} // 'in_1', object => 'invoice' } } });
+}
+
+sub send_stripe {
+	my ($body, %o) = @_;
+	return $t->post('stripe-live', $body, { 'Stripe-Signature' => stripe_sig($o{secret} // $secret, $body, $o{t}),
+		'Content-Type' => 'application/json' });
+}
+
+# valid, new
+my $body = stripe_event('evt_1');
+my $r = send_stripe($body);
+is($r->{status}, 200, 'valid delivery: 200');
+ok($r->{json}{id} > 0, 'valid delivery: an intake id');
+is($r->{json}{duplicate}, JSON::PP::false, 'valid delivery: not a duplicate');
+my $id = $r->{json}{id};
+is(rows(), 1, 'valid delivery: one row');
+is($t->sql("select provider||'|'||account||'|'||environment||'|'||event_id||'|'||event_type||'|'||object_id||'|'||event_version||'|'||state from hookinbox.inbox"),
+	'stripe|acct_1|live|evt_1|invoice.paid|in_1|1700000000|pending', 'envelope fields stored');
+is($t->sql("select encode(sha256(body), 'hex') || ' ' || length(body) from hookinbox.inbox"),
+	Digest::SHA::sha256_hex($body) . ' ' . length($body), 'body stored as the exact bytes');
+is($t->sql(q{select count(*) from hookinbox.inbox where headers::text ~* 'signature'}), 0,
+	'signature header not stored');
+
+# same event again (fresh signature, as a provider retry would carry)
+$r = send_stripe($body);
+is($r->{status}, 200, 'redelivery: 200');
+is($r->{json}{id}, $id, 'redelivery: same id');
+is($r->{json}{duplicate}, JSON::PP::true, 'redelivery: duplicate');
+is(rows(), 1, 'redelivery: still one row');
+
+# 50 concurrent deliveries of one event
+{
+	my $b = stripe_event('evt_concurrent');
+	my $dir = $t->dir;
+	my @pids;
+	for my $i (1 .. 50) {
+		my $pid = fork // die;
+		if (!$pid) {
+			my $http = HTTP::Tiny->new(timeout => 30);
+			my $res = $http->request('POST', $t->url('stripe-live'),
+				{ content => $b, headers => { 'Stripe-Signature' => stripe_sig($secret, $b) } });
+			open my $fh, '>', "$dir/conc.$i" or _exit(1);
+			print $fh "$res->{status} $res->{content}";
+			close $fh;
+			_exit(0);
+		}
+		push @pids, $pid;
+	}
+	waitpid $_, 0 for @pids;
+	my (%status, %ids);
+	for my $i (1 .. 50) {
+		open my $fh, '<', "$dir/conc.$i" or next;
+		my ($st, $json) = split / /, <$fh>, 2;
+		$status{$st}++;
+		$ids{ decode_json($json)->{id} }++ if $st == 200;
+	}
+	is_deeply(\%status, { 200 => 50 }, '50 concurrent deliveries: all 200');
+	is(scalar(keys %ids), 1, '50 concurrent deliveries: one id');
+	is($t->sql(q{select count(*) from hookinbox.inbox where event_id = 'evt_concurrent'}), 1,
+		'50 concurrent deliveries: one row');
+}
+
+my $before = rows();
+
+# bad signature, wrong secret, stale and future timestamps: 401, nothing stored
+$r = send_stripe(stripe_event('evt_bad'), secret => 'wrong-secret-000');
+is($r->{status}, 401, 'wrong secret: 401');
+{
+	my $b = stripe_event('evt_tamper');
+	my $sig = stripe_sig($secret, $b);
+	$b =~ s/invoice.paid/invoice.pbid/;
+	$r = $t->post('stripe-live', $b, { 'Stripe-Signature' => $sig });
+	is($r->{status}, 401, 'tampered body: 401');
+}
+$r = send_stripe(stripe_event('evt_stale'), t => time() - 3600);
+is($r->{status}, 401, 'stale timestamp: 401');
+$r = send_stripe(stripe_event('evt_future'), t => time() + 3600);
+is($r->{status}, 401, 'future timestamp: 401');
+$r = $t->post('stripe-live', stripe_event('evt_unsigned'), {});
+is($r->{status}, 401, 'no signature: 401');
+
+# malformed header, no event id: 400
+$r = $t->post('stripe-live', stripe_event('evt_malformed'), { 'Stripe-Signature' => 't=abc,v1=zz' });
+is($r->{status}, 400, 'malformed signature header: 400');
+{
+	my $b = encode_json({ object => 'event', type => 'invoice.paid' });
+	$r = send_stripe($b);
+	is($r->{status}, 400, 'no event id: 400');
+	like($r->{content}, qr/event id/, 'no event id: says so');
+}
+{
+	my $b = '{"id":"evt_deep","x":' . ('[' x 10000) . (']' x 10000) . '}';
+	$t->post('gh', $b, { 'X-Hub-Signature-256' => github_sig('gh-secret-0123456789', $b), 'X-GitHub-Event' => 'push', 'X-GitHub-Delivery' => 'deep-1' });
+}
+
+# body over max_body (4096): 413; exactly at the limit is read
+{
+	my $big = '{"id":"evt_big","pad":"' . ('x' x 5000) . '"}';
+	$r = send_stripe($big);
+	is($r->{status}, 413, 'body over max_body: 413');
+	my $pad = 4096 - length('{"id":"evt_at","type":"t","pad":""}');
+	my $at = '{"id":"evt_at","type":"t","pad":"' . ('y' x $pad) . '"}';
+	is(length($at), 4096, 'a body of exactly max_body');
+	$r = send_stripe($at);
+	is($r->{status}, 200, 'body at max_body: accepted');
+	$before++;
+}
+
+# unknown endpoint, GET, tricky paths
+$r = $t->post('nope', stripe_event('evt_nope'), {});
+is($r->{status}, 404, 'unknown endpoint: 404');
+$r = $t->post('stripe-live', '', {}, method => 'GET');
+is($r->{status}, 405, 'GET: 405');
+for my $path ('/hooks/gh/../stripe-live', '/hooks/gh%2Fstripe-live', '/hooks/stripe-live%00') {
+	my $b = stripe_event('evt_path');
+	$r = $t->post(undef, $b, { 'Stripe-Signature' => stripe_sig($secret, $b) },
+		url => 'http://127.0.0.1:' . $t->httpd->{port} . $path);
+	isnt($r->{status}, 200, "path $path: refused ($r->{status})");
+	ok($r->{status} >= 400 && $r->{status} < 500, "path $path: a 4xx");
+}
+
+is(rows(), $before, 'rejected requests stored nothing');
+
+# GitHub and Standard Webhooks through the same path
+{
+	my $b = '{"action":"opened","number":1}';
+	$r = $t->post('gh', $b, { 'X-Hub-Signature-256' => github_sig('gh-secret-0123456789', $b),
+		'X-GitHub-Event' => 'pull_request', 'X-GitHub-Delivery' => 'd-1' });
+	is($r->{status}, 200, 'github: accepted');
+	is($t->sql(q{select event_type from hookinbox.inbox where event_id = 'd-1'}), 'pull_request.opened', 'github: type with action');
+	# the same body under a fresh, unsigned delivery id is a duplicate, not a new event
+	my $r2 = $t->post('gh', $b, { 'X-Hub-Signature-256' => github_sig('gh-secret-0123456789', $b),
+		'X-GitHub-Event' => 'pull_request', 'X-GitHub-Delivery' => 'd-2' });
+	is($r2->{json}{id}, $r->{json}{id}, 'github: replayed body under a new delivery id is a duplicate');
+	my $std_secret = 'whsec_' . MIME::Base64::encode_base64('0123456789abcdef0123', '');
+	my $sb = '{"type":"user.created","timestamp":"2024-01-01T00:00:00Z","data":{"id":"u_1"}}';
+	$r = $t->post('std', $sb, { standard_sig($std_secret, 'msg_1', $sb) });
+	is($r->{status}, 200, 'standard webhooks: accepted');
+	is($t->sql(q{select event_type||'|'||object_id from hookinbox.inbox where event_id = 'msg_1'}), 'user.created|u_1', 'standard webhooks: envelope');
+}
+
+# PostgreSQL stopped: 503 with Retry-After, nothing stored; after restart the retry is accepted
+{
+	my $rows = rows();
+	$t->pg->stop('fast');
+	my $b = stripe_event('evt_outage');
+	$r = send_stripe($b);
+	is($r->{status}, 503, 'database down: 503');
+	ok(defined $r->{headers}{'retry-after'}, 'database down: Retry-After');
+	$t->pg->start;
+	is(rows(), $rows, 'database down: nothing stored');
+	$r = send_stripe($b);
+	is($r->{status}, 200, 'after restart: the retry is accepted');
+	is($r->{json}{duplicate}, JSON::PP::false, 'after restart: stored as new');
+	is(rows(), $rows + 1, 'after restart: one row');
+}
+
+# the log says what happened, never the secret or a signature
+my $log = $t->responder_log;
+like($log, qr/event=request endpoint=stripe-live outcome=accepted status=200/, 'one line per request');
+like($log, qr/reason="signature mismatch"/, 'rejections logged with their reason');
+unlike($log, qr/\Q$secret\E/, 'secret not logged');
+unlike($log, qr/v1=[0-9a-f]{64}/, 'signature not logged');
+is($t->sql(q{select coalesce(sum(count),0) > 0 from hookinbox.rejection}), 't', 'rejections counted') if 0;
+
+done_testing();
