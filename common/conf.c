@@ -478,9 +478,27 @@ read_line(char *str, int num, void *stream)
 {
 	conf *c = stream;
 	char *r = fgets(str, num, c->fp);
+	const char *p = str, *e;
 
-	if (r != NULL)
-		c->lineno++;
+	if (r == NULL)
+		return NULL;
+	c->lineno++;
+	/*
+	 * libinih reports a section only with its first key; see headers here
+	 * so that a bad or empty section is reported at its own line.
+	 */
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (*p == '[' && (e = strchr(p, ']')) != NULL) {
+		char sec[128];
+		size_t n = (size_t)(e - p - 1);
+
+		if (n < sizeof(sec)) {
+			memcpy(sec, p + 1, n);
+			sec[n] = '\0';
+			on_item(c, sec, NULL, NULL);
+		}
+	}
 	return r;
 }
 
