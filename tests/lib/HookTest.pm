@@ -228,6 +228,7 @@ server.document-root = "$d"
 server.bind = "127.0.0.1"
 server.port = $self->{port}
 server.errorlog = "$d/lighttpd.error.log"
+server.breakagelog = "$d/responder.log"
 server.pid-file = "$d/lighttpd.pid"
 server.max-request-size = 131072
 server.modules += ("mod_fastcgi")
@@ -389,7 +390,7 @@ sub post {
 # everything the responder logged (lighttpd's error log collects its stderr)
 sub responder_log {
 	my ($self) = @_;
-	open my $fh, '<', "$self->{dir}/lighttpd.error.log" or return '';
+	open my $fh, '<', "$self->{dir}/responder.log" or return '';
 	local $/;
 	return <$fh> // '';
 }
