@@ -13,6 +13,7 @@
 
 #include "form.h"
 #include "hmac.h"
+#include "sign.h"
 #include "xalloc.h"
 
 #include <stdbool.h>
@@ -278,56 +279,6 @@ verify_github(const endpoint_conf *ep, const request_view *req, verify_result *r
  * bytes).  v1a: Ed25519 over the same content, checked with "whpk_<b64>"
  * public keys (or the public half of a "whsk_<b64>" private key).
  */
-typedef enum std_key_kind {
-	STD_KEY_NONE,
-	STD_KEY_HMAC,
-	STD_KEY_ED25519
-} std_key_kind;
-
-/*
- * Decode a Standard Webhooks secret into *key (xmalloc'd, *kcap bytes, the
- * key in the first *klen); the caller wipes *kcap bytes and frees it.
- */
-static std_key_kind
-standard_key(const unsigned char *s, size_t len, unsigned char **key, size_t *klen, size_t *kcap)
-{
-	const char *c = (const char *)s;
-	size_t skip = 0;
-	long n;
-
-	*klen = 0;
-	if (len > 5 && (memcmp(c, "whpk_", 5) == 0 || memcmp(c, "whsk_", 5) == 0)) {
-		bool priv = c[2] == 's';
-
-		*kcap = BASE64_DECODED_MAX(len - 5) + 1;
-		*key = xmalloc(*kcap);
-		n = base64_decode(c + 5, len - 5, *key, *kcap);
-		/* a private key is the 32-byte seed, or seed || public (libsodium) */
-		if (n == ED25519_KEY_LEN || (priv && n == 2 * ED25519_KEY_LEN)) {
-			if (priv && ed25519_public(*key, *key) < 0)
-				return STD_KEY_NONE;
-			*klen = ED25519_KEY_LEN;
-			return STD_KEY_ED25519;
-		}
-		return STD_KEY_NONE;
-	}
-	if (len > 6 && memcmp(c, "whsec_", 6) == 0)
-		skip = 6;
-	*kcap = (len > BASE64_DECODED_MAX(len) ? len : BASE64_DECODED_MAX(len)) + 1;
-	*key = xmalloc(*kcap);
-	n = base64_decode(c + skip, len - skip, *key, *kcap);
-	if (n > 0) {
-		*klen = (size_t)n;
-		return STD_KEY_HMAC;
-	}
-	if (skip > 0)
-		return STD_KEY_NONE; /* "whsec_" but not base64 */
-	/* not base64 and no prefix: the raw bytes */
-	memcpy(*key, s, len);
-	*klen = len;
-	return STD_KEY_HMAC;
-}
-
 static int
 verify_standard(const endpoint_conf *ep, const request_view *req, verify_result *res)
 {
@@ -387,10 +338,11 @@ verify_standard(const endpoint_conf *ep, const request_view *req, verify_result 
 		size_t slen, klen, kcap;
 		const unsigned char *s = secret_get(ep->secrets, i, &slen);
 		unsigned char *key;
-		std_key_kind kind = standard_key(s, slen, &key, &klen, &kcap);
+		standard_key_kind kind =
+			standard_key_decode(s, slen, STANDARD_KEY_VERIFY, &key, &klen, &kcap);
 		bool match = false;
 
-		if (kind == STD_KEY_HMAC && n1 > 0) {
+		if (kind == STANDARD_KEY_HMAC && n1 > 0) {
 			unsigned char mac[HMAC_MAX_LEN];
 			char b64[BASE64_ENCODED_SIZE(32)];
 			hmac_part parts[3] = {
@@ -404,7 +356,7 @@ verify_standard(const endpoint_conf *ep, const request_view *req, verify_result 
 			}
 			secure_wipe(mac, sizeof(mac));
 			secure_wipe(b64, sizeof(b64));
-		} else if (kind == STD_KEY_ED25519 && n1a > 0) {
+		} else if (kind == STANDARD_KEY_ED25519 && n1a > 0) {
 			if (msg == NULL) {
 				size_t tl = strlen(tsbuf);
 

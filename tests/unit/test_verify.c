@@ -1,0 +1,599 @@
+/*
+ * test_verify.c - signature verification: published provider vectors,
+ * hand cases per provider, and sign.c -> verify.c round trips
+ */
+#include "tap.h"
+
+#include "conf.h"
+#include "hmac.h"
+#include "secret.h"
+#include "sign.h"
+#include "verify.h"
+#include "xalloc.h"
+
+#include <json.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#define MAX_HDRS 16
+
+typedef struct test_req {
+	const char *name[MAX_HDRS];
+	char *value[MAX_HDRS];
+	size_t n;
+} test_req;
+
+static const char *
+lookup(const void *ctx, const char *name)
+{
+	const test_req *t = ctx;
+
+	for (size_t i = 0; i < t->n; i++) {
+		if (strcasecmp(t->name[i], name) == 0)
+			return t->value[i];
+	}
+	return NULL;
+}
+
+static void
+set_header(test_req *t, const char *name, const char *value)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		if (strcasecmp(t->name[i], name) == 0) {
+			free(t->value[i]);
+			t->value[i] = xstrdup(value);
+			return;
+		}
+	}
+	if (t->n == MAX_HDRS)
+		abort();
+	t->name[t->n] = name;
+	t->value[t->n++] = xstrdup(value);
+}
+
+static void
+clear_headers(test_req *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		free(t->value[i]);
+	t->n = 0;
+}
+
+/* a secret set holding the given lines, through a 0600 temp file */
+static secret_set *
+make_secrets(const char *const *lines, size_t n)
+{
+	char path[] = "/tmp/hookinbox-test-secretXXXXXX";
+	char err[256];
+	int fd = mkstemp(path);
+	secret_set *set;
+
+	if (fd < 0)
+		abort();
+	for (size_t i = 0; i < n; i++) {
+		if (write(fd, lines[i], strlen(lines[i])) < 0 || write(fd, "\n", 1) < 0)
+			abort();
+	}
+	close(fd);
+	set = secret_set_load(path, err, sizeof(err));
+	unlink(path);
+	if (set == NULL) {
+		printf("# %s\n", err);
+		abort();
+	}
+	return set;
+}
+
+static secret_set *
+one_secret(const char *s)
+{
+	return make_secrets(&s, 1);
+}
+
+static int
+run(const endpoint_conf *ep, const test_req *t, const char *body, size_t len, const char *query,
+    int64_t now, verify_result *res)
+{
+	request_view rv = {lookup, t, (const unsigned char *)body, len, query, now};
+
+	res->status = VERIFY_OK;
+	res->secret_index = -99;
+	res->reason = NULL;
+	return verify_request(ep, &rv, res);
+}
+
+static const char *
+jstr(json_object *o, const char *key)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+static char *
+vectors_path(void)
+{
+	const char *top = getenv("HOOKINBOX_TOP");
+
+	if (top != NULL && *top != '\0')
+		return xasprintf("%s/tests/data/provider-vectors.json", top);
+	if (access("tests/data/provider-vectors.json", R_OK) == 0)
+		return xstrdup("tests/data/provider-vectors.json");
+	return xstrdup("../../../tests/data/provider-vectors.json");
+}
+
+static void
+test_vectors(void)
+{
+	char *path = vectors_path();
+	json_object *root = json_object_from_file(path), *vecs;
+	size_t n;
+
+	ok(root != NULL, "vectors file %s parses", path);
+	free(path);
+	if (root == NULL || !json_object_object_get_ex(root, "vectors", &vecs))
+		return;
+	n = json_object_array_length(vecs);
+	ok(n == 48, "48 vectors (got %zu)", n);
+	for (size_t i = 0; i < n; i++) {
+		json_object *v = json_object_array_get_idx(vecs, i), *vv, *hdrs, *x, *extra;
+		const char *id = jstr(v, "id"), *pname = jstr(v, "provider"), *expect = jstr(v, "expect");
+		const char *body, *lines[8];
+		size_t nlines = 0;
+		endpoint_conf ep;
+		test_req t = {{0}, {0}, 0};
+		verify_result res;
+		char *public_url = NULL, *query = NULL;
+		int rc;
+		bool want = strcmp(expect, "accept") == 0;
+
+		memset(&ep, 0, sizeof(ep));
+		json_object_object_get_ex(v, "verify", &vv);
+		json_object_object_get_ex(vv, "headers", &hdrs);
+		json_object_object_foreach(hdrs, hk, hv) set_header(&t, hk, json_object_get_string(hv));
+		body = jstr(vv, "body");
+		lines[nlines++] = jstr(vv, "secret");
+		if (json_object_object_get_ex(vv, "additional_secrets", &extra)) {
+			for (size_t k = 0; k < json_object_array_length(extra) && nlines < 8; k++)
+				lines[nlines++] = json_object_get_string(json_object_array_get_idx(extra, k));
+		}
+		if (strcmp(pname, "standardwebhooks") == 0)
+			ep.provider = PROVIDER_STANDARD;
+		else if (strcmp(pname, "svix") == 0)
+			ep.provider = PROVIDER_SVIX;
+		else if (strcmp(pname, "github") == 0)
+			ep.provider = PROVIDER_GITHUB;
+		else if (strcmp(pname, "stripe") == 0)
+			ep.provider = PROVIDER_STRIPE;
+		else if (strcmp(pname, "shopify") == 0)
+			ep.provider = PROVIDER_SHOPIFY;
+		else if (strcmp(pname, "slack") == 0)
+			ep.provider = PROVIDER_SLACK;
+		else if (strcmp(pname, "twilio") == 0)
+			ep.provider = PROVIDER_TWILIO;
+		else if (strcmp(pname, "paddle") == 0)
+			ep.provider = PROVIDER_PADDLE;
+		else {
+			ok(0, "%s: unknown provider %s", id, pname);
+			clear_headers(&t);
+			continue;
+		}
+		if (json_object_object_get_ex(vv, "stripe_tolerance", &x))
+			ep.tolerance = json_object_get_int64(x);
+		if (ep.provider == PROVIDER_TWILIO) {
+			const char *url = jstr(vv, "url"), *q = strchr(url, '?');
+
+			public_url = q != NULL ? xstrndup(url, (size_t)(q - url)) : xstrdup(url);
+			query = q != NULL ? xstrdup(q + 1) : NULL;
+			ep.public_url = public_url;
+		}
+		ep.secrets = make_secrets(lines, nlines);
+		json_object_object_get_ex(vv, "now", &x);
+		rc = run(&ep, &t, body, strlen(body), query, json_object_get_int64(x), &res);
+		ok((rc == 0) == want && (res.status == VERIFY_OK) == want, "vector %s: %s (%s)", id,
+		   expect, res.reason);
+		if (want && strstr(id, "Fallback") != NULL)
+			ok(res.secret_index == 1, "vector %s: fallback secret index 1", id);
+		secret_set_free(ep.secrets);
+		free(public_url);
+		free(query);
+		clear_headers(&t);
+	}
+	json_object_put(root);
+}
+
+/* ---- hand cases, built with sign.c ---- */
+
+typedef struct pcase {
+	provider p;
+	const char *name;
+	const char *good;  /* the secret the sender has */
+	const char *wrong; /* another valid-looking secret */
+	const char *sig_header;
+	int64_t window; /* 0: no timestamp */
+	const char *content_type;
+} pcase;
+
+static const char json_body[] = "{\"id\":\"evt_1\",\"type\":\"x.y\",\"data\":{\"object\":{\"id\":\"o_1\"}}}";
+static const char form_body[] = "CallSid=CA1&Caller=%2B14158675309&Digits=1234&Digits=12&Body=h%C3%A9llo+there";
+
+static const pcase cases[] = {
+	{PROVIDER_STRIPE, "stripe", "whsec_good", "whsec_wrong", "Stripe-Signature", 300, NULL},
+	{PROVIDER_GITHUB, "github", "ghsecret", "ghwrong", "X-Hub-Signature-256", 0, NULL},
+	{PROVIDER_STANDARD, "standard", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+	 "whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "webhook-signature", 300, NULL},
+	{PROVIDER_SVIX, "svix", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+	 "whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "svix-signature", 300, NULL},
+	{PROVIDER_HMAC, "hmac", "hmacsecret", "hmacwrong", "X-Signature", 0, NULL},
+	{PROVIDER_SHOPIFY, "shopify", "shpss_good", "shpss_wrong", "X-Shopify-Hmac-Sha256", 0, NULL},
+	{PROVIDER_SLACK, "slack", "slacksecret", "slackwrong", "X-Slack-Signature", 300, NULL},
+	{PROVIDER_PADDLE, "paddle", "pdl_ntfset_good", "pdl_ntfset_wrong", "Paddle-Signature", 5, NULL},
+	{PROVIDER_TWILIO, "twilio", "authtoken", "wrongtoken", "X-Twilio-Signature", 0,
+	 "application/x-www-form-urlencoded"},
+	{PROVIDER_GITLAB, "gitlab", "glpat-token", "glpat-wrong", "X-Gitlab-Token", 0, NULL},
+};
+
+#define NOW ((int64_t)1700000000)
+#define PUBLIC_URL "https://hooks.example.com/in/twilio"
+#define QUERY "a=1&b=two"
+
+static char h_header[] = "X-Signature", h_prefix[] = "sha512=", h_id[] = "X-Event-Id",
+	    h_type[] = "type";
+static hmac_conf test_hmac = {h_header, HMAC_SHA512, HMAC_BASE64, h_prefix, h_id, NULL,
+			      NULL, h_type, NULL, NULL};
+
+/* sign body with secret into t's headers */
+static bool
+sign_into(const pcase *c, const char *secret, const char *body, int64_t ts, test_req *t)
+{
+	sign_input in;
+	sign_output out = {{{0}}, 0};
+	char err[256];
+	bool good;
+
+	memset(&in, 0, sizeof(in));
+	in.provider = c->p;
+	in.hmac = c->p == PROVIDER_HMAC ? &test_hmac : NULL;
+	in.secret = (const unsigned char *)secret;
+	in.secret_len = strlen(secret);
+	in.event_id = "msg_2Lh9abc";
+	in.event_type = "thing.happened";
+	in.timestamp = ts;
+	in.body = (const unsigned char *)body;
+	in.body_len = strlen(body);
+	in.url = PUBLIC_URL "?" QUERY;
+	good = sign_headers(&in, &out, err, sizeof(err)) == 0;
+	for (size_t i = 0; i < out.n; i++)
+		set_header(t, out.h[i].name, out.h[i].value);
+	if (c->content_type != NULL)
+		set_header(t, "Content-Type", c->content_type);
+	sign_release(&out);
+	if (!good)
+		printf("# sign failed: %s\n", err);
+	return good;
+}
+
+static void
+expect(const pcase *c, const endpoint_conf *ep, const test_req *t, const char *body,
+       verify_status want, int want_index, const char *what)
+{
+	verify_result res;
+	int rc = run(ep, t, body, strlen(body), c->p == PROVIDER_TWILIO ? QUERY : NULL, NOW, &res);
+
+	ok(res.status == want && (rc == 0) == (want == VERIFY_OK) &&
+		   (want != VERIFY_OK || res.secret_index == want_index) && res.reason != NULL,
+	   "%s: %s (status %d, index %d, %s)", c->name, what, (int)res.status, res.secret_index,
+	   res.reason);
+}
+
+static void
+test_provider(const pcase *c)
+{
+	const char *body = c->p == PROVIDER_TWILIO || c->p == PROVIDER_SLACK ? form_body : json_body;
+	const char *rot[2] = {c->wrong, c->good};
+	endpoint_conf ep;
+	test_req t = {{0}, {0}, 0};
+	char *tampered;
+
+	memset(&ep, 0, sizeof(ep));
+	ep.provider = c->p;
+	ep.public_url = c->p == PROVIDER_TWILIO ? (char *)(uintptr_t)PUBLIC_URL : NULL;
+	ep.hmac = test_hmac;
+	ep.secrets = one_secret(c->good);
+
+	ok(sign_into(c, c->good, body, NOW, &t), "%s: sign", c->name);
+	expect(c, &ep, &t, body, VERIFY_OK, 0, "signed request verifies");
+
+	/* tampered byte */
+	tampered = xstrdup(body);
+	tampered[5] ^= 0x01;
+	expect(c, &ep, &t, tampered, c->p == PROVIDER_GITLAB ? VERIFY_OK : VERIFY_MISMATCH, 0,
+	       c->p == PROVIDER_GITLAB ? "token does not cover the body" : "tampered byte rejected");
+	free(tampered);
+
+	/* wrong secret on the sender side */
+	clear_headers(&t);
+	sign_into(c, c->wrong, body, NOW, &t);
+	expect(c, &ep, &t, body, VERIFY_MISMATCH, -1, "wrong secret rejected");
+
+	/* rotation: the endpoint holds (old, new); the second matches */
+	secret_set_free(ep.secrets);
+	ep.secrets = make_secrets(rot, 2);
+	clear_headers(&t);
+	sign_into(c, c->good, body, NOW, &t);
+	expect(c, &ep, &t, body, VERIFY_OK, 1, "second secret matches, index 1");
+	clear_headers(&t);
+	sign_into(c, c->wrong, body, NOW, &t);
+	expect(c, &ep, &t, body, VERIFY_OK, 0, "first secret matches, index 0");
+	secret_set_free(ep.secrets);
+	ep.secrets = one_secret(c->good);
+
+	/* non-ASCII bytes and unusual JSON layout are signed as raw bytes */
+	{
+		const char *odd[] = {"{\"name\":\"Zo\xc3\xab \xe2\x9c\x93 \xe6\x97\xa5\xe6\x9c\xac\"}",
+				     "  {\n\t\"z\" : 1 ,\"a\":{ \"id\" :\"x\"}}\r\n", "",
+				     "\xff\xfe binary \x01"};
+
+		for (size_t i = 0; i < sizeof(odd) / sizeof(odd[0]); i++) {
+			clear_headers(&t);
+			sign_into(c, c->good, odd[i], NOW, &t);
+			expect(c, &ep, &t, odd[i], VERIFY_OK, 0, "odd body verifies");
+		}
+	}
+
+	/* missing signature header */
+	clear_headers(&t);
+	expect(c, &ep, &t, body, VERIFY_UNSIGNED, -1, "no headers: unsigned");
+
+	/* malformed signature header */
+	if (c->p != PROVIDER_GITLAB) {
+		sign_into(c, c->good, body, NOW, &t);
+		set_header(&t, c->sig_header, "garbage");
+		expect(c, &ep, &t, body, VERIFY_MALFORMED, -1, "garbage signature header: malformed");
+	}
+
+	/* a 100 KB header is refused cheaply */
+	{
+		char *big = xmalloc(100 * 1024 + 1);
+
+		memset(big, 'a', 100 * 1024);
+		big[100 * 1024] = '\0';
+		clear_headers(&t);
+		sign_into(c, c->good, body, NOW, &t);
+		set_header(&t, c->sig_header, big);
+		expect(c, &ep, &t, body, VERIFY_MALFORMED, -1, "100 KB header: malformed");
+		free(big);
+	}
+
+	if (c->window > 0) {
+		clear_headers(&t);
+		sign_into(c, c->good, body, NOW - c->window, &t);
+		expect(c, &ep, &t, body, VERIFY_OK, 0, "timestamp at the window's edge (past)");
+		clear_headers(&t);
+		sign_into(c, c->good, body, NOW + c->window, &t);
+		expect(c, &ep, &t, body, VERIFY_OK, 0, "timestamp at the window's edge (future)");
+		clear_headers(&t);
+		sign_into(c, c->good, body, NOW - c->window - 1, &t);
+		expect(c, &ep, &t, body, VERIFY_STALE, -1, "stale timestamp");
+		clear_headers(&t);
+		sign_into(c, c->good, body, NOW + c->window + 1, &t);
+		expect(c, &ep, &t, body, VERIFY_FUTURE, -1, "future timestamp");
+		clear_headers(&t);
+		sign_into(c, c->good, body, NOW - 1000, &t);
+		ep.tolerance = 2000;
+		expect(c, &ep, &t, body, VERIFY_OK, 0, "endpoint tolerance widens the window");
+		ep.tolerance = 0;
+	}
+	clear_headers(&t);
+	secret_set_free(ep.secrets);
+}
+
+/* several signature entries where only one matches, and entry bounds */
+static void
+test_multi(void)
+{
+	endpoint_conf ep;
+	test_req t = {{0}, {0}, 0};
+	verify_result res;
+	char *v;
+	const char *b = json_body;
+	size_t bl = strlen(json_body);
+
+	memset(&ep, 0, sizeof(ep));
+
+	ep.provider = PROVIDER_STRIPE;
+	ep.secrets = one_secret("whsec_good");
+	sign_into(&cases[0], "whsec_good", b, NOW, &t);
+	v = xasprintf("t=%lld,v1=%064d,v0=abc,%s,v1=potato", (long long)NOW, 0,
+		      strchr(lookup(&t, "Stripe-Signature"), ',') + 1);
+	set_header(&t, "Stripe-Signature", v);
+	free(v);
+	ok(run(&ep, &t, b, bl, NULL, NOW, &res) == 0, "stripe: one of several v1 entries matches");
+	set_header(&t, "Stripe-Signature", "t=1700000000,v0=abc");
+	run(&ep, &t, b, bl, NULL, NOW, &res);
+	ok(res.status == VERIFY_MALFORMED, "stripe: no v1 entry is malformed");
+	set_header(&t, "Stripe-Signature", "t=17000x0000,v1=abc");
+	run(&ep, &t, b, bl, NULL, NOW, &res);
+	ok(res.status == VERIFY_MALFORMED, "stripe: non-numeric timestamp is malformed");
+	set_header(&t, "Stripe-Signature", "t=-1700000000,v1=abc");
+	run(&ep, &t, b, bl, NULL, NOW, &res);
+	ok(res.status == VERIFY_MALFORMED, "stripe: negative timestamp is malformed");
+	{
+		/* 10,000 entries, under the header cap */
+		size_t cap = 10000 * 3 + 32, o;
+		char *many = xmalloc(cap);
+
+		o = (size_t)snprintf(many, cap, "t=%lld", (long long)NOW);
+		for (int i = 0; i < 10000 && o < 8000; i++)
+			o += (size_t)snprintf(many + o, cap - o, ",v1");
+		set_header(&t, "Stripe-Signature", many);
+		run(&ep, &t, b, bl, NULL, NOW, &res);
+		ok(res.status == VERIFY_MALFORMED, "stripe: thousands of entries are malformed");
+		free(many);
+	}
+	secret_set_free(ep.secrets);
+	clear_headers(&t);
+
+	ep.provider = PROVIDER_STANDARD;
+	ep.secrets = one_secret("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
+	sign_into(&cases[2], "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", b, NOW, &t);
+	v = xasprintf("v1,AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA= v2,xyz  %s v1a,AAAA",
+		      lookup(&t, "webhook-signature"));
+	set_header(&t, "webhook-signature", v);
+	free(v);
+	ok(run(&ep, &t, b, bl, NULL, NOW, &res) == 0, "standard: one of several entries matches");
+	set_header(&t, "webhook-timestamp", "1700000000.5");
+	run(&ep, &t, b, bl, NULL, NOW, &res);
+	ok(res.status == VERIFY_MALFORMED, "standard: non-integer timestamp is malformed");
+	clear_headers(&t);
+	/* svix- names accepted on a standard endpoint */
+	sign_into(&cases[3], "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", b, NOW, &t);
+	ok(run(&ep, &t, b, bl, NULL, NOW, &res) == 0, "standard: svix-* header names accepted");
+	clear_headers(&t);
+	/* a partial header set is unsigned */
+	sign_into(&cases[2], "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", b, NOW, &t);
+	t.n = 1;
+	run(&ep, &t, b, bl, NULL, NOW, &res);
+	ok(res.status == VERIFY_UNSIGNED, "standard: missing webhook-id/timestamp is unsigned");
+	t.n = 3;
+	secret_set_free(ep.secrets);
+	clear_headers(&t);
+
+	ep.provider = PROVIDER_PADDLE;
+	ep.secrets = one_secret("pdl_good");
+	sign_into(&cases[7], "pdl_good", b, NOW, &t);
+	v = xasprintf("%s;h1=%064d;h2=zzz", lookup(&t, "Paddle-Signature"), 7);
+	set_header(&t, "Paddle-Signature", v);
+	free(v);
+	ok(run(&ep, &t, b, bl, NULL, NOW, &res) == 0, "paddle: one of several h1 entries matches");
+	secret_set_free(ep.secrets);
+	clear_headers(&t);
+}
+
+/* Standard Webhooks v1a: Ed25519 signed with whsk_, verified with whpk_ */
+static void
+test_ed25519(void)
+{
+	unsigned char seed[32], pub[32];
+	char b64[BASE64_ENCODED_SIZE(32)], *sk, *pk;
+	endpoint_conf ep;
+	test_req t = {{0}, {0}, 0};
+	verify_result res;
+	const char *b = json_body;
+	const char *keys[2];
+
+	for (int i = 0; i < 32; i++)
+		seed[i] = (unsigned char)(i * 7 + 3);
+	ok(ed25519_public(seed, pub) == 0, "ed25519: public key from seed");
+	base64_encode(seed, 32, b64);
+	sk = xasprintf("whsk_%s", b64);
+	base64_encode(pub, 32, b64);
+	pk = xasprintf("whpk_%s", b64);
+
+	memset(&ep, 0, sizeof(ep));
+	ep.provider = PROVIDER_STANDARD;
+	keys[0] = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+	keys[1] = pk;
+	ep.secrets = make_secrets(keys, 2);
+	ok(sign_into(&cases[2], sk, b, NOW, &t), "ed25519: sign with whsk_");
+	ok(strncmp(lookup(&t, "webhook-signature"), "v1a,", 4) == 0, "ed25519: v1a entry");
+	ok(run(&ep, &t, b, strlen(b), NULL, NOW, &res) == 0 && res.secret_index == 1,
+	   "ed25519: verifies with whpk_ (index %d)", res.secret_index);
+	ok(run(&ep, &t, "{}", 2, NULL, NOW, &res) < 0 && res.status == VERIFY_MISMATCH,
+	   "ed25519: other body rejected");
+	secret_set_free(ep.secrets);
+	ep.secrets = one_secret(sk);
+	ok(run(&ep, &t, b, strlen(b), NULL, NOW, &res) == 0, "ed25519: verifies with the whsk_ key too");
+	secret_set_free(ep.secrets);
+	clear_headers(&t);
+	free(sk);
+	free(pk);
+}
+
+/* Twilio JSON bodies: the URL carries bodySHA256 */
+static void
+test_twilio_json(void)
+{
+	endpoint_conf ep;
+	test_req t = {{0}, {0}, 0};
+	verify_result res;
+	const char *b = "{\"property\": \"value\", \"boolean\": true}";
+	char *url = sign_twilio_body_url(PUBLIC_URL "?" QUERY, (const unsigned char *)b, strlen(b));
+	const char *q = strchr(url, '?') + 1;
+	sign_input in;
+	sign_output out = {{{0}}, 0};
+	char err[128];
+
+	memset(&ep, 0, sizeof(ep));
+	ep.provider = PROVIDER_TWILIO;
+	ep.public_url = (char *)(uintptr_t)PUBLIC_URL;
+	ep.secrets = one_secret("12345");
+	memset(&in, 0, sizeof(in));
+	in.provider = PROVIDER_TWILIO;
+	in.secret = (const unsigned char *)"12345";
+	in.secret_len = 5;
+	in.body = (const unsigned char *)b;
+	in.body_len = strlen(b);
+	in.url = url;
+	ok(sign_headers(&in, &out, err, sizeof(err)) == 0, "twilio json: sign");
+	set_header(&t, out.h[0].name, out.h[0].value);
+	sign_release(&out);
+	ok(run(&ep, &t, b, strlen(b), q, NOW, &res) == 0, "twilio json: verifies (%s)", res.reason);
+	ok(run(&ep, &t, "{\"property\": \"value\", \"boolean\": fals}", 38, q, NOW, &res) < 0 &&
+		   res.status == VERIFY_MISMATCH,
+	   "twilio json: other body fails the body hash");
+	ok(run(&ep, &t, b, strlen(b), QUERY, NOW, &res) < 0, "twilio json: URL without bodySHA256 fails");
+	ep.public_url = (char *)(uintptr_t) "https://hooks.example.com:443/in/twilio";
+	ok(run(&ep, &t, b, strlen(b), q, NOW, &res) == 0, "twilio: configured :443 matches without port");
+	ep.public_url = NULL;
+	ok(run(&ep, &t, b, strlen(b), q, NOW, &res) < 0, "twilio: no public_url is a mismatch");
+	secret_set_free(ep.secrets);
+	clear_headers(&t);
+	free(url);
+}
+
+static void
+test_primitives(void)
+{
+	unsigned char buf[64];
+	char out[64];
+
+	ok(base64_decode("", 0, buf, sizeof(buf)) == 0, "base64: empty");
+	ok(base64_decode("Zg==", 4, buf, sizeof(buf)) == 1 && buf[0] == 'f', "base64: one byte");
+	ok(base64_decode("Zm8=", 4, buf, sizeof(buf)) == 2, "base64: two bytes");
+	ok(base64_decode("Zm9v", 4, buf, sizeof(buf)) == 3, "base64: three bytes");
+	ok(base64_decode("Zm9", 3, buf, sizeof(buf)) < 0, "base64: bad length");
+	ok(base64_decode("Z=9v", 4, buf, sizeof(buf)) < 0, "base64: padding inside");
+	ok(base64_decode("====", 4, buf, sizeof(buf)) < 0, "base64: all padding");
+	ok(base64_decode("Zm9vYmFy", 8, buf, 5) < 0, "base64: output cap");
+	base64_encode((const unsigned char *)"fo", 2, out);
+	ok(strcmp(out, "Zm8=") == 0, "base64: encode pads");
+	ok(hex_decode("0aFf", 4, buf, sizeof(buf)) == 2 && buf[0] == 0x0a && buf[1] == 0xff, "hex: both cases");
+	ok(hex_decode("0g", 2, buf, sizeof(buf)) < 0, "hex: bad digit");
+	ok(hex_decode("abc", 3, buf, sizeof(buf)) < 0, "hex: odd length");
+	ok(ct_equal("abc", 3, "abc", 3) && !ct_equal("abc", 3, "abd", 3) && !ct_equal("abc", 3, "ab", 2),
+	   "ct_equal");
+	ok(verify_http_status(VERIFY_MALFORMED) == 400 && verify_http_status(VERIFY_MISMATCH) == 401 &&
+		   verify_http_status(VERIFY_UNSIGNED) == 401 && verify_http_status(VERIFY_STALE) == 401,
+	   "http status mapping");
+}
+
+int main(void);
+
+int
+main(void)
+{
+	test_primitives();
+	test_vectors();
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		test_provider(&cases[i]);
+	test_multi();
+	test_ed25519();
+	test_twilio_json();
+	return done_testing();
+}
