@@ -49,12 +49,21 @@ FCGI_MODS = $(filter-out fcgi/main.c fcgi/null.c,$(wildcard fcgi/*.c))
 WORKER_MODS = $(filter-out worker/main.c,$(wildcard worker/*.c))
 UNIT_SRC = $(wildcard tests/unit/test_*.c)
 
+# A stamp named after the flags: changing SANITIZE or CFLAGS rebuilds
+# everything instead of linking objects built with other flags.
+FLAGS_HASH := $(shell echo '$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS)' | md5sum | cut -c1-12)
+STAMP = obj/flags-$(FLAGS_HASH)
+$(STAMP):
+	@mkdir -p obj
+	@rm -f obj/flags-*
+	@touch $@
+
 # Release objects under obj/release, test-build objects (failure points,
 # test clock) under obj/test: the shipped binaries contain no failure points.
-obj/release/%.o: %.c
+obj/release/%.o: %.c $(STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
-obj/test/%.o: %.c
+obj/test/%.o: %.c $(STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -DHOOKINBOX_TEST -c -o $@ $<
 
@@ -81,10 +90,16 @@ $(eval $(call program,obj/test/hookinbox-worker,test,worker/main.c $(WORKER_MODS
 $(eval $(call program,contrib/hookinbox-send,release,contrib/hookinbox-send.c $(COMMON_SRC),$(LIBS_WORKER)))
 $(eval $(call program,obj/test/hookinbox-send,test,contrib/hookinbox-send.c $(COMMON_SRC),$(LIBS_WORKER)))
 
-obj/test/unit/%: $(call objs,test,tests/unit/%.c $(FCGI_MODS) $(WORKER_MODS) $(COMMON_SRC))
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(filter obj/test/tests/unit/$*.o,$^) \
-		$(filter-out obj/test/tests/unit/%,$^) $(LIBS_WORKER) $(LIBS_FCGI)
+# A unit test tests/unit/test_NAME.c links the shared code plus the modules
+# of the program that holds NAME.c (fcgi/ or worker/).
+unit_mods = $(COMMON_SRC) $(if $(wildcard fcgi/$(1).c),$(FCGI_MODS)) \
+	$(if $(wildcard worker/$(1).c),$(WORKER_MODS))
+define unit_test
+obj/test/unit/test_$(1): $(call objs,test,tests/unit/test_$(1).c $(call unit_mods,$(1)))
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(ALL_LDFLAGS) -o $$@ $$^ $$(LIBS_WORKER) -lfcgi
+endef
+$(foreach t,$(patsubst tests/unit/test_%.c,%,$(UNIT_SRC)),$(eval $(call unit_test,$(t))))
 
 build-tests: $(TEST_PROGRAMS) $(UNIT_PROGRAMS)
 
