@@ -1,0 +1,250 @@
+-- Functions of the worker, recreated on every install run.
+--
+-- They run with the caller's rights (hookinbox_worker); every name is
+-- schema-qualified and search_path is pinned.
+
+-- The idempotency key of one action, derived only from the route and the
+-- event's natural key, so that it is the same whoever computes it and
+-- whenever.  key = event: the delivery key (provider, account, environment,
+-- event id).  key = object-type: (provider, account, environment, object
+-- id, event type), so two provider events describing one business event
+-- make one action; without an object id it falls back to the event key.
+create or replace function hookinbox.action_key(p_route text, p_mode text, p_provider text,
+	p_account text, p_environment text, p_event_id text, p_object_id text, p_event_type text)
+returns text
+language sql immutable parallel safe
+set search_path = pg_catalog, pg_temp
+as $$
+	select 'hookinbox:' || p_route || ':' || encode(sha256(convert_to(
+		case when p_mode = 'object-type' and p_object_id is not null
+		     then jsonb_build_array(p_route, 'object-type', p_provider, p_account,
+				p_environment, p_object_id, coalesce(p_event_type, ''))::text
+		     else jsonb_build_array(p_route, 'event', p_provider, p_account,
+				p_environment, p_event_id)::text
+		end, 'UTF8')), 'hex')
+$$;
+
+-- Fan-out: insert the actions the worker's router chose for a batch of
+-- claimed inbox rows (parallel arrays, one element per action) and mark
+-- the rows dispatched, or unrouted when no route matched them.  The caller
+-- holds the rows FOR UPDATE in the same transaction.  Returns the number
+-- of actions inserted (duplicates collapse on (route, idem_key)).
+create or replace function hookinbox.fan_out(p_inbox_ids bigint[], p_action_inbox bigint[],
+	p_routes text[], p_modes text[], p_ordered boolean[], p_max_attempts integer[])
+returns bigint
+language plpgsql
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+	v_n bigint;
+begin
+	insert into hookinbox.action (inbox_id, route, idem_key, object_id, event_type,
+		event_version, ordered, max_attempts)
+	select v.inbox_id, v.route,
+	       hookinbox.action_key(v.route, v.mode, i.provider, i.account, i.environment,
+			i.event_id, i.object_id, i.event_type),
+	       i.object_id, i.event_type, i.event_version, v.ordered, v.max_attempts
+	  from unnest(p_action_inbox, p_routes, p_modes, p_ordered, p_max_attempts)
+		as v(inbox_id, route, mode, ordered, max_attempts)
+	  join hookinbox.inbox i on i.id = v.inbox_id
+	 order by v.inbox_id, v.route
+	on conflict (route, idem_key) do nothing;
+	get diagnostics v_n = row_count;
+
+	update hookinbox.inbox i
+	   set state = case when i.id = any(p_action_inbox) then 'dispatched' else 'unrouted' end,
+	       dispatched_at = now()
+	 where i.id = any(p_inbox_ids) and i.state = 'pending';
+	return v_n;
+end
+$$;
+
+-- Claim up to p_limit due actions under a new lease and return them with
+-- the event they deliver.  The claim counts the attempt, moves due_at to the
+-- end of the lease (an expired lease is due again) and sets lease_token,
+-- which every later write checks.
+--
+-- On the way, actions are
+--   parked when an earlier worker used up their attempts or the retry
+--   window without recording an outcome (it crashed each time);
+--   order = object: marked stale when the object's applied version, or a
+--   pending/done sibling, is newer; deferred by a second while a sibling is
+--   leased (one object is never in flight twice).  An advisory lock per
+--   (route, object) held to commit serialises these decisions between
+--   workers; each check is a new statement and so sees what the previous
+--   lock holder committed.
+create or replace function hookinbox.claim_actions(p_limit integer, p_lease_s integer,
+	p_retry_window_s integer)
+returns table (action_id bigint, lease_token uuid, route text, idem_key text,
+	attempts integer, max_attempts integer, age_s double precision, event_id text,
+	event_type text, object_id text, content_type text, body bytea, outcome text)
+language plpgsql
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+	v_token uuid := gen_random_uuid();
+	v_lease interval := make_interval(secs => p_lease_s);
+	v_ids bigint[] := '{}';
+	v_stale bigint[] := '{}';
+	v_parked bigint[] := '{}';
+	r record;
+begin
+	for r in
+		select a.id, a.route, a.object_id, a.ordered, a.event_version, a.attempts,
+		       a.max_attempts, a.created_at
+		  from hookinbox.action a
+		 where a.state = 'pending' and a.due_at <= now()
+		 order by a.due_at
+		 limit p_limit
+		   for no key update skip locked
+	loop
+		if r.attempts >= r.max_attempts
+		   or r.created_at + make_interval(secs => p_retry_window_s) < now() then
+			update hookinbox.action a
+			   set state = 'parked', lease_token = null, lease_until = null,
+			       updated_at = now(),
+			       last_error = left(case when r.attempts >= r.max_attempts
+					then 'attempts exhausted without a recorded outcome'
+					else 'retry window exhausted' end
+					|| coalesce('; last: ' || a.last_error, ''), 500)
+			 where a.id = r.id;
+			v_parked := v_parked || r.id;
+			continue;
+		end if;
+		if r.ordered and r.object_id is not null then
+			perform pg_advisory_xact_lock(hashtext(r.route), hashtext(r.object_id));
+			if exists (select 1 from hookinbox.action s
+				    where s.route = r.route and s.object_id = r.object_id and s.ordered
+				      and s.id <> r.id and s.state = 'pending' and s.lease_until > now()) then
+				update hookinbox.action a set due_at = now() + interval '1 second'
+				 where a.id = r.id;
+				continue;
+			end if;
+			if r.event_version is not null and (
+			   exists (select 1 from hookinbox.object_state o
+				    where o.route = r.route and o.object_id = r.object_id
+				      and o.applied_version > r.event_version)
+			   or exists (select 1 from hookinbox.action s
+				    where s.route = r.route and s.object_id = r.object_id and s.ordered
+				      and s.id <> r.id and s.state in ('pending', 'done')
+				      and s.event_version > r.event_version)) then
+				update hookinbox.action a
+				   set state = 'stale', lease_token = null, lease_until = null,
+				       updated_at = now(), done_at = now()
+				 where a.id = r.id;
+				v_stale := v_stale || r.id;
+				continue;
+			end if;
+			-- visible to the sibling check of the rest of this batch
+			update hookinbox.action a set lease_until = now() + v_lease where a.id = r.id;
+		end if;
+		v_ids := v_ids || r.id;
+	end loop;
+
+	return query
+	with c as (
+		update hookinbox.action a
+		   set lease_token = v_token, lease_until = now() + v_lease,
+		       due_at = now() + v_lease, attempts = a.attempts + 1, updated_at = now()
+		 where a.id = any(v_ids)
+		returning a.id, a.inbox_id, a.route, a.idem_key, a.attempts, a.max_attempts, a.created_at
+	)
+	select c.id, v_token, c.route, c.idem_key, c.attempts, c.max_attempts,
+	       extract(epoch from now() - c.created_at)::double precision,
+	       i.event_id, i.event_type, i.object_id, i.headers->>'Content-Type', i.body,
+	       'claimed'::text
+	  from c join hookinbox.inbox i on i.id = c.inbox_id
+	union all
+	-- what else happened on the way, for the worker's counters (no body)
+	select a.id, null::uuid, a.route, a.idem_key, a.attempts, a.max_attempts, 0::double precision,
+	       null::text, a.event_type, a.object_id, null::text, null::bytea,
+	       case when a.id = any(v_stale) then 'stale' else 'parked' end
+	  from hookinbox.action a
+	 where a.id = any(v_stale || v_parked);
+end
+$$;
+
+-- Record the outcomes of calls (parallel arrays, one element per action).
+-- Each write is guarded by the lease token of the claim that made the
+-- call: a worker whose lease expired and was taken over changes nothing.
+-- p_states: done | pending (retry after p_delays seconds) | parked.
+-- order = object: a done action raises the object's applied version.
+-- Returns the ids that were recorded (the lease was still ours).
+create or replace function hookinbox.record_actions(p_ids bigint[], p_tokens uuid[],
+	p_states text[], p_statuses integer[], p_errors text[], p_refs text[],
+	p_delays double precision[])
+returns setof bigint
+language plpgsql
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+	return query
+	with r as (
+		select * from unnest(p_ids, p_tokens, p_states, p_statuses, p_errors, p_refs, p_delays)
+			as r(id, token, state, status, error, ref, delay)
+	), u as (
+		update hookinbox.action a
+		   set state = r.state,
+		       last_status = r.status,
+		       last_error = left(r.error, 500),
+		       response_ref = coalesce(left(r.ref, 200), case when r.state = 'done' then null
+					 else a.response_ref end),
+		       lease_token = null, lease_until = null,
+		       due_at = case when r.state = 'pending'
+				     then now() + make_interval(secs => greatest(r.delay, 0))
+				     else a.due_at end,
+		       done_at = case when r.state = 'done' then now() else null end,
+		       updated_at = now()
+		  from r
+		 where a.id = r.id and a.lease_token = r.token and a.state = 'pending'
+		returning a.id, a.state, a.ordered, a.route, a.object_id, a.event_version
+	), o as (
+		insert into hookinbox.object_state as o (route, object_id, applied_version)
+		select u.route, u.object_id, max(u.event_version)
+		  from u
+		 where u.state = 'done' and u.ordered and u.object_id is not null
+		   and u.event_version is not null
+		 group by u.route, u.object_id
+		on conflict (route, object_id) do update
+		   set applied_version = greatest(o.applied_version, excluded.applied_version),
+		       updated_at = now()
+	)
+	select u.id from u;
+end
+$$;
+
+-- The event a SQL handler receives: the envelope fields and the body as
+-- jsonb (NULL when the body is not JSON or was purged).
+create or replace function hookinbox.action_event(p_action_id bigint)
+returns jsonb
+language plpgsql stable
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+	v jsonb;
+	v_body jsonb;
+	r record;
+begin
+	select a.id, a.route, a.idem_key, a.attempts, i.endpoint, i.provider, i.account,
+	       i.environment, i.event_id, i.event_type, i.object_id, i.event_version,
+	       i.received_at, i.body
+	  into r
+	  from hookinbox.action a join hookinbox.inbox i on i.id = a.inbox_id
+	 where a.id = p_action_id;
+	if not found then
+		return null;
+	end if;
+	begin
+		v_body := convert_from(r.body, 'UTF8')::jsonb;
+	exception when others then
+		v_body := null;
+	end;
+	v := jsonb_build_object('action_id', r.id, 'route', r.route, 'idempotency_key', r.idem_key,
+		'attempt', r.attempts, 'endpoint', r.endpoint, 'provider', r.provider,
+		'account', r.account, 'environment', r.environment, 'event_id', r.event_id,
+		'event_type', r.event_type, 'object_id', r.object_id, 'version', r.event_version,
+		'received_at', r.received_at, 'body', v_body);
+	return v;
+end
+$$;

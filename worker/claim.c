@@ -1,0 +1,119 @@
+/*
+ * claim.c - take due actions under a lease
+ */
+#include "claim.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "failpoint.h"
+#include "xalloc.h"
+
+enum {
+	COL_ID,
+	COL_TOKEN,
+	COL_ROUTE,
+	COL_KEY,
+	COL_ATTEMPTS,
+	COL_MAX,
+	COL_AGE,
+	COL_EVENT_ID,
+	COL_TYPE,
+	COL_OBJECT,
+	COL_CTYPE,
+	COL_BODY,
+	COL_OUTCOME,
+	COL__COUNT
+};
+
+static char *
+opt_str(const PGresult *r, int row, int col)
+{
+	return PQgetisnull(r, row, col) ? NULL : xstrdup(PQgetvalue(r, row, col));
+}
+
+static job *
+job_from_row(const PGresult *r, int i, const conf *c)
+{
+	job *j = xcalloc(1, sizeof(*j));
+	const char *tok = PQgetvalue(r, i, COL_TOKEN);
+
+	j->action_id = strtoll(PQgetvalue(r, i, COL_ID), NULL, 10);
+	snprintf(j->token, sizeof(j->token), "%s", tok);
+	j->route_name = xstrdup(PQgetvalue(r, i, COL_ROUTE));
+	j->route = conf_route(c, j->route_name);
+	j->idem_key = xstrdup(PQgetvalue(r, i, COL_KEY));
+	j->attempt = (int)strtol(PQgetvalue(r, i, COL_ATTEMPTS), NULL, 10);
+	j->max_attempts = (int)strtol(PQgetvalue(r, i, COL_MAX), NULL, 10);
+	j->age_s = strtod(PQgetvalue(r, i, COL_AGE), NULL);
+	j->event_id = xstrdup(PQgetvalue(r, i, COL_EVENT_ID));
+	j->event_type = opt_str(r, i, COL_TYPE);
+	j->object_id = opt_str(r, i, COL_OBJECT);
+	j->content_type = opt_str(r, i, COL_CTYPE);
+	if (!PQgetisnull(r, i, COL_BODY)) {
+		/* bytea in text form (hex): back to the exact stored bytes */
+		size_t len = 0;
+		unsigned char *raw =
+			PQunescapeBytea((const unsigned char *)PQgetvalue(r, i, COL_BODY), &len);
+
+		if (raw == NULL)
+			abort(); /* only fails for lack of memory */
+		j->body = xmalloc(len + 1);
+		memcpy(j->body, raw, len);
+		j->body[len] = '\0';
+		j->body_len = len;
+		PQfreemem(raw);
+	}
+	j->retry_after_s = -1;
+	return j;
+}
+
+int
+claim_run(PGconn *conn, const conf *c, int limit, job ***jobs, size_t *n, size_t *cap,
+	  claim_counts *counts)
+{
+	static const char sql[] = "select action_id, lease_token, route, idem_key, attempts,"
+				  " max_attempts, age_s, event_id, event_type, object_id,"
+				  " content_type, body, outcome"
+				  " from hookinbox.claim_actions($1::integer, $2::integer, $3::integer)";
+	const worker_conf *w = conf_worker(c);
+	char b0[16], b1[16], b2[16];
+	const char *p[3] = {b0, b1, b2};
+	PGresult *r;
+	int rc = -1, got;
+
+	*counts = (claim_counts){0, 0, 0};
+	snprintf(b0, sizeof(b0), "%d", limit);
+	snprintf(b1, sizeof(b1), "%d", w->lease);
+	snprintf(b2, sizeof(b2), "%d", w->retry_window);
+	r = PQexecParams(conn, sql, 3, NULL, p, NULL, NULL, 0);
+	if (db_check(conn, r, PGRES_TUPLES_OK, "claim") != 0 || PQnfields(r) != COL__COUNT)
+		goto out;
+	got = PQntuples(r);
+	for (int i = 0; i < got; i++) {
+		const char *what = PQgetvalue(r, i, COL_OUTCOME);
+
+		if (strcmp(what, "stale") == 0) {
+			counts->stale++;
+			continue;
+		}
+		if (strcmp(what, "claimed") != 0) {
+			counts->parked++;
+			continue;
+		}
+		counts->claimed++;
+		if (*n == *cap) {
+			*cap = *cap ? *cap * 2 : 64;
+			*jobs = xrealloc(*jobs, *cap * sizeof(**jobs));
+		}
+		(*jobs)[(*n)++] = job_from_row(r, i, c);
+	}
+	rc = 0;
+	if (counts->claimed > 0)
+		FAILPOINT("worker-after-claim");
+out:
+	PQclear(r);
+	return rc;
+}

@@ -1,0 +1,30 @@
+/*
+ * claim.h - take due actions under a lease
+ */
+#ifndef HOOKINBOX_CLAIM_H
+#define HOOKINBOX_CLAIM_H
+
+#include <stddef.h>
+
+#include <libpq-fe.h>
+
+#include "conf.h"
+#include "job.h"
+
+typedef struct claim_counts {
+	long claimed;
+	long stale;  /* order = object: marked stale on the way */
+	long parked; /* attempts or retry window used up without a recorded outcome */
+} claim_counts;
+
+/*
+ * Claim up to limit due actions with hookinbox.claim_actions() (one
+ * statement, committed when this returns: no transaction is held while the
+ * calls run).  On success returns 0 and appends the new jobs to
+ * (*jobs)[*n...], growing the xrealloc'd array; the caller owns them.
+ * *counts says what the claim did.  Returns -1 on error (logged).
+ */
+int claim_run(PGconn *conn, const conf *c, int limit, job ***jobs, size_t *n, size_t *cap,
+	      claim_counts *counts) __attribute__((warn_unused_result));
+
+#endif

@@ -1,0 +1,51 @@
+/*
+ * db.h - the worker's database connection and small libpq helpers
+ *
+ * Only the database modules (fanout.c, claim.c, record.c, sqlfn.c) include
+ * this header and libpq.
+ */
+#ifndef HOOKINBOX_DB_H
+#define HOOKINBOX_DB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <libpq-fe.h>
+
+/*
+ * Connect with conninfo (fallback_application_name hookinbox-worker,
+ * search_path empty so that every name must be schema-qualified).
+ * Returns NULL after logging why.  The caller closes it with PQfinish.
+ */
+PGconn *db_connect(const char *conninfo);
+
+/*
+ * Check res: 0 when its status is want, else -1 after logging
+ * "what: message" and the SQLSTATE.  Never clears res.
+ */
+int db_check(const PGconn *conn, const PGresult *res, ExecStatusType want, const char *what);
+
+/* run a statement without parameters that returns no rows; 0 or -1 (logged) */
+int db_command(PGconn *conn, const char *sql, const char *what);
+
+/* true when the connection is gone (the caller stops and exits 75) */
+bool db_lost(const PGconn *conn);
+
+/*
+ * A growing PostgreSQL array literal ("{...}") for one parameter, so that
+ * a batch goes to the server in one statement.  Values are quoted; a NULL
+ * value is the SQL NULL.
+ */
+typedef struct db_array {
+	char *buf;
+	size_t len, cap;
+} db_array;
+
+void db_array_init(db_array *a);
+void db_array_add(db_array *a, const char *value);
+void db_array_addf_int(db_array *a, long long v);
+/* the literal, valid until the next add or db_array_release */
+const char *db_array_get(db_array *a);
+void db_array_release(db_array *a);
+
+#endif

@@ -1,0 +1,119 @@
+/*
+ * fanout.c - turn pending inbox rows into actions, one per matching route
+ *
+ * Routes live in the configuration, so routing happens here; the actions of
+ * a whole batch then go to hookinbox.fan_out() as parallel arrays in one
+ * statement, which derives each idempotency key and collapses duplicates.
+ */
+#include "fanout.h"
+
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "failpoint.h"
+
+bool
+fanout_route_matches(const route_conf *r, const char *endpoint, const char *type)
+{
+	bool ep = false;
+
+	for (size_t i = 0; i < r->n_endpoints && !ep; i++)
+		ep = strcmp(r->endpoints[i], endpoint) == 0;
+	if (!ep)
+		return false;
+	for (size_t i = 0; i < r->n_events; i++)
+		if (fnmatch(r->events[i], type ? type : "", 0) == 0)
+			return true;
+	return false;
+}
+
+int
+fanout_run(PGconn *conn, const conf *c, int batch, fanout_result *res)
+{
+	static const char sel[] = "select id, endpoint, event_type from hookinbox.inbox"
+				  " where state = 'pending' order by id limit $1::integer"
+				  " for update skip locked";
+	static const char ins[] = "select hookinbox.fan_out($1::bigint[], $2::bigint[], $3::text[],"
+				  " $4::text[], $5::boolean[], $6::integer[])";
+	db_array ids, a_inbox, a_route, a_mode, a_ordered, a_max;
+	PGresult *r = NULL;
+	char nbuf[16];
+	const char *p[6];
+	int rc = -1, in_tx = 0;
+
+	*res = (fanout_result){0, 0, 0};
+	db_array_init(&ids);
+	db_array_init(&a_inbox);
+	db_array_init(&a_route);
+	db_array_init(&a_mode);
+	db_array_init(&a_ordered);
+	db_array_init(&a_max);
+
+	if (db_command(conn, "begin", "fan-out") != 0)
+		goto out;
+	in_tx = 1;
+	snprintf(nbuf, sizeof(nbuf), "%d", batch);
+	p[0] = nbuf;
+	r = PQexecParams(conn, sel, 1, NULL, p, NULL, NULL, 0);
+	if (db_check(conn, r, PGRES_TUPLES_OK, "fan-out: claim inbox rows") != 0 || PQnfields(r) != 3)
+		goto out;
+	res->rows = PQntuples(r);
+	if (res->rows == 0) {
+		rc = 0;
+		goto out;
+	}
+	for (int i = 0; i < PQntuples(r); i++) {
+		const char *id = PQgetvalue(r, i, 0);
+		const char *ep = PQgetvalue(r, i, 1);
+		const char *type = PQgetisnull(r, i, 2) ? NULL : PQgetvalue(r, i, 2);
+		bool routed = false;
+
+		db_array_add(&ids, id);
+		for (size_t k = 0; k < conf_route_count(c); k++) {
+			const route_conf *rt = conf_route_at(c, k);
+
+			if (!fanout_route_matches(rt, ep, type))
+				continue;
+			routed = true;
+			db_array_add(&a_inbox, id);
+			db_array_add(&a_route, rt->name);
+			db_array_add(&a_mode, rt->key == ROUTE_KEY_OBJECT_TYPE ? "object-type" : "event");
+			db_array_add(&a_ordered, rt->order == ROUTE_ORDER_OBJECT ? "t" : "f");
+			db_array_addf_int(&a_max, rt->max_attempts);
+		}
+		if (!routed)
+			res->unrouted++;
+	}
+	PQclear(r);
+	p[0] = db_array_get(&ids);
+	p[1] = db_array_get(&a_inbox);
+	p[2] = db_array_get(&a_route);
+	p[3] = db_array_get(&a_mode);
+	p[4] = db_array_get(&a_ordered);
+	p[5] = db_array_get(&a_max);
+	r = PQexecParams(conn, ins, 6, NULL, p, NULL, NULL, 0);
+	if (db_check(conn, r, PGRES_TUPLES_OK, "fan-out: insert actions") != 0 || PQntuples(r) != 1)
+		goto out;
+	res->actions = strtol(PQgetvalue(r, 0, 0), NULL, 10);
+	rc = 0;
+out:
+	PQclear(r);
+	if (in_tx) {
+		if (rc == 0 && db_command(conn, "commit", "fan-out: commit") != 0)
+			rc = -1;
+		else if (rc != 0 && !db_lost(conn))
+			(void)db_command(conn, "rollback", "fan-out: rollback");
+	}
+	if (rc == 0 && res->rows > 0)
+		FAILPOINT("worker-after-fanout");
+	db_array_release(&ids);
+	db_array_release(&a_inbox);
+	db_array_release(&a_route);
+	db_array_release(&a_mode);
+	db_array_release(&a_ordered);
+	db_array_release(&a_max);
+	return rc;
+}

@@ -1,0 +1,117 @@
+/*
+ * sqlfn.c - routes with handler = sql:schema.function
+ *
+ * The function name was checked at load time (lower-case identifiers,
+ * conf.c) and is still quoted with PQescapeIdentifier here.
+ */
+#include "sqlfn.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "failpoint.h"
+#include "xalloc.h"
+
+/* "schema"."function" for handler "schema.function"; NULL on error */
+static char *
+quoted_function(PGconn *conn, const char *handler)
+{
+	const char *dot = strchr(handler, '.');
+	char *schema, *sq = NULL, *fq = NULL, *out = NULL;
+
+	if (dot == NULL)
+		return NULL;
+	schema = xstrndup(handler, (size_t)(dot - handler));
+	sq = PQescapeIdentifier(conn, schema, strlen(schema));
+	fq = PQescapeIdentifier(conn, dot + 1, strlen(dot + 1));
+	if (sq != NULL && fq != NULL)
+		out = xasprintf("%s.%s", sq, fq);
+	PQfreemem(sq);
+	PQfreemem(fq);
+	free(schema);
+	return out;
+}
+
+static void
+set_error(job *j, const PGresult *r, const char *what)
+{
+	const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+	const char *msg = r ? PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+
+	snprintf(j->error, sizeof(j->error), "%s: SQLSTATE %s: %.160s", what, state ? state : "none",
+		 msg ? msg : "no message");
+}
+
+int
+sqlfn_apply(PGconn *conn, job *j)
+{
+	static const char lock_sql[] = "update hookinbox.action set updated_at = now()"
+				       " where id = $1::bigint and lease_token = $2::uuid"
+				       " and state = 'pending' returning id";
+	static const char done_sql[] = "select * from hookinbox.record_actions(array[$1::bigint],"
+				       " array[$2::uuid], '{done}', '{NULL}', '{NULL}', '{NULL}', '{0}')";
+	char idbuf[24], tmo[48];
+	const char *p[2] = {idbuf, j->token};
+	char *fn = NULL, *call = NULL;
+	PGresult *r = NULL;
+	int in_tx = 0;
+
+	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)j->action_id);
+	j->outcome = JOB_RETRY;
+	fn = quoted_function(conn, j->route->handler);
+	if (fn == NULL) {
+		snprintf(j->error, sizeof(j->error), "handler: bad function name");
+		goto out;
+	}
+	call = xasprintf("select %s(hookinbox.action_event($1::bigint))", fn);
+	if (db_command(conn, "begin", "handler: begin") != 0)
+		goto out;
+	in_tx = 1;
+	snprintf(tmo, sizeof(tmo), "set local statement_timeout = %d", j->route->timeout * 1000);
+	if (db_command(conn, tmo, "handler: statement timeout") != 0)
+		goto out;
+	r = PQexecParams(conn, lock_sql, 2, NULL, p, NULL, NULL, 0);
+	if (db_check(conn, r, PGRES_TUPLES_OK, "handler: lease") != 0) {
+		set_error(j, r, "lease");
+		goto out;
+	}
+	if (PQntuples(r) != 1) {
+		j->outcome = JOB_LOST;
+		goto out;
+	}
+	PQclear(r);
+	r = PQexecParams(conn, call, 1, NULL, p, NULL, NULL, 0);
+	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+		/* the function's own failure: retried like a 5xx, not logged as ours */
+		set_error(j, r, "handler");
+		goto out;
+	}
+	PQclear(r);
+	FAILPOINT("worker-in-handler");
+	r = PQexecParams(conn, done_sql, 2, NULL, p, NULL, NULL, 0);
+	if (db_check(conn, r, PGRES_TUPLES_OK, "handler: record") != 0) {
+		set_error(j, r, "record");
+		goto out;
+	}
+	if (PQntuples(r) != 1) {
+		j->outcome = JOB_LOST;
+		goto out;
+	}
+	PQclear(r);
+	r = NULL;
+	in_tx = 0;
+	if (db_command(conn, "commit", "handler: commit") != 0) {
+		snprintf(j->error, sizeof(j->error), "handler: commit failed");
+		goto out;
+	}
+	j->outcome = JOB_DONE;
+out:
+	PQclear(r);
+	if (in_tx && !db_lost(conn))
+		(void)db_command(conn, "rollback", "handler: rollback");
+	free(call);
+	free(fn);
+	return db_lost(conn) ? -1 : 0;
+}
