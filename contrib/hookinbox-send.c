@@ -354,7 +354,7 @@ main(int argc, char **argv)
 	sign_output out = {{{0}}, 0};
 	struct curl_slist *hdrs = NULL;
 	bool have_ctype = false;
-	int c;
+	int c, status;
 
 	memset(&hc, 0, sizeof(hc));
 	hc.header = hmac_header;
@@ -483,15 +483,14 @@ main(int argc, char **argv)
 	in.url = send_url;
 	if (sign_headers(&in, &out, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s: could not sign: %s\n", progname, err);
-		sign_release(&out);
-		secret_set_free(secrets);
-		return EX_CONFIG;
+		status = EX_CONFIG;
+		goto out;
 	}
-	secret_set_free(secrets);
 
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		fprintf(stderr, "%s: could not initialise libcurl\n", progname);
-		return EX_SOFTWARE;
+		status = EX_SOFTWARE;
+		goto out;
 	}
 	for (size_t i = 0; i < out.n; i++) {
 		char *h = xasprintf("%s: %s", out.h[i].name, out.h[i].value);
@@ -505,20 +504,22 @@ main(int argc, char **argv)
 	hdrs = curl_slist_append(hdrs, "Expect:");
 	for (size_t i = 0; i < n_extra; i++)
 		hdrs = curl_slist_append(hdrs, extra[i]);
-	sign_release(&out);
 	if (hdrs == NULL) {
 		fprintf(stderr, "%s: out of memory\n", progname);
-		return EX_SOFTWARE;
+		status = EX_SOFTWARE;
+	} else {
+		failed = send_all(send_url, hdrs, body, body_len, repeat, conc);
+		status = failed == 0 ? 0 : 1;
 	}
-
-	failed = send_all(send_url, hdrs, body, body_len, repeat, conc);
-
 	curl_slist_free_all(hdrs);
 	curl_global_cleanup();
+out:
+	sign_release(&out);
+	secret_set_free(secrets);
 	free(extra);
 	free(ctype);
 	free(id);
 	free(send_url);
 	free(body);
-	return failed == 0 ? 0 : 1;
+	return status;
 }
