@@ -67,6 +67,7 @@ job_from_row(const PGresult *r, int i, const conf *c)
 		PQfreemem(raw);
 	}
 	j->retry_after_s = -1;
+	j->outcome = JOB_RETRY; /* until a result says otherwise */
 	return j;
 }
 

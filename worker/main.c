@@ -239,11 +239,13 @@ decide(worker *w, job *j)
 	call_class cls;
 	double delay;
 
-	if (j->outcome == JOB_DONE || j->outcome == JOB_LOST)
-		return;
-	if (j->route != NULL && j->route->handler != NULL)
-		cls = CALL_RETRY; /* sqlfn.c leaves only failures here */
-	else if (j->status > 0)
+	if (j->route != NULL && j->route->handler != NULL) {
+		if (j->outcome == JOB_DONE || j->outcome == JOB_LOST)
+			return; /* sqlfn.c recorded it, or the lease was lost */
+		cls = CALL_RETRY;
+	} else if (j->outcome == JOB_PARK) {
+		return; /* decided before any call (payload purged) */
+	} else if (j->status > 0)
 		cls = backoff_classify(j->status);
 	else
 		cls = CALL_RETRY;

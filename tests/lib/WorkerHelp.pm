@@ -1,0 +1,129 @@
+# WorkerHelp - helpers shared by the worker's integration tests (tests/t/2*.t)
+#
+#   my $t = WorkerHelp::setup(routes => {...}, worker => {...});
+#   WorkerHelp::accept($t, event_id => 'evt_1', type => 'invoice.paid', ...);
+#   my ($rc, $log) = WorkerHelp::worker($t, '--once');
+package WorkerHelp;
+
+use strict;
+use warnings;
+use HookTest;
+use Time::HiRes qw(sleep time);
+
+our $SECRET = 'whsec_' . MIME::Base64::encode_base64('route-secret-0123456789abcdef', '');
+
+# a HookTest with one stripe endpoint "shop" (and "gh"), the worker's role in conninfo
+sub setup {
+	my (%o) = @_;
+	return HookTest->new(
+		endpoints => $o{endpoints} // { shop => { provider => 'stripe' }, gh => { provider => 'github' } },
+		routes => $o{routes},
+		worker => { lease => 5, backoff_base => 1, backoff_cap => 4, %{ $o{worker} // {} } },
+		intake_role => 'hookinbox_worker',
+		no_lighttpd => 1,
+		%{ $o{extra} // {} },
+	);
+}
+
+sub sqlq {
+	my ($v) = @_;
+	return 'null' unless defined $v;
+	$v =~ s/'/''/g;
+	return "'$v'";
+}
+
+# insert one delivery as the responder would; returns the inbox id
+sub accept {
+	my ($t, %e) = @_;
+	my $body = $e{body} // qq({"id":"$e{event_id}","type":"@{[ $e{type} // '' ]}"});
+	my $sql = sprintf("select id from hookinbox.accept(%s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, "
+		. "convert_to(%s, 'UTF8'), false)",
+		sqlq($e{endpoint} // 'shop'), sqlq($e{provider} // 'stripe'), sqlq($e{account} // 'shop'),
+		sqlq($e{environment} // 'default'), sqlq($e{event_id}), sqlq($e{type}), sqlq($e{object_id}),
+		defined $e{version} ? $e{version} + 0 : 'null',
+		sqlq($e{headers} // '{"Content-Type":"application/json"}'), sqlq($body));
+	return $t->sql($sql);
+}
+
+# many deliveries in one statement: n events evt_<prefix>_<i>
+sub accept_many {
+	my ($t, $n, %o) = @_;
+	my $p = $o{prefix} // 'bulk';
+	my $type = $o{type} // 'invoice.paid';
+	return $t->sql("select count(*) from generate_series(1, $n) g, lateral hookinbox.accept('shop', 'stripe', "
+		. "'shop', 'default', '${p}_' || g, '$type', null, null, '{\"Content-Type\":\"application/json\"}', "
+		. "convert_to('{\"id\":\"${p}_' || g || '\"}', 'UTF8'), false)");
+}
+
+sub bin { return HookTest::top() . '/obj/test/hookinbox-worker' }
+
+# run the worker to completion; returns (exit code, what it logged)
+sub worker {
+	my ($t, @args) = @_;
+	my %env = ref $args[0] eq 'HASH' ? %{ shift @args } : ();
+	my $log = $t->dir . '/worker.' . int(rand(1e9)) . '.log';
+	my $pid = fork // die "fork: $!";
+	if ($pid == 0) {
+		$ENV{$_} = $env{$_} for keys %env;
+		open STDERR, '>', $log or die $!;
+		open STDOUT, '>&', \*STDERR or die $!;
+		exec(bin(), '-c', $t->config, @args) or POSIX::_exit(127);
+	}
+	waitpid $pid, 0;
+	my $rc = $? & 127 ? 128 + ($? & 127) : $? >> 8;
+	open my $fh, '<', $log or return ($rc, '');
+	local $/;
+	my $out = <$fh> // '';
+	return ($rc, $out);
+}
+
+# start a worker in the background; returns (pid, logfile)
+sub worker_bg {
+	my ($t, @args) = @_;
+	my %env = ref $args[0] eq 'HASH' ? %{ shift @args } : ();
+	my $log = $t->dir . '/worker.' . int(rand(1e9)) . '.log';
+	my $pid = fork // die "fork: $!";
+	if ($pid == 0) {
+		$ENV{$_} = $env{$_} for keys %env;
+		open STDERR, '>', $log or die $!;
+		open STDOUT, '>&', \*STDERR or die $!;
+		exec(bin(), '-c', $t->config, @args) or POSIX::_exit(127);
+	}
+	return ($pid, $log);
+}
+
+sub slurp {
+	my ($f) = @_;
+	open my $fh, '<', $f or return '';
+	local $/;
+	return <$fh> // '';
+}
+
+# run --once until no action is pending (or the time is up); returns the runs' logs
+sub drain {
+	my ($t, %o) = @_;
+	my $until = time() + ($o{timeout} // 30);
+	my $all = '';
+	while (time() < $until) {
+		my ($rc, $out) = worker($t, '--once', @{ $o{args} // [] });
+		$all .= $out;
+		my $left = $t->sql("select count(*) from hookinbox.action where state = 'pending'")
+			+ $t->sql("select count(*) from hookinbox.inbox where state = 'pending'");
+		last if $left == 0;
+		sleep($o{pause} // 0.5);
+	}
+	return $all;
+}
+
+# state of the only action of an event
+sub action {
+	my ($t, $event_id, $route) = @_;
+	my $r = $t->sql("select a.state, a.attempts, coalesce(a.last_status, 0), coalesce(a.last_error, ''), "
+		. "a.idem_key, a.id from hookinbox.action a join hookinbox.inbox i on i.id = a.inbox_id "
+		. "where i.event_id = " . sqlq($event_id) . ($route ? " and a.route = " . sqlq($route) : '')
+		. " order by a.id limit 1");
+	my @f = split /\|/, $r, -1;
+	return { state => $f[0], attempts => $f[1], status => $f[2], error => $f[3], key => $f[4], id => $f[5] };
+}
+
+1;
