@@ -40,7 +40,7 @@ endif
 ALL_CFLAGS = $(WARN) $(HARDEN) $(DEFS) $(INCS) $(SAN) -MMD -MP $(CFLAGS)
 ALL_LDFLAGS = $(HARDEN_LD) $(SAN) $(LDFLAGS)
 
-LIBS_COMMON = $(shell $(PKG_CONFIG) --libs libpq json-c inih libcrypto)
+LIBS_COMMON = $(shell $(PKG_CONFIG) --libs libpq json-c inih libcrypto) -lpthread
 LIBS_FCGI = -lfcgi $(LIBS_COMMON)
 LIBS_WORKER = $(shell $(PKG_CONFIG) --libs libcurl) $(LIBS_COMMON)
 

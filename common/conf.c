@@ -31,6 +31,7 @@ struct conf {
 	char *log_format;
 	size_t max_body;
 	int64_t tolerance;
+	int threads;
 	endpoint_conf *endpoints[CONF_MAX_ITEMS];
 	size_t n_endpoints;
 	route_conf *routes[CONF_MAX_ITEMS];
@@ -443,6 +444,14 @@ on_item(void *user, const char *section, const char *name, const char *value)
 			c->max_body = (size_t)n;
 			return 1;
 		}
+		if (strcmp(name, "threads") == 0) {
+			if (parse_int(value, 1, 256, &n) != 0) {
+				conf_error(c, "threads must be an integer between 1 and 256");
+				return 0;
+			}
+			c->threads = (int)n;
+			return 1;
+		}
 		if (strcmp(name, "tolerance") == 0) {
 			if (parse_int(value, 1, 7 * 86400, &n) != 0) {
 				conf_error(c, "tolerance must be a number of seconds between 1 and 604800");
@@ -616,6 +625,7 @@ conf_load(const char *path, char *errbuf, size_t errlen)
 	c->err = errbuf;
 	c->errlen = errlen;
 	c->max_body = 1048576;
+	c->threads = 1;
 	c->worker = (worker_conf){.concurrency = 16,
 				  .batch = 100,
 				  .lease = 60,
@@ -712,6 +722,7 @@ const char *conf_conninfo(const conf *c) { return c->conninfo; }
 const char *conf_log_format(const conf *c) { return c->log_format ? c->log_format : "text"; }
 size_t conf_max_body(const conf *c) { return c->max_body; }
 int64_t conf_tolerance(const conf *c) { return c->tolerance; }
+int conf_threads(const conf *c) { return c->threads; }
 size_t conf_endpoint_count(const conf *c) { return c->n_endpoints; }
 const endpoint_conf *conf_endpoint_at(const conf *c, size_t i) { return c->endpoints[i]; }
 size_t conf_route_count(const conf *c) { return c->n_routes; }

@@ -120,6 +120,11 @@ const char *conf_conninfo(const conf *c);     /* [database] conninfo */
 const char *conf_log_format(const conf *c);   /* [log] format = text | json */
 size_t conf_max_body(const conf *c);	      /* [intake] max_body */
 int64_t conf_tolerance(const conf *c);	      /* [intake] tolerance, 0 = provider default */
+/*
+ * [intake] threads: request threads per responder process (default 1).
+ * Above 1 the threads share one committing connection (group commit).
+ */
+int conf_threads(const conf *c);
 
 size_t conf_endpoint_count(const conf *c);
 const endpoint_conf *conf_endpoint_at(const conf *c, size_t i);

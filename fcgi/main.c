@@ -7,13 +7,15 @@
  * stdin, or as plain CGI when stdin is not a socket.
  */
 #include "conf.h"
-#include "handler.h"
 #include "log.h"
+#include "server.h"
 #include "store.h"
 
+#include <errno.h>
 #include <getopt.h>
-#include <stdbool.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,30 +24,10 @@
 
 #include <fcgiapp.h>
 
-static volatile sig_atomic_t in_request;
-static volatile sig_atomic_t stop_requested;
-static volatile sig_atomic_t reload_requested;
-
-/*
- * SIGTERM between requests exits at once (libfcgi's accept() would not
- * return); inside a request it lets the request finish first.
- */
-static void
-on_term(int sig)
-{
-	(void)sig;
-	if (!in_request)
-		_exit(0);
-	stop_requested = 1;
-	FCGX_ShutdownPending();
-}
-
-static void
-on_hup(int sig)
-{
-	(void)sig;
-	reload_requested = 1;
-}
+/* how long a stop or reload waits for requests in progress */
+#define DRAIN_TIMEOUT_MS 30000
+/* deliveries per group commit at most */
+#define GROUP_MAX_BATCH 256
 
 static void
 usage(FILE *fp)
@@ -57,8 +39,10 @@ usage(FILE *fp)
 		"  --check            load and check the configuration, then exit\n"
 		"  -h, --help         show this help\n"
 		"  -V, --version      show the version\n\n"
-		"Signals: SIGHUP reloads the configuration between requests; SIGTERM finishes\n"
-		"the request in progress and exits.\n"
+		"Signals: SIGHUP checks the configuration and, if it is good, finishes the\n"
+		"requests in progress and re-executes itself with it (the listening socket\n"
+		"stays open, so no request is dropped); SIGTERM, SIGINT and SIGUSR1 finish\n"
+		"the requests in progress (at most 30 s) and exit.\n"
 		"Exit status: 0 ok, 64 usage error, 70 internal error, 78 configuration error.\n",
 		CONF_DEFAULT_PATH);
 }
@@ -76,6 +60,57 @@ load(const char *path)
 	return c;
 }
 
+/*
+ * Serve until a stop signal.  Returns 0 to exit, 1 to re-execute with a
+ * configuration that has just been checked.
+ */
+static int
+serve(conf *cfg, const char *path)
+{
+	sigset_t set;
+	store *st;
+	server *srv;
+	int sig, rc;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGUSR1); /* lighttpd's and mod_fcgid's graceful stop */
+	/* blocked here, so in every thread: only sigwait below sees them */
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+
+	if (conf_threads(cfg) > 1)
+		st = store_new_group(conf_conninfo(cfg), GROUP_MAX_BATCH);
+	else
+		st = store_new(conf_conninfo(cfg));
+	srv = server_start(cfg, st, conf_threads(cfg));
+
+	for (;;) {
+		if (sigwait(&set, &sig) != 0)
+			continue;
+		if (sig != SIGHUP) {
+			rc = 0;
+			break;
+		}
+		{
+			conf *fresh = load(path);
+
+			if (fresh == NULL) {
+				log_error("configuration not reloaded: keeping the running one");
+				continue;
+			}
+			conf_free(fresh);
+			rc = 1;
+			break;
+		}
+	}
+	if (server_stop(srv, DRAIN_TIMEOUT_MS) != 0)
+		_exit(EX_SOFTWARE); /* threads still use st and cfg: do not free them */
+	store_free(st);
+	return rc;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -88,11 +123,7 @@ main(int argc, char **argv)
 	bool check_only = false;
 	const char *path;
 	conf *cfg;
-	store *st;
-	handler *h;
-	FCGX_Request req;
-	struct sigaction sa;
-	int c;
+	int c, rc;
 
 	log_init("hookinbox.fcgi");
 	while ((c = getopt_long(argc, argv, "c:hV", longopts, NULL)) != -1) {
@@ -129,19 +160,7 @@ main(int argc, char **argv)
 		conf_free(cfg);
 		return 0;
 	}
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_IGN;
-	sigaction(SIGPIPE, &sa, NULL);
-	sa.sa_handler = on_term;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sa.sa_handler = on_hup;
-	sigaction(SIGHUP, &sa, NULL);
-	/* SIGUSR1 is what lighttpd and mod_fcgid send for a graceful stop */
-	sa.sa_handler = on_term;
-	sigaction(SIGUSR1, &sa, NULL);
-
+	signal(SIGPIPE, SIG_IGN);
 	if (FCGX_Init() != 0) {
 		log_error("could not initialise libfcgi");
 		conf_free(cfg);
@@ -152,38 +171,15 @@ main(int argc, char **argv)
 		conf_free(cfg);
 		return EX_USAGE;
 	}
-	st = store_new(conf_conninfo(cfg));
-	h = handler_new(cfg, st);
-	FCGX_InitRequest(&req, 0, FCGI_FAIL_ACCEPT_ON_INTR);
 
-	while (!stop_requested) {
-		if (reload_requested) {
-			conf *fresh;
-
-			reload_requested = 0;
-			fresh = load(path);
-			if (fresh == NULL) {
-				log_error("configuration not reloaded: keeping the running one");
-			} else {
-				/* the old handler flushes its counts through the old store */
-				handler_free(h);
-				store_free(st);
-				conf_free(cfg);
-				cfg = fresh;
-				st = store_new(conf_conninfo(cfg));
-				h = handler_new(cfg, st);
-				log_info("configuration reloaded from %s", path);
-			}
-		}
-		if (FCGX_Accept_r(&req) < 0)
-			break;
-		in_request = 1;
-		handler_serve(h, &req);
-		FCGX_Finish_r(&req);
-		in_request = 0;
-	}
-	handler_free(h);
-	store_free(st);
+	rc = serve(cfg, path);
 	conf_free(cfg);
+	if (rc == 1) {
+		/* the listening socket on fd 0 survives exec: no request is refused */
+		log_info("configuration reloaded from %s", path);
+		execv(argv[0][0] == '/' ? argv[0] : "/proc/self/exe", argv);
+		log_error("could not re-execute %s: %s", argv[0], strerror(errno));
+		return EX_OSERR;
+	}
 	return 0;
 }

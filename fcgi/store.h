@@ -4,7 +4,13 @@
  * One connection per responder process, made lazily and re-made after a
  * failure, so a restarted PostgreSQL is picked up by the next request.
  * accept() inserts the delivery or returns the first delivery's id, and
- * has committed by the time store_accept returns 0 (autocommit).
+ * has committed by the time store_accept returns 0.
+ *
+ * Group commit (store_new_group): request threads hand their deliveries to
+ * one committer thread, which sends whatever has queued up as one pipelined
+ * transaction (BEGIN, accept() per delivery, COMMIT) and wakes each thread
+ * only after that COMMIT returned: one WAL flush for many deliveries, and
+ * still no reply before the delivery's own row is durable.
  */
 #ifndef HOOKINBOX_STORE_H
 #define HOOKINBOX_STORE_H
@@ -32,6 +38,8 @@ typedef struct store_delivery {
 
 /* conninfo is copied; nothing is connected until the first call */
 store *store_new(const char *conninfo);
+/* the same with a committer thread batching up to max_batch deliveries */
+store *store_new_group(const char *conninfo, int max_batch);
 void store_free(store *s);
 
 /*
@@ -42,7 +50,10 @@ void store_free(store *s);
 int store_accept(store *s, const store_delivery *d, int64_t *id, bool *duplicate)
 	__attribute__((warn_unused_result));
 
-/* add n to the rejection counter of (endpoint, reason); best effort */
+/*
+ * Add n to the rejection counter of (endpoint, reason); best effort.
+ * All functions may be called from several threads at once.
+ */
 void store_count_rejection(store *s, const char *endpoint, const char *reason, long n);
 
 #endif
