@@ -123,22 +123,18 @@ count_rejection(handler *h, const char *endpoint, const char *reason)
 
 /* ---- request access ---- */
 
-typedef struct fcgi_ctx {
-	FCGX_ParamArray envp;
-} fcgi_ctx;
-
 /* "Stripe-Signature" -> "HTTP_STRIPE_SIGNATURE"; Content-Type is CONTENT_TYPE */
 static const char *
-fcgi_header(const void *ctx, const char *name)
+io_header(const void *ctx, const char *name)
 {
-	const fcgi_ctx *c = ctx;
+	const http_io *io = ctx;
 	char key[128];
 	size_t off = 0;
 
 	if (strcasecmp(name, "Content-Type") == 0)
-		return FCGX_GetParam("CONTENT_TYPE", c->envp);
+		return io->param(io->ctx, "CONTENT_TYPE");
 	if (strcasecmp(name, "Content-Length") == 0)
-		return FCGX_GetParam("CONTENT_LENGTH", c->envp);
+		return io->param(io->ctx, "CONTENT_LENGTH");
 	if (strlen(name) > sizeof(key) - 6)
 		return NULL;
 	memcpy(key, "HTTP_", 5);
@@ -146,7 +142,7 @@ fcgi_header(const void *ctx, const char *name)
 	for (const char *p = name; *p; p++)
 		key[off++] = (*p == '-') ? '_' : (char)toupper((unsigned char)*p);
 	key[off] = '\0';
-	return FCGX_GetParam(key, c->envp);
+	return io->param(io->ctx, key);
 }
 
 /*
@@ -155,16 +151,16 @@ fcgi_header(const void *ctx, const char *name)
  * make one URL name another endpoint: anything but a plain name is 404.
  */
 static const endpoint_conf *
-find_endpoint(const conf *cfg, FCGX_ParamArray envp, const char **reason)
+find_endpoint(const conf *cfg, const http_io *io, const char **reason)
 {
-	const char *uri = FCGX_GetParam("REQUEST_URI", envp);
+	const char *uri = io->param(io->ctx, "REQUEST_URI");
 	const char *end, *seg;
 	char name[65];
 	size_t len;
 
 	*reason = "unknown endpoint";
 	if (uri == NULL)
-		uri = FCGX_GetParam("SCRIPT_NAME", envp);
+		uri = io->param(io->ctx, "SCRIPT_NAME");
 	if (uri == NULL)
 		return NULL;
 	end = uri + strcspn(uri, "?#");
@@ -215,7 +211,7 @@ parse_length(const char *s, size_t *out)
 
 /* read exactly len bytes; -1 when the peer sent fewer */
 static int
-read_body(handler *h, FCGX_Request *req, size_t len)
+read_body(handler *h, const http_io *io, size_t len)
 {
 	size_t got = 0;
 
@@ -225,7 +221,7 @@ read_body(handler *h, FCGX_Request *req, size_t len)
 	}
 	while (got < len) {
 		size_t want = len - got;
-		int n = FCGX_GetStr((char *)h->body + got, want > 65536 ? 65536 : (int)want, req->in);
+		ssize_t n = io->read(io->ctx, h->body + got, want > 65536 ? 65536 : want);
 
 		if (n <= 0)
 			return -1;
@@ -270,30 +266,33 @@ status_text(int status)
 }
 
 static void
-reply(FCGX_Request *req, const outcome *o, const char *challenge)
+reply(const http_io *io, const outcome *o, const char *challenge)
 {
-	FCGX_FPrintF(req->out, "Status: %d %s\r\nContent-Type: application/json\r\nCache-Control: no-store\r\n",
-		     o->status, status_text(o->status));
-	if (o->status == 405)
-		FCGX_PutS("Allow: POST\r\n", req->out);
-	if (o->status == 503)
-		FCGX_PutS("Retry-After: 5\r\n", req->out);
-	FCGX_PutS("\r\n", req->out);
+	char head[256], body[256];
+	int hn, bn;
+
 	if (challenge != NULL) {
 		/* Slack's url_verification: echo the challenge as JSON */
 		json_object *j = json_object_new_object();
 
 		json_object_object_add(j, "challenge", json_object_new_string(challenge));
-		FCGX_PutS(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN), req->out);
+		bn = snprintf(body, sizeof(body), "%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN));
 		json_object_put(j);
 	} else if (o->status == 200) {
-		FCGX_FPrintF(req->out, "{\"id\":%" PRId64 ",\"duplicate\":%s}", o->id,
-			     strcmp(o->what, "duplicate") == 0 ? "true" : "false");
+		bn = snprintf(body, sizeof(body), "{\"id\":%" PRId64 ",\"duplicate\":%s}\n", o->id,
+			      strcmp(o->what, "duplicate") == 0 ? "true" : "false");
 	} else {
 		/* reason strings are static texts of ours, safe to echo */
-		FCGX_FPrintF(req->out, "{\"error\":\"%s\"}", o->reason);
+		bn = snprintf(body, sizeof(body), "{\"error\":\"%s\"}\n", o->reason);
 	}
-	FCGX_PutS("\n", req->out);
+	if (bn < 0 || (size_t)bn >= sizeof(body))
+		bn = snprintf(body, sizeof(body), "{}\n"); /* a challenge too long to echo */
+	hn = snprintf(head, sizeof(head),
+		      "Status: %d %s\r\nContent-Type: application/json\r\nCache-Control: no-store\r\n%s%s\r\n",
+		      o->status, status_text(o->status), o->status == 405 ? "Allow: POST\r\n" : "",
+		      o->status == 503 ? "Retry-After: 5\r\n" : "");
+	io->write(io->ctx, head, (size_t)hn);
+	io->write(io->ctx, body, (size_t)bn);
 }
 
 static outcome
@@ -310,13 +309,12 @@ unsigned_delivery_id(provider p)
 }
 
 static outcome
-serve(handler *h, FCGX_Request *req, const endpoint_conf **epp, char **challenge)
+serve(handler *h, const http_io *io, const endpoint_conf **epp, char **challenge)
 {
-	const char *method = FCGX_GetParam("REQUEST_METHOD", req->envp);
+	const char *method = io->param(io->ctx, "REQUEST_METHOD");
 	const char *reason;
-	const endpoint_conf *ep = find_endpoint(h->cfg, req->envp, &reason);
-	fcgi_ctx ctx = {req->envp};
-	request_view rv = {.header = fcgi_header, .ctx = &ctx, .query = FCGX_GetParam("QUERY_STRING", req->envp)};
+	const endpoint_conf *ep = find_endpoint(h->cfg, io, &reason);
+	request_view rv = {.header = io_header, .ctx = io, .query = io->param(io->ctx, "QUERY_STRING")};
 	verify_result vr;
 	envelope env = {0};
 	size_t len;
@@ -329,11 +327,11 @@ serve(handler *h, FCGX_Request *req, const endpoint_conf **epp, char **challenge
 		return rejected(404, reason);
 	if (method == NULL || strcmp(method, "POST") != 0)
 		return rejected(405, "method not allowed");
-	if (parse_length(FCGX_GetParam("CONTENT_LENGTH", req->envp), &len) != 0)
+	if (parse_length(io->param(io->ctx, "CONTENT_LENGTH"), &len) != 0)
 		return rejected(411, "no valid content length");
 	if (len > ep->max_body)
 		return rejected(413, "body too large");
-	if (read_body(h, req, len) != 0)
+	if (read_body(h, io, len) != 0)
 		return rejected(400, "body shorter than content length");
 
 	rv.body = h->body;
@@ -389,15 +387,15 @@ serve(handler *h, FCGX_Request *req, const endpoint_conf **epp, char **challenge
 }
 
 void
-handler_serve(handler *h, FCGX_Request *req)
+handler_serve(handler *h, const http_io *io)
 {
 	int64_t t0 = clock_mono_us();
 	const endpoint_conf *ep = NULL;
 	char *challenge = NULL;
-	outcome o = serve(h, req, &ep, &challenge);
+	outcome o = serve(h, io, &ep, &challenge);
 	char status[8], id[24], ms[24], idx[8];
 
-	reply(req, &o, challenge);
+	reply(io, &o, challenge);
 	free(challenge);
 
 	snprintf(status, sizeof(status), "%d", o.status);

@@ -8,19 +8,33 @@
 #ifndef HOOKINBOX_HANDLER_H
 #define HOOKINBOX_HANDLER_H
 
-#include <fcgiapp.h>
+#include <stddef.h>
+#include <sys/types.h>
 
 #include "conf.h"
 #include "store.h"
 
 typedef struct handler handler;
 
+/*
+ * The request as its transport carries it: FastCGI (server.c) or plain
+ * CGI (main.c).  param returns a CGI variable ("REQUEST_URI",
+ * "HTTP_STRIPE_SIGNATURE") or NULL; read returns bytes read, 0 at the end,
+ * -1 on error; write sends part of the reply.
+ */
+typedef struct http_io {
+	const char *(*param)(void *ctx, const char *name);
+	ssize_t (*read)(void *ctx, void *buf, size_t len);
+	void (*write)(void *ctx, const void *buf, size_t len);
+	void *ctx;
+} http_io;
+
 /* cfg and st stay owned by the caller and must outlive the handler */
 handler *handler_new(const conf *cfg, store *st);
 void handler_free(handler *h);
 
 /* answer one request; never exits, whatever the peer sent */
-void handler_serve(handler *h, FCGX_Request *req);
+void handler_serve(handler *h, const http_io *io);
 
 /* write out rejection counts gathered so far (also done periodically) */
 void handler_flush_counts(handler *h);

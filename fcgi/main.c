@@ -7,6 +7,7 @@
  * stdin, or as plain CGI when stdin is not a socket.
  */
 #include "conf.h"
+#include "handler.h"
 #include "log.h"
 #include "server.h"
 #include "store.h"
@@ -34,7 +35,9 @@ usage(FILE *fp)
 {
 	fprintf(fp,
 		"Usage: hookinbox.fcgi [-c FILE] [--check]\n"
-		"FastCGI responder of hookinbox: verifies signed webhooks and stores them.\n\n"
+		"FastCGI responder of hookinbox: verifies signed webhooks and stores them.\n"
+		"Started with a listening socket on stdin it serves FastCGI; otherwise it\n"
+		"answers one plain CGI request.\n\n"
 		"  -c, --config FILE  configuration (default: $HOOKINBOX_CONFIG, else %s)\n"
 		"  --check            load and check the configuration, then exit\n"
 		"  -h, --help         show this help\n"
@@ -58,6 +61,50 @@ load(const char *path)
 	else
 		log_set_format(strcmp(conf_log_format(c), "json") == 0 ? LOG_FORMAT_JSON : LOG_FORMAT_TEXT);
 	return c;
+}
+
+static const char *
+cgi_param(void *ctx, const char *name)
+{
+	(void)ctx;
+	return getenv(name);
+}
+
+static ssize_t
+cgi_read(void *ctx, void *buf, size_t len)
+{
+	ssize_t n;
+
+	(void)ctx;
+	do
+		n = read(STDIN_FILENO, buf, len);
+	while (n < 0 && errno == EINTR);
+	return n;
+}
+
+static void
+cgi_write(void *ctx, const void *buf, size_t len)
+{
+	(void)ctx;
+	fwrite(buf, 1, len, stdout);
+}
+
+/*
+ * Plain CGI, for hosts that allow nothing else: the same handler, one
+ * request per process, so every request pays for exec, configuration and
+ * secret loading and a new database connection.
+ */
+static void
+serve_cgi(const conf *cfg)
+{
+	const http_io io = {cgi_param, cgi_read, cgi_write, NULL};
+	store *st = store_new(conf_conninfo(cfg));
+	handler *h = handler_new(cfg, st);
+
+	handler_serve(h, &io);
+	fflush(stdout);
+	handler_free(h);
+	store_free(st);
 }
 
 /*
@@ -167,9 +214,10 @@ main(int argc, char **argv)
 		return EX_SOFTWARE;
 	}
 	if (FCGX_IsCGI()) {
-		log_error("not started as a FastCGI application (stdin is not a socket)");
+		/* stdin is not a listening socket: plain CGI, one request */
+		serve_cgi(cfg);
 		conf_free(cfg);
-		return EX_USAGE;
+		return 0;
 	}
 
 	rc = serve(cfg, path);

@@ -13,6 +13,7 @@
 #include "xalloc.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -65,11 +66,32 @@ wait_for_connection(request_thread *t)
 	}
 }
 
+static const char *
+fcgx_param(void *ctx, const char *name)
+{
+	return FCGX_GetParam(name, ((FCGX_Request *)ctx)->envp);
+}
+
+static ssize_t
+fcgx_read(void *ctx, void *buf, size_t len)
+{
+	int n = FCGX_GetStr(buf, len > INT_MAX ? INT_MAX : (int)len, ((FCGX_Request *)ctx)->in);
+
+	return n;
+}
+
+static void
+fcgx_write(void *ctx, const void *buf, size_t len)
+{
+	FCGX_PutStr(buf, (int)len, ((FCGX_Request *)ctx)->out);
+}
+
 static void *
 thread_main(void *arg)
 {
 	request_thread *t = arg;
 	server *srv = t->srv;
+	const http_io io = {fcgx_param, fcgx_read, fcgx_write, &t->req};
 
 	for (;;) {
 		int rc;
@@ -86,7 +108,7 @@ thread_main(void *arg)
 				log_error("could not accept a FastCGI request (%d)", rc);
 			break;
 		}
-		handler_serve(t->h, &t->req);
+		handler_serve(t->h, &io);
 		FCGX_Finish_r(&t->req);
 	}
 	pthread_mutex_lock(&srv->exit_lock);

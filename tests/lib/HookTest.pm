@@ -18,6 +18,7 @@ use Cwd qw(abs_path);
 use File::Path qw(make_path remove_tree);
 use File::Temp qw(tempdir);
 use HTTP::Tiny;
+use JSON::PP ();
 use IO::Socket::INET;
 use POSIX qw(:sys_wait_h);
 use Time::HiRes qw(sleep time);
@@ -222,8 +223,7 @@ sub write_conf {
 			. "--errors-for-leak-kinds=definite,indirect --error-exitcode=42 "
 			. "--log-file=$d/valgrind.%p.log $bin";
 	}
-	open my $fh, '>', "$d/lighttpd.conf" or die $!;
-	print $fh <<"CONF";
+	my $common = <<"CONF";
 server.document-root = "$d"
 server.bind = "127.0.0.1"
 server.port = $self->{port}
@@ -231,6 +231,23 @@ server.errorlog = "$d/lighttpd.error.log"
 server.breakagelog = "$d/responder.log"
 server.pid-file = "$d/lighttpd.pid"
 server.max-request-size = 131072
+CONF
+	open my $fh, '>', "$d/lighttpd.conf" or die $!;
+	if ($self->{cgi}) {
+		# plain CGI: /hooks/<endpoint> runs the responder once per request
+		my $cgienv = join(",\n\t", map { "\"$_\" => \"$env{$_}\"" } sort keys %env);
+		print $fh $common, <<"CONF";
+server.modules += ("mod_alias", "mod_cgi", "mod_setenv")
+alias.url = ( "/hooks" => "$self->{fcgi}" )
+cgi.assign = ( "" => "" )
+setenv.add-environment = (
+	$cgienv
+)
+CONF
+		close $fh;
+		return;
+	}
+	print $fh $common, <<"CONF";
 server.modules += ("mod_fastcgi")
 fastcgi.server = ( "/hooks/" => ((
 		"socket" => "$d/hookinbox.sock",
@@ -312,7 +329,8 @@ sub new {
 	$self->write_config;
 	unless ($o{no_lighttpd}) {
 		$self->{httpd} = HookTest::Lighttpd->new(dir => $dir, fcgi => "$self->{top}/obj/test/hookinbox.fcgi",
-			config => "$dir/hookinbox.conf", procs => $o{procs} // 2, env => $o{env} // {})->start;
+			config => "$dir/hookinbox.conf", procs => $o{procs} // 2, env => $o{env} // {},
+			cgi => $o{cgi})->start;
 	}
 	$self->{http} = HTTP::Tiny->new(timeout => 30, keep_alive => 1);
 	return $self;
