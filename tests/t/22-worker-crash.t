@@ -1,0 +1,108 @@
+# Crash points (test build only) and leases: a worker killed at any point
+# loses nothing and causes no second effect; a taken-over lease cannot be
+# overwritten; an unknown outcome is retried with the same key.
+use strict;
+use warnings;
+use Test::More;
+use Time::HiRes qw(sleep time);
+use HookTest;
+use Downstream;
+use WorkerHelp;
+
+my $LEASE = 5;
+my $tmpd = File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+my $d = Downstream->new(dir => $tmpd, plan => { '/slow' => 'sleep 3', '/reset' => 'reset,200',
+	'/garbage' => 'garbage,200' });
+my $t = WorkerHelp::setup(routes => {
+	r => { endpoint => 'shop', events => 'crash.*', url => $d->url('/r'), timeout => 2 },
+	slow => { endpoint => 'shop', events => 'slow.*', url => $d->url('/slow'), timeout => 1 },
+	reset => { endpoint => 'shop', events => 'reset.*', url => $d->url('/reset'), timeout => 2 },
+	garbage => { endpoint => 'shop', events => 'garbage.*', url => $d->url('/garbage'), timeout => 2 },
+}, worker => { lease => $LEASE });
+
+sub calls { my ($ev) = @_; return grep { ($_->{event_id} // '') eq $ev } $d->requests }
+
+sub crash_case {
+	my ($fp, $ev, %o) = @_;
+	WorkerHelp::accept($t, event_id => $ev, type => 'crash.x');
+	my ($rc, $log) = WorkerHelp::worker($t, { HOOKINBOX_FAILPOINT => $fp }, '--once');
+	is($rc, 99, "$fp: the worker died there") or diag $log;
+	my @c = calls($ev);
+	is(scalar @c, $o{calls_before}, "$fp: downstream calls before the rerun");
+	my $a = WorkerHelp::action($t, $ev);
+	is($a->{state}, 'pending', "$fp: the action is still pending");
+	if ($o{leased}) {
+		(undef, $log) = WorkerHelp::worker($t, '--once');
+		like($log, qr/sent=0/, "$fp: nothing is sent while the lease holds");
+		sleep $LEASE + 0.5;
+	}
+	WorkerHelp::drain($t);
+	$a = WorkerHelp::action($t, $ev);
+	is($a->{state}, 'done', "$fp: done after the rerun");
+	@c = calls($ev);
+	is(scalar(keys %{ { map { $_->{key} => 1 } @c } }), 1, "$fp: every call carried the same key");
+	my $eff = 0;
+	$eff += $_->{effect} for @c;
+	is($eff, 1, "$fp: the downstream reports one effect");
+	return \@c;
+}
+
+my $c = crash_case('worker-after-call', 'evt_call', calls_before => 1, leased => 1);
+is(scalar @$c, 2, 'after-call: called again after the lease expired');
+is($c->[1]{replay}, 1, 'after-call: the second call was answered from the stored response');
+is(WorkerHelp::action($t, 'evt_call')->{attempts}, 2, 'after-call: both attempts counted');
+
+$c = crash_case('worker-after-claim', 'evt_claim', calls_before => 0, leased => 1);
+is(scalar @$c, 1, 'after-claim: taken over after the lease, one call');
+
+$c = crash_case('worker-mid-record', 'evt_rec', calls_before => 1, leased => 1);
+is(scalar @$c, 2, 'mid-record: the record rolled back, called again');
+
+$c = crash_case('worker-after-fanout', 'evt_fan', calls_before => 0, leased => 0);
+is(scalar @$c, 1, 'after-fanout: the committed actions are sent by the next run');
+
+# ---- a lease that expired and was taken over cannot be overwritten
+WorkerHelp::accept($t, event_id => 'evt_lease', type => 'other.x');   # no route: make one by hand
+my $inbox = $t->sql("select id from hookinbox.inbox where event_id = 'evt_lease'");
+my $aid = $t->sql("insert into hookinbox.action (inbox_id, route, idem_key, max_attempts) "
+	. "values ($inbox, 'r', 'hookinbox:r:manual', 5) returning id");
+my $old = $t->sql("select lease_token from hookinbox.claim_actions(10, 1, 3600) where action_id = $aid");
+ok($old, 'claimed with a 1 s lease');
+sleep 1.2;
+my $new = $t->sql("select lease_token from hookinbox.claim_actions(10, 60, 3600) where action_id = $aid");
+ok($new && $new ne $old, 'the expired lease is claimable again, with a new token');
+is($t->sql("select count(*) from hookinbox.record_actions(array[${aid}::bigint], array['$new'::uuid], "
+	. "'{done}', '{200}', '{NULL}', '{NULL}', '{0}')"), 1, 'the new holder records done');
+is($t->sql("select count(*) from hookinbox.record_actions(array[${aid}::bigint], array['$old'::uuid], "
+	. "'{pending}', '{500}', '{late}', '{NULL}', '{5}')"), 0, 'the old holder cannot overwrite it');
+is($t->sql("select state || ' ' || last_status from hookinbox.action where id = $aid"), 'done 200',
+	'the newer outcome stands');
+
+# ---- timeout after the request was sent: outcome unknown, retried with the same key
+WorkerHelp::accept($t, event_id => 'evt_slow', type => 'slow.x');
+my (undef, $log) = WorkerHelp::worker($t, '--once');
+my $a = WorkerHelp::action($t, 'evt_slow');
+is($a->{state}, 'pending', 'timeout: pending');
+is($a->{error}, 'timeout (outcome unknown)', 'timeout: recorded as outcome unknown');
+like($log, qr/outcome=retry retry_in_s=[\d.]+ error="timeout \(outcome unknown\)"/, 'timeout: logged');
+sleep 3;
+WorkerHelp::drain($t);
+is(WorkerHelp::action($t, 'evt_slow')->{state}, 'done', 'timeout: done later');
+my @s = calls('evt_slow');
+is(scalar(keys %{ { map { $_->{key} => 1 } @s } }), 1, 'timeout: same key');
+my $eff = 0;
+$eff += $_->{effect} for @s;
+is($eff, 1, 'timeout: one effect downstream');
+
+# ---- connection reset and a garbage answer are retried
+WorkerHelp::accept($t, event_id => 'evt_reset', type => 'reset.x');
+WorkerHelp::accept($t, event_id => 'evt_garbage', type => 'garbage.x');
+(undef, $log) = WorkerHelp::worker($t, '--once');
+like(WorkerHelp::action($t, 'evt_reset')->{error}, qr/outcome unknown|nothing|recv|reply/i,
+	'reset: retried with an error') or diag $log;
+like(WorkerHelp::action($t, 'evt_garbage')->{state}, qr/pending/, 'garbage: retried');
+WorkerHelp::drain($t);
+is(WorkerHelp::action($t, 'evt_reset')->{state}, 'done', 'reset: then done');
+is(WorkerHelp::action($t, 'evt_garbage')->{state}, 'done', 'garbage: then done');
+
+done_testing();
