@@ -1,0 +1,17 @@
+# bench/bench.mk - the benchmark's own programs (included by the Makefile).
+# Built with the project's flags; never installed, not part of `make check`.
+
+BENCH_PROGRAMS = obj/bench/loadgen obj/bench/downstream
+
+obj/bench/loadgen: bench/loadgen.c
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(HARDEN) -D_GNU_SOURCE $(shell $(PKG_CONFIG) --cflags libcurl openssl) \
+		$(CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(shell $(PKG_CONFIG) --libs libcurl libcrypto)
+
+obj/bench/downstream: bench/downstream.c
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(HARDEN) -D_GNU_SOURCE $(CFLAGS) $(ALL_LDFLAGS) -o $@ $<
+
+build-bench: $(BENCH_PROGRAMS)
+
+.PHONY: build-bench

@@ -1,0 +1,697 @@
+#!/usr/bin/perl
+# bench/run.pl - `make bench`: hookinbox against its own same-run ceilings.
+#
+#   HOOKINBOX_TOP=$PWD perl -I tests/lib bench/run.pl
+#
+# One private PostgreSQL cluster (default durability: fsync and
+# synchronous_commit on), lighttpd with mod_fastcgi, and at 1, 16 and 64
+# connections:
+#   db    pgbench running the responder's own statement (select * from
+#         hookinbox.accept(...)), unique event ids, the same body bytes
+#   web   lighttpd + obj/test/null.fcgi (reads the body, answers 200)
+#   hookinbox: unique signed deliveries, 30 % redeliveries, 256 KB bodies,
+#         and the group-commit mode ([intake] threads) when the responder has it
+# then the worker half (20,000 events x 2 routes against a 20 ms downstream)
+# and EXPLAIN of the claim with 100,000 due actions beside 1,000,000 done.
+#
+# Every 2xx of every hookinbox run is checked against the inbox afterwards;
+# a run that lost or duplicated an acknowledged event is printed as FAILED.
+# Figures are measured, not judged: no thresholds, the targets are printed
+# beside the ratios.  Exit status 0 unless the set-up itself cannot start.
+#
+# Environment: BENCH_SECONDS (default 5) per measured run, BENCH_LEVELS
+# (default "1 16 64"), BENCH_NO_WORKER=1, BENCH_NO_EXPLAIN=1,
+# BENCH_NO_256K=1, HOOKINBOX_KEEP=1 keeps the temp dir.
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::Bin/../tests/lib";
+use HookTest;
+use File::Temp qw(tempdir);
+use File::Path qw(make_path);
+use POSIX qw(strftime sysconf _SC_CLK_TCK WNOHANG);
+use Time::HiRes qw(time sleep);
+use List::Util qw(max sum0);
+
+$| = 1;
+my $top = HookTest::top();
+my $T = $ENV{BENCH_SECONDS} // 5;
+my @LEVELS = split ' ', ($ENV{BENCH_LEVELS} // '1 16 64');
+my $TICK = sysconf(_SC_CLK_TCK) || 100;
+my $BIG = 256 * 1024;
+my $SMALL = 2048;
+my $started = time;
+my @rows;       # the table
+my @failures;   # loud at the end too
+my %res;        # "$kind/$size/$c" => result hash, for ratios
+
+sub say { print @_, "\n" }
+sub note { print '# ', @_, "\n" }
+
+sub loud {
+	my ($msg) = @_;
+	push @failures, $msg;
+	print "\n!!!!!!!! FAILED RUN: $msg !!!!!!!!\n\n";
+}
+
+# ---------------------------------------------------------------- build
+
+sub build {
+	my %src = (loadgen => [qw(libcurl libcrypto)], downstream => []);
+	make_path("$top/obj/bench");
+	for my $p (sort keys %src) {
+		my ($s, $b) = ("$top/bench/$p.c", "$top/obj/bench/$p");
+		next if -x $b && -M $b <= -M $s;
+		my $cflags = join ' ', map { `pkg-config --cflags $_` =~ s/\s+$//r } @{ $src{$p} };
+		my $libs = join ' ', map { `pkg-config --libs $_` =~ s/\s+$//r } @{ $src{$p} };
+		my $cmd = "cc -std=c17 -O2 -g -Wall -Wextra -D_GNU_SOURCE $cflags -o $b $s $libs";
+		note("build: $cmd");
+		system($cmd) == 0 or die "could not build $b\n";
+	}
+	for my $need ("$top/fcgi/hookinbox.fcgi", "$top/obj/test/null.fcgi") {
+		die "$need missing: run `make all build-tests` first (make bench does)\n" unless -x $need;
+	}
+}
+
+# ---------------------------------------------------------------- /proc
+
+sub proc_stat {
+	my ($pid) = @_;
+	open my $fh, '<', "/proc/$pid/stat" or return;
+	my $l = <$fh>;
+	close $fh;
+	return unless $l && $l =~ /^\d+ \((.*)\) (.*)$/s;
+	my ($comm, $rest) = ($1, $2);
+	my @f = split ' ', $rest;   # $f[0] is field 3 (state)
+	return { comm => $comm, ppid => $f[1], utime => $f[11], stime => $f[12], cutime => $f[13],
+		cstime => $f[14] };
+}
+
+sub all_pids {
+	opendir my $d, '/proc' or return ();
+	return grep { /^\d+$/ } readdir $d;
+}
+
+sub children_of {
+	my ($ppid) = @_;
+	my @c;
+	for my $p (all_pids()) {
+		my $s = proc_stat($p) or next;
+		push @c, $p if $s->{ppid} == $ppid;
+	}
+	return @c;
+}
+
+sub cpu_s {
+	my ($pid, $with_dead_children) = @_;
+	my $s = proc_stat($pid) or return 0;
+	my $t = $s->{utime} + $s->{stime};
+	$t += $s->{cutime} + $s->{cstime} if $with_dead_children;
+	return $t / $TICK;
+}
+
+sub machine_busy_s {
+	open my $fh, '<', '/proc/stat' or return 0;
+	my $l = <$fh>;
+	my (undef, @v) = split ' ', $l;
+	# user nice system idle iowait irq softirq steal
+	return ($v[0] + $v[1] + $v[2] + $v[5] + $v[6]) / $TICK;
+}
+
+sub status_kb {
+	my ($pid, $file, $key) = @_;
+	open my $fh, '<', "/proc/$pid/$file" or return;
+	while (<$fh>) { return $1 if /^\Q$key\E:\s+(\d+)\s+kB/ }
+	return;
+}
+
+# ---------------------------------------------------------------- set-up
+
+my $dir = tempdir('hookinbox-bench-XXXXXX', TMPDIR => 1, CLEANUP => !$ENV{HOOKINBOX_KEEP});
+chmod 0755, $dir;
+build();
+
+my $pg = HookTest::Pg->new(dir => $dir)->init(extra => "max_connections = 300\n"
+	. "max_wal_size = 4GB\ncheckpoint_timeout = 30min\n")->start;
+$pg->create_db;
+my $sock = $pg->{sock};
+my $pgport = $pg->{port};
+my $pgbin = $pg->{bin};
+
+sub postmaster_pid {
+	open my $fh, '<', "$pg->{data}/postmaster.pid" or return;
+	my $p = <$fh>;
+	chomp $p;
+	return $p;
+}
+
+# the whole cluster: the postmaster, its live children, and its reaped ones
+sub pg_cpu_s {
+	my $pm = postmaster_pid() or return 0;
+	return cpu_s($pm, 1) + sum0(map { cpu_s($_, 0) } children_of($pm));
+}
+
+my $secret = 'whsec_bench_' . join('', map { ('a' .. 'z', 0 .. 9)[rand 36] } 1 .. 24);
+make_path("$dir/secrets");
+for my $f ("$dir/secrets/bench") {
+	open my $fh, '>', $f or die $!;
+	print $fh "$secret\n";
+	close $fh;
+	chmod 0600, $f;
+}
+
+sub write_conf {
+	my ($path, %o) = @_;
+	my $c = "; written by bench/run.pl\n[database]\nconninfo = "
+		. $pg->conninfo($o{role} // 'hookinbox_intake') . "\n[intake]\nmax_body = 300000\n";
+	$c .= "threads = $o{threads}\n" if $o{threads};
+	$c .= "[log]\nformat = text\n";
+	$c .= "[worker]\n" . join('', map { "$_ = $o{worker}{$_}\n" } sort keys %{ $o{worker} }) if $o{worker};
+	$c .= "[endpoint bench]\nprovider = stripe\nsecret_file = $dir/secrets/bench\n"
+		. "account = acct_bench\nenvironment = live\n";
+	for my $r (@{ $o{routes} // [] }) {
+		$c .= "[route $r->{name}]\n" . join('', map { "$_ = $r->{$_}\n" } grep { $_ ne 'name' } sort keys %$r);
+	}
+	open my $fh, '>', $path or die $!;
+	print $fh $c;
+	close $fh;
+	return $path;
+}
+
+my $conf = write_conf("$dir/hookinbox.conf");
+my $n_httpd = 0;
+
+sub httpd_start {
+	my ($fcgi, $procs, $config) = @_;
+	my $d = "$dir/httpd" . ++$n_httpd;
+	make_path($d);
+	chmod 0755, $d;
+	my $h = HookTest::Lighttpd->new(dir => $d, fcgi => $fcgi, config => $config // $conf, procs => $procs);
+	$h->start;
+	# wait for every responder process to be there
+	for (1 .. 100) {
+		last if scalar(responders($h)) >= $procs;
+		sleep 0.05;
+	}
+	return $h;
+}
+
+sub responders {
+	my ($h) = @_;
+	my $pid = $h->pid or return ();
+	return children_of($pid);
+}
+
+sub sql { return $pg->sql(@_) }
+
+sub fresh_inbox {
+	sql('truncate hookinbox.inbox');
+	sql('checkpoint');
+}
+
+# ---------------------------------------------------------------- machine
+
+sub machine {
+	my %m;
+	for (split /\n/, `lscpu 2>/dev/null`) {
+		$m{model} = $1 if /^Model name:\s+(.*)/;
+		$m{cpus} = $1 if /^CPU\(s\):\s+(\d+)/;
+	}
+	open my $fh, '<', '/proc/meminfo';
+	while (<$fh>) { $m{mem} = sprintf('%.1f GiB', $1 / 1048576) if /^MemTotal:\s+(\d+)/ }
+	$m{kernel} = `uname -r` =~ s/\s+$//r;
+	$m{pg} = `$pgbin/postgres --version` =~ s/\s+$//r;
+	$m{lighttpd} = (`/usr/sbin/lighttpd -v` =~ /^(\S+)/)[0];
+	$m{fs} = `df -T $dir | tail -1 | awk '{print \$2}'` =~ s/\s+$//r;
+	return \%m;
+}
+
+# ---------------------------------------------------------------- runners
+
+sub percentile {
+	my ($sorted, $p) = @_;
+	return 0 unless @$sorted;
+	return $sorted->[int($p * $#$sorted + 0.5)];
+}
+
+my %bodies;
+
+sub body_hex {
+	my ($size) = @_;
+	return $bodies{$size} //= unpack('H*', scalar `$top/obj/bench/loadgen --print-body 1 -s $size -p pgbench`);
+}
+
+# (1) the database ceiling
+sub run_pgbench {
+	my ($c, $size) = @_;
+	my $script = "$dir/accept-$size.sql";
+	unless (-e $script) {
+		open my $fh, '>', $script or die $!;
+		print $fh "\\set n random(1, 999999999999)\n",
+			"select * from hookinbox.accept('bench', 'stripe', 'acct_bench', 'live', ",
+			"'evt_pgb_' || :client_id::text || '_' || :n::text, 'invoice.paid', 'in_' || :n::text, ",
+			"1700000000, '{\"Content-Type\":\"application/json\",\"User-Agent\":\"Stripe/1.0 (+https://stripe.com/docs/webhooks)\"}'::jsonb, ",
+			"'\\x", body_hex($size), "'::bytea, false);\n";
+		close $fh;
+	}
+	fresh_inbox();
+	my $logdir = "$dir/pgbench-$size-$c";
+	make_path($logdir);
+	my $j = $c < 2 ? 1 : 2;
+	my @cmd = ("$pgbin/pgbench", '-n', '-M', 'prepared', '-f', $script, '-c', $c, '-j', $j, '-T', $T,
+		'-h', $sock, '-p', $pgport, '-U', 'hookinbox_intake', '--log', "--log-prefix=$logdir/tx",
+		'hookinbox');
+	my ($pg0, $m0) = (pg_cpu_s(), machine_busy_s());
+	my $out = `@{[ join ' ', map { HookTest::shell_quote($_) } @cmd ]} 2>&1`;
+	my $rc = $?;
+	sleep 0.3;   # let the postmaster reap the backends
+	my ($pg1, $m1) = (pg_cpu_s(), machine_busy_s());
+	if ($rc != 0) {
+		loud("pgbench c=$c size=$size: exit $rc\n$out");
+		return;
+	}
+	my @lat;
+	for my $f (glob("$logdir/tx*")) {
+		open my $fh, '<', $f or next;
+		while (<$fh>) { my @f = split; push @lat, $f[2] / 1000 }
+	}
+	@lat = sort { $a <=> $b } @lat;
+	my ($tps) = $out =~ /tps = ([\d.]+) \(without initial connection time\)/;
+	my $n = scalar @lat;
+	my ($failed) = $out =~ /number of failed transactions: (\d+)/;
+	my $rows = sql("select count(*) from hookinbox.inbox");
+	return {
+		kind => 'db', c => $c, size => $size, n => $n, rps => $tps // $n / $T,
+		p50 => percentile(\@lat, 0.5), p99 => percentile(\@lat, 0.99),
+		pg_cpu => ($pg1 - $pg0), all_cpu => ($m1 - $m0),
+		check => ($failed // 0) ? "$failed failed" : "$rows rows",
+	};
+}
+
+sub parse_kv {
+	my ($line) = @_;
+	my %h = map { split /=/, $_, 2 } grep { /=/ } split ' ', $line // '';
+	return \%h;
+}
+
+sub loadgen {
+	my (%o) = @_;
+	my @cmd = ("$top/obj/bench/loadgen", '-u', $o{url}, '-k', "$dir/secrets/bench", '-c', $o{c},
+		'-d', $o{seconds} // $T, '-s', $o{size} // $SMALL, '-p', $o{prefix},
+		($o{redeliver} ? ('-r', $o{redeliver}) : ()), ($o{rate} ? ('-R', $o{rate}) : ()),
+		($o{out} ? ('-o', $o{out}) : ()));
+	my $line = `@{[ join ' ', map { HookTest::shell_quote($_) } @cmd ]} 2>$dir/loadgen.err`;
+	if ($? != 0) {
+		loud("loadgen exit $?: " . `cat $dir/loadgen.err`);
+		return;
+	}
+	my $err = `cat $dir/loadgen.err`;
+	print map { "#   $_\n" } split /\n/, $err if $err =~ /\S/;
+	return parse_kv($line);
+}
+
+# one measured loadgen run against a lighttpd; CPU from /proc around it
+my $prefix_n = 0;
+
+sub measure_http {
+	my ($kind, $h, %o) = @_;
+	my $prefix = sprintf('%s%d', $o{tag} // 'r', ++$prefix_n);
+	my @resp = responders($h);
+	my $hpid = $h->pid;
+	my ($r0, $l0, $pg0, $m0) = (sum0(map { cpu_s($_) } @resp), cpu_s($hpid), pg_cpu_s(), machine_busy_s());
+	my $lg = loadgen(url => $h->url . '/bench', prefix => $prefix, out => "$dir/$prefix.ok", %o) or return;
+	my ($r1, $l1, $pg1, $m1) = (sum0(map { cpu_s($_) } @resp), cpu_s($hpid), pg_cpu_s(), machine_busy_s());
+	my ($hwm, $pss) = (0, 0);
+	for my $p (@resp) {
+		$hwm = max($hwm, status_kb($p, 'status', 'VmHWM') // 0);
+		$pss = max($pss, status_kb($p, 'smaps_rollup', 'Pss') // 0);
+	}
+	return {
+		kind => $kind, c => $o{c}, size => $o{size} // $SMALL, n => $lg->{completed}, rps => $lg->{rps},
+		p50 => $lg->{p50_ms}, p99 => $lg->{p99_ms}, resp_cpu => $r1 - $r0, httpd_cpu => $l1 - $l0,
+		pg_cpu => $pg1 - $pg0, all_cpu => $m1 - $m0, hwm_kb => $hwm, pss_kb => $pss, lg => $lg,
+		prefix => $prefix, procs => scalar(@resp), rate => $o{rate}, redeliver => $o{redeliver},
+	};
+}
+
+# Every 2xx against the inbox: each acknowledged event id has exactly one
+# row, with the id the reply carried; redeliveries were answered duplicate.
+sub verify {
+	my ($r) = @_;
+	my $lg = $r->{lg};
+	my (%ack, $mismatch, $lines);
+	open my $fh, '<', "$dir/$r->{prefix}.ok" or do { $r->{check} = 'FAILED: no 2xx log'; return };
+	while (<$fh>) {
+		chomp;
+		my ($n, $id, $dup, $redo) = split /\t/;
+		$lines++;
+		my $ev = sprintf('evt_%s_%010d', $r->{prefix}, $n);
+		$mismatch++ if defined $ack{$ev} && $ack{$ev} != $id;
+		$ack{$ev} = $id;
+	}
+	close $fh;
+	my %db;
+	for (split /\n/, sql("select event_id || '|' || id from hookinbox.inbox where event_id like 'evt\\_$r->{prefix}\\_%'")) {
+		my ($ev, $id) = split /\|/;
+		$db{$ev} = $id;
+	}
+	my $dups = sql("select count(*) - count(distinct (provider, account, environment, event_id)) "
+		. "from hookinbox.inbox where event_id like 'evt\\_$r->{prefix}\\_%'");
+	my @lost = grep { !exists $db{$_} } keys %ack;
+	my @wrong = grep { exists $db{$_} && $db{$_} != $ack{$_} } keys %ack;
+	my $extra = scalar(grep { !exists $ack{$_} } keys %db);   # committed, reply not 2xx (or not seen)
+	my @bad;
+	push @bad, scalar(@lost) . ' acknowledged events missing' if @lost;
+	push @bad, scalar(@wrong) . ' acknowledged ids differ from the inbox' if @wrong;
+	push @bad, "$mismatch redeliveries answered with another id" if $mismatch;
+	push @bad, "$dups duplicate rows" if $dups;
+	push @bad, "$lg->{dup_unexpected} replies with the wrong duplicate flag" if $lg->{dup_unexpected};
+	push @bad, "$lg->{other} non-2xx replies" if $lg->{other};
+	push @bad, "$lg->{errors} transport errors" if $lg->{errors};
+	if (@bad) {
+		$r->{check} = 'FAILED';
+		loud("$r->{kind} c=$r->{c} size=$r->{size}: " . join('; ', @bad)
+			. " (2xx: $lines, distinct events: " . scalar(keys %ack) . ", inbox rows: " . scalar(keys %db) . ')');
+	} else {
+		$r->{check} = sprintf('ok %d=%d', scalar(keys %ack), scalar(keys %db)) . ($extra ? " +$extra" : '');
+	}
+}
+
+# ---------------------------------------------------------------- table
+
+sub fmt_cpu {
+	my ($s, $n) = @_;
+	return '-' unless defined $s && $n;
+	return sprintf('%.3f', $s / $n * 1000);
+}
+
+sub ratio {
+	my ($a, $b) = @_;
+	return '-' unless $a && $b;
+	return sprintf('%.2fx', $a / $b);
+}
+
+sub add_row {
+	my ($r, $label) = @_;
+	return unless $r;
+	my $key = "$r->{size}/$r->{c}";
+	my $db = $res{"db/$key"};
+	my $web = $res{"web/$key"};
+	push @rows, [
+		$label, $r->{c}, ($r->{size} >= 1024 ? ($r->{size} / 1024) . ' KB' : $r->{size}),
+		sprintf('%.0f', $r->{rps}), sprintf('%.2f', $r->{p50}), sprintf('%.2f', $r->{p99}),
+		fmt_cpu($r->{resp_cpu}, $r->{n}), fmt_cpu($r->{pg_cpu}, $r->{n}), fmt_cpu($r->{all_cpu}, $r->{n}),
+		$r->{hwm_kb} ? sprintf('%.1f', $r->{hwm_kb} / 1024) : '-',
+		$r->{pss_kb} ? sprintf('%.2f', $r->{pss_kb} / 1024) : '-',
+		$r->{kind} eq 'db' ? '1.00x' : ratio($r->{rps}, $db && $db->{rps}),
+		$r->{kind} eq 'web' ? '1.00x' : ratio($r->{rps}, $web && $web->{rps}),
+		$r->{check} // '',
+	];
+	printf "#   %-26s c=%-3d %8s req/s  p50 %7s ms  p99 %7s ms  %s\n", $label, $r->{c},
+		sprintf('%.0f', $r->{rps}), sprintf('%.2f', $r->{p50}), sprintf('%.2f', $r->{p99}), $r->{check} // '';
+}
+
+sub placeholder_row {
+	my ($label, $c, $why) = @_;
+	push @rows, [$label, $c, '', '', '', '', '', '', '', '', '', '', '', $why];
+}
+
+sub print_table {
+	my @h = ('run', 'conns', 'body', 'req/s', 'p50 ms', 'p99 ms', 'resp CPU s/1k', 'pg CPU s/1k',
+		'all CPU s/1k', 'HWM MB', 'PSS MB', 'x db', 'x web', 'check');
+	say '| ' . join(' | ', @h) . ' |';
+	say '|' . join('|', map { '---' } @h) . '|';
+	say '| ' . join(' | ', @$_) . ' |' for @rows;
+}
+
+# ---------------------------------------------------------------- intake
+
+my $m = machine();
+note("hookinbox bench: $T s per run, connections @LEVELS, dir $dir");
+note("machine: $m->{model}, $m->{cpus} CPUs, $m->{mem}; $m->{pg}; $m->{lighttpd}; data on $m->{fs}");
+note('durability: ' . sql("select string_agg(name || '=' || setting, ', ' order by name) from pg_settings "
+	. "where name in ('fsync', 'synchronous_commit', 'wal_sync_method', 'full_page_writes', 'commit_delay')"));
+
+my $have_threads = do {
+	open my $fh, '<', "$top/common/conf.c";
+	local $/;
+	(<$fh> // '') =~ /"threads"/;
+};
+my %peak;   # hookinbox unique 2 KB: best req/s and its level
+
+for my $c (@LEVELS) {
+	note("---- $c connection(s)");
+	my @sizes = ($SMALL, $ENV{BENCH_NO_256K} ? () : ($BIG));
+	for my $size (@sizes) {
+		my $r = eval { run_pgbench($c, $size) };
+		loud("pgbench: $@") if $@;
+		$res{"db/$size/$c"} = $r if $r;
+		add_row($r, 'db ceiling (pgbench)');
+	}
+	{
+		my $h = httpd_start("$top/obj/test/null.fcgi", $c);
+		loadgen(url => $h->url . '/bench', c => $c, seconds => 1, prefix => "nullw$c");
+		for my $size (@sizes) {
+			my $r = measure_http('web', $h, c => $c, size => $size, tag => 'null');
+			$res{"web/$size/$c"} = $r if $r;
+			$r->{check} = $r->{lg}{other} || $r->{lg}{errors} ? "$r->{lg}{other} non-2xx, $r->{lg}{errors} errors" : 'all 2xx' if $r;
+			add_row($r, 'web ceiling (null.fcgi)');
+		}
+		$h->stop;
+	}
+	{
+		my $h = httpd_start("$top/fcgi/hookinbox.fcgi", $c);
+		# warm-up: every responder connects and prepares (verified too)
+		my $w = measure_http('warm-up', $h, c => $c, seconds => 1, tag => 'w');
+		verify($w) if $w;
+		fresh_inbox();
+		my $r = measure_http('hookinbox', $h, c => $c, tag => 'u');
+		verify($r) if $r;
+		add_row($r, 'hookinbox unique');
+		%peak = (rps => $r->{rps}, c => $c) if $r && $r->{rps} > ($peak{rps} // 0);
+		$res{"hookinbox/$SMALL/$c"} = $r if $r;
+		fresh_inbox();
+		$r = measure_http('hookinbox', $h, c => $c, redeliver => 0.3, tag => 'd');
+		verify($r) if $r;
+		add_row($r, 'hookinbox 30% redelivered');
+		unless ($ENV{BENCH_NO_256K}) {
+			fresh_inbox();
+			$r = measure_http('hookinbox', $h, c => $c, size => $BIG, tag => 'b');
+			verify($r) if $r;
+			add_row($r, 'hookinbox 256 KB');
+		}
+		$h->stop;
+	}
+	if ($have_threads) {
+		my $gconf = write_conf("$dir/group-$c.conf", threads => $c < 2 ? 2 : $c);
+		my $h = httpd_start("$top/fcgi/hookinbox.fcgi", 1, $gconf);
+		my $w = measure_http('warm-up', $h, c => $c, seconds => 1, tag => 'gw');
+		verify($w) if $w;
+		fresh_inbox();
+		my $r = measure_http('group', $h, c => $c, tag => 'g');
+		verify($r) if $r;
+		add_row($r, 'group commit (1 proc, threads=' . ($c < 2 ? 2 : $c) . ')');
+		$res{"group/$SMALL/$c"} = $r if $r;
+		$h->stop;
+	} else {
+		placeholder_row('group commit', $c, 'PLACEHOLDER: [intake] threads not in common/conf.c yet');
+	}
+}
+
+# p99 at half of the peak, open loop (latency counted from the intended start)
+if ($peak{rps}) {
+	my $rate = int($peak{rps} / 2);
+	my $c = $peak{c};
+	note("---- half of peak: $rate req/s at $c connection(s)");
+	my $h = httpd_start("$top/fcgi/hookinbox.fcgi", $c);
+	my $w = measure_http('warm-up', $h, c => $c, seconds => 1, tag => 'hw');
+	verify($w) if $w;
+	fresh_inbox();
+	my $r = measure_http('hookinbox', $h, c => $c, rate => $rate, tag => 'h');
+	verify($r) if $r;
+	add_row($r, "hookinbox at half peak ($rate/s)");
+	$peak{half} = $r;
+	$h->stop;
+}
+
+# ---------------------------------------------------------------- worker
+
+my ($worker_line, $explain);
+
+sub run_worker {
+	my $bin = "$top/worker/hookinbox-worker";
+	return 'skipped: worker not built' unless -x $bin;
+	my $help = `$bin --help 2>&1`;
+	return 'skipped: worker not built (no --once in --help)' unless $help =~ /--once/ && $help =~ /--concurrency/;
+	note('---- worker: 20,000 events x 2 routes, downstream 20 ms, --once --concurrency 64');
+	sql('truncate hookinbox.inbox');
+	sql('truncate hookinbox.action') if sql("select to_regclass('hookinbox.action') is not null") eq 't';
+	my $hex = body_hex($SMALL);
+	sql("select count(*) from (select hookinbox.accept('bench', 'stripe', 'acct_bench', 'live', "
+		. "'evt_wk_' || g, 'invoice.paid', 'in_wk_' || g, 1700000000, "
+		. "'{\"Content-Type\":\"application/json\"}'::jsonb, '\\x$hex'::bytea, false) "
+		. "from generate_series(1, 20000) g) s");
+	sql('vacuum analyze hookinbox.inbox');
+	sql('checkpoint');
+	# the downstream: fixed 20 ms, every Idempotency-Key logged
+	my $keys = "$dir/downstream.keys";
+	my $dpid = open(my $dfh, '-|', "$top/obj/bench/downstream", '--latency', '20', '--keys', $keys)
+		or return "FAILED: downstream: $!";
+	my $portline = <$dfh>;
+	my ($port) = ($portline // '') =~ /port=(\d+)/ or return 'FAILED: downstream gave no port';
+	my $wconf = write_conf("$dir/worker.conf", role => 'hookinbox_worker',
+		routes => [map { { name => "r$_", endpoint => 'bench', url => "http://127.0.0.1:$port/r$_" } } 1 .. 2]);
+	my ($pg0, $m0) = (pg_cpu_s(), machine_busy_s());
+	my $t0 = time;
+	my $wpid = fork // die;
+	if (!$wpid) {
+		open STDOUT, '>', "$dir/worker.log";
+		open STDERR, '>&', \*STDOUT;
+		exec { $bin } $bin, "-c", $wconf, "--once", "--concurrency", "64";
+		POSIX::_exit(127);
+	}
+	my $wrc;
+	while (1) {
+		my $k = waitpid($wpid, WNOHANG);
+		if ($k == $wpid) { $wrc = $? >> 8; last }
+		if (time - $t0 > 180) { kill 'TERM', $wpid; waitpid($wpid, 0); $wrc = 'timeout'; last }
+		sleep 0.05;
+	}
+	my $wall = time - $t0;
+	my $wcpu = 0;   # the worker's own CPU: not available after waitpid from Perl without getrusage
+	my ($pg1, $m1) = (pg_cpu_s(), machine_busy_s());
+	kill 'TERM', $dpid;
+	my $rest = do { local $/; <$dfh> } // '';
+	close $dfh;
+	my ($calls) = $rest =~ /requests=(\d+)/;
+	$calls //= 0;
+	my %k;
+	if (open my $kf, '<', $keys) { while (<$kf>) { chomp; $k{$_}++ } }
+	my $distinct = scalar keys %k;
+	my $states = sql("select string_agg(state || '=' || n, ' ' order by state) from "
+		. "(select state, count(*) n from hookinbox.action group by state) s");
+	my $done = sql("select count(*) from hookinbox.action where state = 'done'");
+	my $rate = $calls / $wall;
+	my @bad;
+	push @bad, "worker exit $wrc" if $wrc ne '0';
+	push @bad, "$done of 40000 actions done" if $done != 40000;
+	push @bad, "$distinct distinct keys of 40000" if $distinct != 40000;
+	loud('worker: ' . join('; ', @bad) . ' (log: ' . `tail -5 $dir/worker.log` . ')') if @bad;
+	$res{worker} = { rate => $rate };
+	return sprintf('| worker --once --concurrency 64 | %d calls in %.2f s | %.0f calls/s | %.2fx of ideal 3,200/s '
+		. '(target >= 0.9x) | pg CPU %.3f s/1k calls, all CPU %.3f s/1k | actions: %s; distinct keys %d | %s |',
+		$calls, $wall, $rate, $rate / 3200, ($pg1 - $pg0) / ($calls || 1) * 1000,
+		($m1 - $m0) / ($calls || 1) * 1000, $states, $distinct, @bad ? 'FAILED' : 'ok');
+}
+
+sub run_explain {
+	return 'skipped: no hookinbox.action table' if sql("select to_regclass('hookinbox.action') is null") eq 't';
+	note('---- EXPLAIN: claim with 100,000 due actions beside 1,000,000 done');
+	sql('truncate hookinbox.action');
+	sql(q{insert into hookinbox.action (inbox_id, route, idem_key, state, max_attempts, due_at, done_at,
+		created_at, updated_at)
+		select g, 'r' || (g % 2 + 1), 'hookinbox:bench:' || g,
+		       case when g <= 1000000 then 'done' else 'pending' end, 12,
+		       now() - interval '1 hour' * random(),
+		       case when g <= 1000000 then now() - interval '1 hour' end, now(), now()
+		  from generate_series(1, 1100000) g});
+	sql('vacuum analyze hookinbox.action');
+	my $plain = sql(q{explain (costs off) select a.id from hookinbox.action a
+		where a.state = 'pending' and a.due_at <= now() order by a.due_at limit 64
+		for no key update skip locked});
+	# the function's own statements, as it runs them (auto_explain, nested)
+	my $sig = sql("select pg_get_function_identity_arguments('hookinbox.claim_actions'::regproc)");
+	my $nested = '';
+	if ($sig =~ /^p_limit integer, p_lease_s integer, p_retry_window_s integer$/) {
+		my $f = "$dir/explain.sql";
+		open my $fh, '>', $f or die $!;
+		print $fh "load 'auto_explain';\nset auto_explain.log_min_duration = 0;\n",
+			"set auto_explain.log_nested_statements = on;\nset auto_explain.log_analyze = on;\n",
+			"set auto_explain.log_timing = off;\nset client_min_messages = log;\n",
+			"begin;\nselect count(*) from hookinbox.claim_actions(64, 60, 86400);\nrollback;\n";
+		close $fh;
+		my ($rc, $out) = $pg->psql_file($f);
+		# the plan of the loop's claim query
+		if ($out =~ /(Query Text: select a\.id, a\.route.*?)(?=\n\S*LOG:|\z)/s) {
+			$nested = $1;
+		} else {
+			$nested = "(auto_explain output not recognised; exit $rc)\n$out";
+		}
+	} else {
+		$nested = "(claim_actions($sig): not called, signature changed)";
+	}
+	my $ok = $plain =~ /Index Scan using action_due/ ? 'index scan on action_due' : 'NOT an index scan on action_due';
+	loud("EXPLAIN: the claim is $ok") unless $plain =~ /Index Scan using action_due/;
+	return "claim with 100,000 due beside 1,000,000 done: $ok\n\n```\n$plain\n```\n\n"
+		. "inside hookinbox.claim_actions (auto_explain, analyze):\n\n```\n$nested\n```\n";
+}
+
+unless ($ENV{BENCH_NO_WORKER}) {
+	$worker_line = eval { run_worker() } // "FAILED: $@";
+	loud("worker: $worker_line") if $worker_line =~ /^FAILED/;
+}
+unless ($ENV{BENCH_NO_EXPLAIN}) {
+	$explain = eval { run_explain() } // "FAILED: $@";
+}
+
+# ---------------------------------------------------------------- report
+
+say '';
+say "## hookinbox bench, " . strftime('%Y-%m-%d %H:%M %Z', localtime($started));
+say '';
+say "machine: $m->{model}, $m->{cpus} CPUs, $m->{mem} RAM, kernel $m->{kernel}, data on $m->{fs}; "
+	. "$m->{pg}; $m->{lighttpd}; $T s per run";
+say '';
+print_table();
+say '';
+say 'CPU s/1k: CPU seconds per 1,000 completed requests: resp = responder processes (utime+stime from '
+	. '/proc), pg = the whole PostgreSQL cluster (backends, walwriter, checkpointer; reaped backends '
+	. 'through the postmaster\'s cutime), all = the machine (/proc/stat, load generator included). '
+	. 'HWM = the largest VmHWM of a responder process, PSS = the largest Pss (smaps_rollup). '
+	. 'x db / x web = req/s over the same-run ceiling at the same connections and body size.';
+say '';
+say '### targets (printed, not enforced)';
+say '';
+for my $c (grep { $_ >= 16 } @LEVELS) {
+	my ($h, $db) = ($res{"hookinbox/$SMALL/$c"}, $res{"db/$SMALL/$c"});
+	say "- intake / db ceiling at $c connections: " . ratio($h && $h->{rps}, $db && $db->{rps}) . ' (target >= 0.8x)';
+}
+if (my $hp = $peak{half}) {
+	say sprintf('- p99 at half of peak (%d req/s at %d connections): %.2f ms (target < 10 ms)', $hp->{rate}, $hp->{c}, $hp->{p99});
+}
+for my $c (@LEVELS) {
+	my ($g, $db) = ($res{"group/$SMALL/$c"}, $res{"db/$SMALL/$c"});
+	say "- group commit / single-row db ceiling at $c connections: "
+		. ($g ? ratio($g->{rps}, $db && $db->{rps}) : 'not measured (placeholder)') . ' (target >= 1.5x)';
+}
+{
+	my ($hwm, $pss) = (0, 0);
+	for my $r (values %res) {
+		next unless ref $r eq 'HASH' && ($r->{kind} // '') eq 'hookinbox';
+		$hwm = max($hwm, $r->{hwm_kb} // 0);
+		$pss = max($pss, $r->{pss_kb} // 0);
+	}
+	say sprintf('- responder peak RSS %.1f MB (target < 8 MB), PSS %.2f MB (target < 1.5 MB) over the 2 KB runs',
+		$hwm / 1024, $pss / 1024) if $hwm;
+}
+say '- worker: ' . (defined $res{worker} ? sprintf('%.2fx of ideal', $res{worker}{rate} / 3200) : 'not measured')
+	. ' (target >= 0.9x)';
+say '';
+if (defined $worker_line) {
+	say '### worker';
+	say '';
+	say $worker_line;
+	say '';
+}
+if (defined $explain) {
+	say '### claim plan';
+	say '';
+	say $explain;
+}
+if (@failures) {
+	say '';
+	say '!!!!!!!! ' . scalar(@failures) . ' FAILED RUN(S) — acknowledged events lost or a set-up failed:';
+	say "!!!!!!!!   $_" for @failures;
+}
+say sprintf('bench finished in %.0f s', time - $started);
+exit 0;
