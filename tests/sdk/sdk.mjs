@@ -1,0 +1,177 @@
+// sdk.mjs - sign and verify webhook deliveries with the providers' official SDKs
+//
+//   node sdk.mjs sign   < cases.json   # [{provider, secret, body, id, type, url, timestamp}]
+//   node sdk.mjs verify < cases.json   # [{provider, secret, body, headers, url}]
+//
+// Reads a JSON array of cases on standard input and prints a JSON array of
+// results, one per case, in order: for sign {headers, url}, for verify
+// {ok, error}.  Bodies are text (the tests use ASCII bodies).  Used by
+// tests/t/30-providers.t (the SDK signs, the responder verifies) and
+// tests/t/31-sender.t (hookinbox-send signs, the SDK verifies).
+//
+// Where a provider's SDK has no signing function the signature is computed
+// as the provider documents it, with node:crypto, and the case says so in
+// "how": Shopify (base64 HMAC-SHA256 of the body), Slack (v0=hex HMAC-SHA256
+// of "v0:<ts>:<body>") and Paddle (ts=<ts>;h1=hex HMAC-SHA256 of
+// "<ts>:<body>").  Verification always goes through the SDK.
+
+import { createHmac } from 'node:crypto';
+
+import { sign as octokitSign, verify as octokitVerify } from '@octokit/webhooks-methods';
+import Stripe from 'stripe';
+import { Webhook as StandardWebhook } from 'standardwebhooks';
+import { Webhook as SvixWebhook } from 'svix';
+import twilio from 'twilio';
+import bolt from '@slack/bolt';
+import { Paddle, Environment } from '@paddle/paddle-node-sdk';
+import '@shopify/shopify-api/adapters/node';
+import { shopifyApi, ApiVersion, LogSeverity } from '@shopify/shopify-api';
+
+const stripe = new Stripe('sk_test_hookinbox_crosscheck');
+
+function hmac(alg, key, data, enc) {
+	return createHmac(alg, key).update(data).digest(enc);
+}
+
+// form body -> {name: value or [values]} as Express would hand it to twilio
+function formParams(body) {
+	const out = {};
+	for (const [k, v] of new URLSearchParams(body)) {
+		if (k in out)
+			out[k] = [].concat(out[k], v);
+		else
+			out[k] = v;
+	}
+	return out;
+}
+
+async function sign(c) {
+	const ts = c.timestamp ?? Math.floor(Date.now() / 1000);
+	switch (c.provider) {
+	case 'stripe':
+		return { headers: { 'Stripe-Signature': stripe.webhooks.generateTestHeaderString(
+			{ payload: c.body, secret: c.secret, timestamp: ts }) }, how: 'sdk' };
+	case 'github':
+		return { headers: { 'X-Hub-Signature-256': await octokitSign(c.secret, c.body),
+			'X-GitHub-Delivery': c.id, 'X-GitHub-Event': c.type }, how: 'sdk' };
+	case 'standard': {
+		const sig = new StandardWebhook(c.secret).sign(c.id, new Date(ts * 1000), c.body);
+		return { headers: { 'webhook-id': c.id, 'webhook-timestamp': String(ts),
+			'webhook-signature': sig }, how: 'sdk' };
+	}
+	case 'svix': {
+		const sig = new SvixWebhook(c.secret).sign(c.id, new Date(ts * 1000), c.body);
+		return { headers: { 'svix-id': c.id, 'svix-timestamp': String(ts),
+			'svix-signature': sig }, how: 'sdk' };
+	}
+	case 'shopify':
+		return { headers: { 'X-Shopify-Hmac-Sha256': hmac('sha256', c.secret, c.body, 'base64'),
+			'X-Shopify-Webhook-Id': c.id, 'X-Shopify-Topic': c.type }, how: 'documented' };
+	case 'slack':
+		return { headers: { 'X-Slack-Request-Timestamp': String(ts),
+			'X-Slack-Signature': 'v0=' + hmac('sha256', c.secret, `v0:${ts}:${c.body}`, 'hex') },
+			how: 'documented' };
+	case 'paddle':
+		return { headers: { 'Paddle-Signature': `ts=${ts};h1=` +
+			hmac('sha256', c.secret, `${ts}:${c.body}`, 'hex') }, how: 'documented' };
+	case 'twilio': {
+		let url = c.url, params = formParams(c.body);
+		if (/^\s*[{[]/.test(c.body)) {
+			url += (url.includes('?') ? '&' : '?') + 'bodySHA256=' + twilio.getExpectedBodyHash(c.body);
+			params = {};
+		}
+		const headers = { 'X-Twilio-Signature': twilio.getExpectedTwilioSignature(c.secret, url, params) };
+		if (c.id)
+			headers['I-Twilio-Idempotency-Token'] = c.id;
+		return { headers, url, how: 'sdk' };
+	}
+	default:
+		throw new Error(`no SDK signer for ${c.provider}`);
+	}
+}
+
+function lower(headers) {
+	const out = {};
+	for (const [k, v] of Object.entries(headers))
+		out[k.toLowerCase()] = v;
+	return out;
+}
+
+async function verify(c) {
+	const h = lower(c.headers);
+	switch (c.provider) {
+	case 'stripe':
+		stripe.webhooks.constructEvent(c.body, h['stripe-signature'], c.secret);
+		return;
+	case 'github':
+		if (!await octokitVerify(c.secret, c.body, h['x-hub-signature-256']))
+			throw new Error('octokit verify returned false');
+		return;
+	case 'standard':
+		new StandardWebhook(c.secret).verify(c.body, h);
+		return;
+	case 'svix':
+		new SvixWebhook(c.secret).verify(c.body, h);
+		return;
+	case 'shopify': {
+		const shopify = shopifyApi({ apiKey: 'hookinbox', apiSecretKey: c.secret,
+			apiVersion: ApiVersion.October25 ?? Object.values(ApiVersion)[0], hostName: 'localhost', isEmbeddedApp: false,
+			logger: { level: LogSeverity.Error, log: () => {} } });
+		const res = await shopify.webhooks.validate({ rawBody: c.body,
+			rawRequest: { method: 'POST', url: '/', headers: h }, rawResponse: {} });
+		if (!res.valid)
+			throw new Error(`shopify validate: ${res.reason} ${res.missingHeaders ?? ''}`);
+		return;
+	}
+	case 'slack':
+		bolt.verifySlackRequest({ signingSecret: c.secret, body: c.body,
+			headers: { 'x-slack-signature': h['x-slack-signature'],
+				'x-slack-request-timestamp': Number(h['x-slack-request-timestamp']) } });
+		return;
+	case 'paddle': {
+		const paddle = new Paddle('pdl_hookinbox_crosscheck', { environment: Environment.sandbox });
+		if (!await paddle.webhooks.isSignatureValid(c.body, c.secret, h['paddle-signature']))
+			throw new Error('paddle isSignatureValid returned false');
+		return;
+	}
+	case 'twilio': {
+		const sig = h['x-twilio-signature'];
+		const ok = /[?&]bodySHA256=/.test(c.url)
+			? twilio.validateRequestWithBody(c.secret, sig, c.url, c.body)
+			: twilio.validateRequest(c.secret, sig, c.url, formParams(c.body));
+		if (!ok)
+			throw new Error('twilio validateRequest returned false');
+		return;
+	}
+	default:
+		throw new Error(`no SDK verifier for ${c.provider}`);
+	}
+}
+
+async function main() {
+	const mode = process.argv[2];
+	let input = '';
+	for await (const chunk of process.stdin)
+		input += chunk;
+	const out = [];
+	for (const c of JSON.parse(input)) {
+		if (mode === 'sign') {
+			out.push(await sign(c));
+		} else if (mode === 'verify') {
+			try {
+				await verify(c);
+				out.push({ ok: true });
+			} catch (e) {
+				out.push({ ok: false, error: String(e && e.message || e) });
+			}
+		} else {
+			throw new Error('usage: node sdk.mjs sign|verify < cases.json');
+		}
+	}
+	process.stdout.write(JSON.stringify(out) + '\n');
+}
+
+main().catch((e) => {
+	process.stderr.write(`sdk.mjs: ${e.stack || e}\n`);
+	process.exit(1);
+});
