@@ -25,7 +25,7 @@ for my $prog ("$top/fcgi/hookinbox.fcgi", "$top/worker/hookinbox-worker", "$top/
 	like($out, qr/\d+\.\d+/, "$name --version prints a version");
 	($rc, $out) = run_prog($prog, '--no-such-option');
 	is($rc, 64, "$name with a bad option exits 64");
-	like($out, qr/Usage/i, "$name with a bad option prints usage");
+	like($out, qr/Usage|--help/i, "$name with a bad option points to the usage");
 }
 
 sub write_file {
@@ -61,7 +61,8 @@ for my $case (@bad) {
 	my $conf = write_file('bad' . ++$i . '.conf', $base . $body);
 	for my $prog ("$top/fcgi/hookinbox.fcgi", "$top/worker/hookinbox-worker") {
 		my $name = $prog =~ s{.*/}{}r;
-		my ($rc, $out) = run_prog($prog, '-c', $conf, '--check');
+		# the responder checks and exits; the worker stops at start, before any database work
+		my ($rc, $out) = run_prog($prog, '-c', $conf, $name eq 'hookinbox.fcgi' ? '--check' : '--once');
 		is($rc, 78, "$name: bad config $i exits 78");
 		like($out, qr/\Q$conf\E:$line: /, "$name: bad config $i names $conf:$line");
 		like($out, $re, "$name: bad config $i says what is wrong");
