@@ -295,6 +295,9 @@ MaxSpareThreads 32
 	AllowOverride None
 	Require all denied
 </Directory>
+<Directory "$r/htdocs">
+	Require all granted
+</Directory>
 $self->{extra}
 Include "$r/hookinbox.conf"
 CONF
