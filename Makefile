@@ -121,7 +121,7 @@ install: all
 	cp -R etc/. $(DESTDIR)$(DATADIR)/etc/
 	if [ -d man ]; then for s in 5 8; do \
 		install -d $(DESTDIR)$(MANDIR)/man$$s; \
-		for f in man/*.$$s; do [ -e "$$f" ] && install -m 644 $$f $(DESTDIR)$(MANDIR)/man$$s/; done; \
+		for f in man/*.$$s; do if [ -e "$$f" ]; then install -m 644 $$f $(DESTDIR)$(MANDIR)/man$$s/; fi; done; \
 	done; fi
 
 clean:

@@ -1,0 +1,96 @@
+# make install lays out what the README says; an installation at the first
+# migration, holding events, is upgraded by sql/install.sql without losing
+# any, twice without change, and both programs work on the result.
+use strict;
+use warnings;
+use Test::More;
+use File::Temp qw(tempdir);
+use HookTest qw(stripe_sig);
+
+my $top = HookTest::top();
+
+# ---- make install with PREFIX and DESTDIR
+{
+	my $stage = tempdir(CLEANUP => 1);
+	my $out = `make -s -C $top install PREFIX=/usr DESTDIR=$stage 2>&1`;
+	is($?, 0, 'make install PREFIX=/usr DESTDIR=... succeeds') or diag $out;
+	for my $f (qw(/usr/sbin/hookinbox.fcgi /usr/sbin/hookinbox-worker /usr/bin/hookinbox-send
+		/usr/share/hookinbox/sql/install.sql /usr/share/hookinbox/sql/migrations/001_intake.sql
+		/usr/share/hookinbox/sql/stats.sql /usr/share/hookinbox/etc/hookinbox.conf)) {
+		ok(-e "$stage$f", "installed $f");
+	}
+	ok(!-e "$stage/usr/local", 'nothing under the default prefix');
+	my $ver = `$stage/usr/sbin/hookinbox.fcgi --version`;
+	like($ver, qr/hookinbox\.fcgi \d/, 'the installed responder runs');
+	my $strings = `strings $stage/usr/sbin/hookinbox.fcgi`;
+	unlike($strings, qr/HOOKINBOX_FAILPOINT|HOOKINBOX_TEST_NOW/, 'the release build has no failure points or test clock');
+}
+
+# ---- upgrade from the first migration
+my $secret = 'whsec_upgrade_test_0123456789';
+my $t = HookTest->new(endpoints => { 'stripe-live' => { provider => 'stripe', secrets => [$secret] } },
+	routes => { apply => { endpoint => 'stripe-live', handler => 'sql:app.apply' } }, no_lighttpd => 1);
+$t->pg->psql_raw('postgres', 'postgres', 'create database old');
+my $old = bless { %{ $t->pg }, dbname => 'old', running => 0 }, 'HookTest::Pg';
+# the schema as version 1 left it: the first migration and its functions only
+my ($rc, $out);
+{
+	open my $fh, '>', $t->dir . '/v1.sql' or die $!;
+	print $fh "\\set ON_ERROR_STOP 1\nbegin;\ncreate schema hookinbox;\n",
+		"create table hookinbox.schema_migrations (version integer primary key, name text not null, applied_at timestamptz not null default now());\n",
+		"\\ir $top/sql/migrations/001_intake.sql\n",
+		"insert into hookinbox.schema_migrations (version, name) values (1, 'intake');\n",
+		"\\ir $top/sql/functions.sql\ncommit;\n";
+	close $fh;
+	($rc, $out) = $old->psql_file($t->dir . "/v1.sql");
+	is($rc, 0, 'version 1 schema installed') or diag $out;
+}
+for my $i (1 .. 20) {
+	$old->sql("select hookinbox.accept('stripe-live', 'stripe', 'stripe-live', 'default', 'evt_old_$i', "
+		. "'invoice.paid', 'in_$i', $i, '{}', convert_to('{\"id\":\"evt_old_$i\"}', 'UTF8'), false)");
+}
+is($old->sql('select count(*) from hookinbox.inbox'), 20, '20 events stored before the upgrade');
+
+($rc, $out) = $old->psql_file("$top/sql/install.sql");
+is($rc, 0, 'install.sql upgrades') or diag $out;
+like($out, qr/schema at version 2/, 'now at version 2');
+is($old->sql('select count(*) from hookinbox.inbox'), 20, 'no event lost');
+my $dump1 = $old->sql(q{select string_agg(id || ':' || event_id || ':' || encode(body, 'hex'), ',' order by id) from hookinbox.inbox});
+($rc, $out) = $old->psql_file("$top/sql/install.sql");
+is($rc, 0, 'install.sql again');
+is($old->sql('select count(*) from hookinbox.schema_migrations'), 2, 'the second run applies nothing');
+is($old->sql(q{select string_agg(id || ':' || event_id || ':' || encode(body, 'hex'), ',' order by id) from hookinbox.inbox}),
+	$dump1, 'and changes no row');
+
+# both programs on the upgraded database
+$old->sql(q{
+	create schema app;
+	create table app.applied (event_id text primary key);
+	create function app.apply(e jsonb) returns void language sql as
+		$$ insert into app.applied values (e->>'event_id') $$;
+	grant usage on schema app to hookinbox_worker;
+	grant insert on app.applied to hookinbox_worker;
+	grant execute on function app.apply(jsonb) to hookinbox_worker;
+});
+(my $conf = do { local (@ARGV, $/) = $t->config; <> }) =~ s/dbname=hookinbox user=hookinbox_intake/dbname=old user=hookinbox_intake/;
+open my $fh, '>', $t->config or die $!;
+print $fh $conf;
+close $fh;
+my $h = HookTest::Lighttpd->new(dir => $t->dir, fcgi => "$top/obj/test/hookinbox.fcgi", config => $t->config)->start;
+my $http = HTTP::Tiny->new;
+my $body = '{"id":"evt_new_1","type":"invoice.paid","created":1,"data":{"object":{"id":"in_x"}}}';
+my $r = $http->request('POST', $h->url . '/stripe-live',
+	{ content => $body, headers => { 'Stripe-Signature' => stripe_sig($secret, $body) } });
+is($r->{status}, 200, 'the responder accepts on the upgraded schema');
+$r = $http->request('POST', $h->url . '/stripe-live',
+	{ content => '{"id":"evt_old_3"}', headers => { 'Stripe-Signature' => stripe_sig($secret, '{"id":"evt_old_3"}') } });
+like($r->{content}, qr/"duplicate":true/, 'an event stored before the upgrade is still a duplicate');
+$h->stop;
+(my $wconf = $conf) =~ s/user=hookinbox_intake/user=hookinbox_worker/;
+open $fh, '>', $t->dir . '/worker.conf' or die $!;
+print $fh $wconf;
+close $fh;
+my $wout = `$top/obj/test/hookinbox-worker -c @{[ $t->dir ]}/worker.conf --once 2>&1`;
+is($? >> 8, 0, 'the worker runs on the upgraded schema') or diag $wout;
+is($old->sql('select count(*) from app.applied'), 21, 'every old and new event applied once');
+done_testing();
