@@ -1,0 +1,190 @@
+/*
+ * fuzz_request.c - shared set-up for the request harnesses
+ */
+#include "fuzz_request.h"
+
+#include "xalloc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* the secrets every endpoint holds (each is tried: rotation) */
+static const char secrets_text[] =
+	"whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM=\n"
+	"fuzz-secret-0123456789\n";
+
+static const char conf_text[] =
+	"[database]\n"
+	"conninfo = dbname=none\n"
+	"[intake]\n"
+	"max_body = 65536\n"
+	"[endpoint stripe]\nprovider = stripe\nsecret_file = secrets\n"
+	"[endpoint github]\nprovider = github\nsecret_file = secrets\n"
+	"[endpoint standard]\nprovider = standard\nsecret_file = secrets\n"
+	"[endpoint svix]\nprovider = svix\nsecret_file = secrets\n"
+	"[endpoint shopify]\nprovider = shopify\nsecret_file = secrets\n"
+	"[endpoint slack]\nprovider = slack\nsecret_file = secrets\n"
+	"[endpoint paddle]\nprovider = paddle\nsecret_file = secrets\ntolerance = 300\n"
+	"[endpoint twilio]\nprovider = twilio\nsecret_file = secrets\n"
+	"public_url = https://hooks.example.com/hooks/twilio\n"
+	"[endpoint twilio-port]\nprovider = twilio\nsecret_file = secrets\n"
+	"public_url = http://user@[::1]:8080/hooks/twilio?x=1\n"
+	"[endpoint gitlab]\nprovider = gitlab\nsecret_file = secrets\n"
+	"[endpoint hmac]\nprovider = hmac\nsecret_file = secrets\nheader = X-Signature\n"
+	"prefix = sha256=\nid_header = X-Event-Id\ntype_field = type\n"
+	"object_field = data.object.id\nversion_field = created\n"
+	"[endpoint hmac-b64]\nprovider = hmac\nsecret_file = secrets\nheader = X-Signature\n"
+	"algorithm = sha1\nencoding = base64\nid_field = data.id\ntype_header = X-Event\n"
+	"version_field = meta.at\n"
+	"[endpoint hmac-512]\nprovider = hmac\nsecret_file = secrets\nheader = X-Signature\n"
+	"algorithm = sha512\nid_header = X-Event-Id\n";
+
+static conf *the_conf;
+static char dir[] = "/tmp/hookinbox-fuzz-XXXXXX";
+
+static void
+write_file(const char *path, const char *text, mode_t mode)
+{
+	FILE *fp = fopen(path, "w");
+
+	if (fp == NULL || fputs(text, fp) < 0 || fclose(fp) != 0 || chmod(path, mode) != 0) {
+		perror(path);
+		abort();
+	}
+}
+
+static void
+cleanup(void)
+{
+	char path[sizeof(dir) + 32];
+
+	conf_free(the_conf);
+	the_conf = NULL;
+	snprintf(path, sizeof(path), "%s/secrets", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/hookinbox.conf", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
+const conf *
+fuzz_conf(void)
+{
+	char path[sizeof(dir) + 32], err[1024];
+
+	if (the_conf != NULL)
+		return the_conf;
+	if (mkdtemp(dir) == NULL) {
+		perror("mkdtemp");
+		abort();
+	}
+	snprintf(path, sizeof(path), "%s/secrets", dir);
+	write_file(path, secrets_text, 0600);
+	snprintf(path, sizeof(path), "%s/hookinbox.conf", dir);
+	write_file(path, conf_text, 0600);
+	the_conf = conf_load(path, err, sizeof(err));
+	if (the_conf == NULL) {
+		fprintf(stderr, "fuzz: %s\n", err);
+		abort();
+	}
+	atexit(cleanup);
+	return the_conf;
+}
+
+static const char *
+lookup(const void *ctx, const char *name)
+{
+	const fuzz_request *r = ctx;
+
+	for (size_t i = 0; i < r->n; i++) {
+		if (strcasecmp(r->name[i], name) == 0)
+			return r->value[i];
+	}
+	return NULL;
+}
+
+/* the next line of data[*off..size) without its '\n'; NULL at the end */
+static const uint8_t *
+next_line(const uint8_t *data, size_t size, size_t *off, size_t *len)
+{
+	const uint8_t *p = data + *off, *nl;
+
+	if (*off >= size)
+		return NULL;
+	nl = memchr(p, '\n', size - *off);
+	*len = nl != NULL ? (size_t)(nl - p) : size - *off;
+	*off += *len + (nl != NULL);
+	return p;
+}
+
+const endpoint_conf *
+fuzz_request_parse(const uint8_t *data, size_t size, fuzz_request *r)
+{
+	const conf *c = fuzz_conf();
+	const endpoint_conf *ep = NULL;
+	const uint8_t *line;
+	size_t off = 0, len;
+
+	memset(r, 0, sizeof(*r));
+	line = next_line(data, size, &off, &len);
+	if (line != NULL) {
+		char *name = xstrndup((const char *)line, len);
+
+		ep = conf_endpoint(c, name);
+		free(name);
+	}
+	if (ep == NULL)
+		ep = conf_endpoint_at(c, (size > 0 ? data[0] : 0) % conf_endpoint_count(c));
+
+	while ((line = next_line(data, size, &off, &len)) != NULL && len > 0) {
+		const uint8_t *colon = memchr(line, ':', len);
+		size_t nlen, vstart;
+		char *value;
+
+		if (colon == NULL)
+			continue;
+		nlen = (size_t)(colon - line);
+		vstart = nlen + 1;
+		if (vstart < len && line[vstart] == ' ')
+			vstart++;
+		/* header values reach the responder as C strings: a NUL ends them */
+		value = xstrndup((const char *)line + vstart, len - vstart);
+		if (nlen == 1 && line[0] == '?') {
+			free(r->query);
+			r->query = value;
+		} else if (r->n < FUZZ_MAX_HEADERS) {
+			r->name[r->n] = xstrndup((const char *)line, nlen);
+			r->value[r->n++] = value;
+		} else {
+			free(value);
+		}
+	}
+	r->body = xmalloc(size - off);
+	if (size > off)
+		memcpy(r->body, data + off, size - off);
+	r->view = (request_view){
+		.header = lookup,
+		.ctx = r,
+		.body = r->body,
+		.body_len = size - off,
+		.query = r->query,
+		.now = FUZZ_NOW,
+	};
+	return ep;
+}
+
+void
+fuzz_request_release(fuzz_request *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		free(r->name[i]);
+		free(r->value[i]);
+	}
+	free(r->query);
+	free(r->body);
+	memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,161 @@
+#!/usr/bin/perl
+# make-seeds.pl - (re)write the seed corpora in tests/fuzz/corpus/<harness>/
+#
+#   perl tests/fuzz/make-seeds.pl
+#
+# The request seeds are signed with the harness's secrets (fuzz_request.c)
+# at its fixed time (FUZZ_NOW), so that the fuzzer starts from requests
+# that verify and extract, and mutates from there.
+use strict;
+use warnings;
+use Digest::SHA qw(hmac_sha256_hex hmac_sha256 hmac_sha1 hmac_sha512_hex hmac_sha256_base64);
+use MIME::Base64 qw(encode_base64 decode_base64);
+use File::Path qw(make_path);
+use File::Basename qw(dirname);
+
+my $dir = dirname(__FILE__) . '/corpus';
+my $whsec = 'whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM=';
+my $plain = 'fuzz-secret-0123456789';
+my $now = 1700000000;
+
+sub put {
+	my ($h, $name, $data) = @_;
+	make_path("$dir/$h");
+	open my $fh, '>:raw', "$dir/$h/$name" or die $!;
+	print $fh $data;
+	close $fh;
+}
+
+sub req {
+	my ($ep, $headers, $body) = @_;
+	return "$ep\n" . join('', map { "$_->[0]: $_->[1]\n" } @$headers) . "\n" . $body;
+}
+
+my $stripe = '{"id":"evt_1","object":"event","type":"invoice.paid","created":1700000000,"data":{"object":{"id":"in_1"}}}';
+my $gh = '{"action":"opened","pull_request":{"id":42},"number":1}';
+my $std = '{"type":"user.created","timestamp":"2024-01-01T00:00:00.123Z","data":{"id":"u_1"}}';
+my $shop = '{"id":820982911946154508,"admin_graphql_api_id":"gid://shopify/Order/1","updated_at":"2024-01-01T00:00:00-05:00"}';
+my $slack = '{"type":"event_callback","event_id":"Ev1","event_time":1700000000,"event":{"type":"app_mention"}}';
+my $slack_ch = '{"type":"url_verification","challenge":"3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P"}';
+my $slack_form = 'command=%2Fweather&text=94070&trigger_id=13345224609.738474920.8088930838d88f008e0';
+my $paddle = '{"event_id":"evt_01","event_type":"transaction.paid","occurred_at":"2024-01-01T00:00:00.000000Z","data":{"id":"txn_1"}}';
+my $twilio = 'MessageSid=SM123&MessageStatus=delivered&To=%2B15551234567&Body=hello+world&Body=again';
+my $gitlab = '{"object_kind":"issue","object_attributes":{"id":301}}';
+my $hmac = '{"type":"order.created","created":"2024-01-01T00:00:00Z","data":{"id":"o_1","object":{"id":"obj_1"}}}';
+my $hmacb = '{"data":{"id":77},"meta":{"at":1700000000}}';
+
+my $stdkey = decode_base64('MDEyMzQ1Njc4OWFiY2RlZjAxMjM=');
+my @v;
+push @v, ['stripe', req('stripe', [['Stripe-Signature', "t=$now,v1=" . hmac_sha256_hex("$now.$stripe", $whsec) . ",v0=abc"], ['Content-Type', 'application/json']], $stripe)];
+push @v, ['stripe-2', req('stripe', [['Stripe-Signature', "t=$now,v1=00,v1=" . hmac_sha256_hex("$now.$stripe", $plain)]], $stripe)];
+push @v, ['github', req('github', [['X-Hub-Signature-256', 'sha256=' . hmac_sha256_hex($gh, $plain)], ['X-GitHub-Event', 'pull_request'], ['X-GitHub-Delivery', 'd-1']], $gh)];
+my $ghform = 'payload=' . '%7B%22action%22%3A%22closed%22%2C%22issue%22%3A%7B%22id%22%3A7%7D%7D';
+push @v, ['github-form', req('github', [['X-Hub-Signature-256', 'sha256=' . hmac_sha256_hex($ghform, $plain)], ['X-GitHub-Event', 'issues'], ['X-GitHub-Delivery', 'd-2'], ['Content-Type', 'application/x-www-form-urlencoded']], $ghform)];
+push @v, ['standard', req('standard', [['webhook-id', 'msg_1'], ['webhook-timestamp', $now], ['webhook-signature', 'v1,' . encode_base64(hmac_sha256("msg_1.$now.$std", $stdkey), '') . ' v1a,AAAA']], $std)];
+push @v, ['svix', req('svix', [['svix-id', 'msg_2'], ['svix-timestamp', $now], ['svix-signature', 'v1,' . encode_base64(hmac_sha256("msg_2.$now.$std", $stdkey), '')]], $std)];
+push @v, ['shopify', req('shopify', [['X-Shopify-Hmac-Sha256', encode_base64(hmac_sha256($shop, $plain), '')], ['X-Shopify-Topic', 'orders/create'], ['X-Shopify-Webhook-Id', 'w-1'], ['X-Shopify-Triggered-At', '2024-01-01T00:00:00.5+02:00']], $shop)];
+for ([slack => $slack, 'application/json'], ['slack-challenge' => $slack_ch, 'application/json'], ['slack-form' => $slack_form, 'application/x-www-form-urlencoded']) {
+	my ($n, $b, $ct) = @$_;
+	push @v, [$n, req('slack', [['X-Slack-Signature', 'v0=' . hmac_sha256_hex("v0:$now:$b", $plain)], ['X-Slack-Request-Timestamp', $now], ['Content-Type', $ct]], $b)];
+}
+push @v, ['paddle', req('paddle', [['Paddle-Signature', "ts=$now;h1=" . hmac_sha256_hex("$now:$paddle", $plain)]], $paddle)];
+{
+	my @p = map { [split /=/, $_, 2] } split /&/, $twilio;
+	my $dec = sub { my $s = shift; $s =~ tr/+/ /; $s =~ s/%([0-9A-Fa-f]{2})/chr hex $1/ge; $s };
+	my @kv = sort { $a->[0] cmp $b->[0] or $a->[1] cmp $b->[1] } map { [$dec->($_->[0]), $dec->($_->[1])] } @p;
+	my $url = 'https://hooks.example.com/hooks/twilio';
+	my $sig = encode_base64(hmac_sha1($url . join('', map { $_->[0] . $_->[1] } @kv), $plain), '');
+	push @v, ['twilio', req('twilio', [['X-Twilio-Signature', $sig], ['Content-Type', 'application/x-www-form-urlencoded']], $twilio)];
+	my $jb = '{"id":"tw_1","type":"message.sent"}';
+	my $bh = Digest::SHA::sha256_hex($jb);
+	my $q = "bodySHA256=$bh";
+	$sig = encode_base64(hmac_sha1("$url?$q", $plain), '');
+	push @v, ['twilio-json', req('twilio', [['?', $q], ['X-Twilio-Signature', $sig], ['I-Twilio-Idempotency-Token', 'tok-1']], $jb)];
+	push @v, ['twilio-port', req('twilio-port', [['?', 'a=1&b'], ['X-Twilio-Signature', 'AAAAAAAAAAAAAAAAAAAAAAAAAAA=']], 'CallSid=CA1&CallStatus=ringing')];
+}
+push @v, ['gitlab', req('gitlab', [['X-Gitlab-Token', $plain], ['X-Gitlab-Event', 'Issue Hook'], ['X-Gitlab-Event-UUID', 'uuid-1']], $gitlab)];
+push @v, ['hmac', req('hmac', [['X-Signature', 'sha256=' . hmac_sha256_hex($hmac, $plain)], ['X-Event-Id', 'e-1']], $hmac)];
+push @v, ['hmac-b64', req('hmac-b64', [['X-Signature', encode_base64(hmac_sha1($hmacb, $plain), '')], ['X-Event', 'thing.done']], $hmacb)];
+push @v, ['hmac-512', req('hmac-512', [['X-Signature', hmac_sha512_hex('{}', $plain)], ['X-Event-Id', 'e-512']], '{}')];
+# hostile shapes
+push @v, ['deep', req('stripe', [['Stripe-Signature', "t=$now,v1=00"]], '{"id":"x","a":' . ('[' x 200) . (']' x 200) . '}')];
+push @v, ['utf8', req('github', [['X-GitHub-Delivery', "\xc3\x28\xed\xa0\x80"], ['X-GitHub-Event', "push\x7f"]], "{\"k\":\"\xff\xfe\"}")];
+push @v, ['entries', req('stripe', [['Stripe-Signature', "t=$now," . join(',', ('v1=00') x 100)]], '{}')];
+push @v, ['nul', req('paddle', [['Paddle-Signature', "ts=1;h1=zz;ts=2"]], "{\"event_id\":\"a\x00b\"}\x00")];
+push @v, ['future', req('slack', [['X-Slack-Signature', 'v0=' . ('0' x 64)], ['X-Slack-Request-Timestamp', '999999999999']], '{}')];
+for my $x (@v) {
+	put('verify', $x->[0], $x->[1]);
+	put('envelope', $x->[0], $x->[1]);
+}
+
+# content length
+my %cl = (zero => '0', small => '42', max18 => '999999999999999999', over18 => '9999999999999999999',
+	sign => '+5', neg => '-1', space => ' 12', hex => '0x10', empty => '', lead0 => '000123', nul => "12\x003");
+put('content_length', $_, $cl{$_}) for keys %cl;
+
+# form bodies
+my %form = (simple => 'a=1&b=2', plus => 'text=hello+world&x=%41%42', badpct => 'a=%zz&b=%4&c=%',
+	nul => 'k%00=v%00&&&=&k', dups => 'b=2&a=1&b=2&a=0&a=1', payload => $ghform, slack => $slack_form,
+	twilio => $twilio);
+put('form', $_, $form{$_}) for keys %form;
+
+# configurations
+put('conf', 'full', <<"CONF");
+; a configuration using every key
+[database]
+conninfo = host=/run/postgresql dbname=hookinbox user=hookinbox_intake
+[intake]
+max_body = 1048576
+tolerance = 300
+threads = 4
+[log]
+format = json
+[worker]
+concurrency = 8
+batch = 50
+lease = 120
+backoff_base = 2
+backoff_cap = 600
+retry_window = 3600
+metrics_file = metrics.prom
+[endpoint stripe-live]
+provider = stripe
+secret_file = secrets
+account = acct_123
+environment = live
+max_body = 4096
+[endpoint acme]
+provider = hmac
+secret_file = secrets
+header = X-Acme-Signature
+algorithm = sha512
+encoding = base64
+prefix = sha512=
+id_field = data.id
+type_header = X-Acme-Event
+object_field = data.object.id
+version_field = created
+[endpoint tw]
+provider = twilio
+secret_file = secrets
+public_url = https://example.com/hooks/tw
+[route billing]
+endpoints = stripe-live, acme
+events = invoice.* charge.*
+url = https://billing.internal/hook
+secret_file = secrets
+timeout = 30
+max_attempts = 20
+order = object
+key = object-type
+[route audit]
+endpoint = tw
+handler = sql:audit.record
+CONF
+put('conf', 'minimal', "[database]\nconninfo = dbname=x\n");
+put('conf', 'bad-mode', "[database]\nconninfo = dbname=x\n[endpoint e]\nprovider = github\nsecret_file = open\n");
+put('conf', 'empty-secret', "[database]\nconninfo = dbname=x\n[endpoint e]\nprovider = gitlab\nsecret_file = empty\n");
+put('conf', 'errors', "[database]\nconninfo = x\n[endpoint bad name]\nprovider = nope\n[route r]\nhandler = sql:Bad\n");
+put('conf', 'syntax', "[database\nconninfo\n  [intake]  \nmax_body = -1\nthreads = 999999999999999999999\n");
+put('conf', 'twice', "[database]\nconninfo = x\n[endpoint a]\nprovider = github\nsecret_file = secrets\n[endpoint a]\nprovider = github\n");
+put('conf', 'longline', "[database]\nconninfo = " . ('x' x 5000) . "\n[" . ('s' x 300) . "]\n");

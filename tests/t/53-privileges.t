@@ -1,0 +1,110 @@
+# Least privilege, checked against a real cluster: the responder's role
+# (hookinbox_intake) can only call accept() and reject(); the worker's
+# role (hookinbox_worker) cannot change the schema.  Each statement is run
+# with psql as that role; psql_raw dies on an SQL error.
+use strict;
+use warnings;
+use Test::More;
+use HookTest;
+
+my $t = HookTest->new(no_lighttpd => 1);
+my $pg = $t->pg;
+
+# run sql as role; returns (ok, output or error)
+sub as_role {
+	my ($role, $sql) = @_;
+	my $out = eval { $pg->psql_raw('hookinbox', $role, $sql) };
+	return (1, $out) if defined $out;
+	return (0, $@);
+}
+
+sub refused {
+	my ($role, $sql, $what) = @_;
+	my ($ok, $out) = as_role($role, $sql);
+	ok(!$ok, "$role cannot $what");
+	like($out, qr/permission denied|must be owner|must be a member/i, "$role: $what refused by privileges")
+		unless $ok;
+}
+
+sub allowed {
+	my ($role, $sql, $what) = @_;
+	my ($ok, $out) = as_role($role, $sql);
+	ok($ok, "$role can $what") or diag($out);
+	return $out;
+}
+
+# a delivery to read and to work on
+my $accept = q{select id from hookinbox.accept('ep', 'stripe', 'acct', 'live', 'evt_priv', 'invoice.paid',
+	'in_1', 1, '{}'::jsonb, convert_to('{"secret":"body"}', 'UTF8'), false)};
+
+# ---- hookinbox_intake
+my $id = allowed('hookinbox_intake', $accept, 'call accept()');
+like($id // '', qr/^\d+$/, 'accept() as hookinbox_intake returns an id');
+allowed('hookinbox_intake', q{select hookinbox.reject('ep', 'signature mismatch', 1)}, 'call reject()');
+
+refused('hookinbox_intake', 'select body from hookinbox.inbox', 'select bodies from hookinbox.inbox');
+refused('hookinbox_intake', 'select count(*) from hookinbox.inbox', 'count hookinbox.inbox');
+refused('hookinbox_intake', "update hookinbox.inbox set state = 'dispatched'", 'update hookinbox.inbox');
+refused('hookinbox_intake', 'delete from hookinbox.inbox', 'delete from hookinbox.inbox');
+refused('hookinbox_intake', "update hookinbox.action set state = 'done'", 'update hookinbox.action');
+refused('hookinbox_intake', 'select * from hookinbox.action', 'select from hookinbox.action');
+refused('hookinbox_intake', 'select * from hookinbox.rejection', 'select from hookinbox.rejection');
+refused('hookinbox_intake', 'create table hookinbox.mine (x int)', 'create tables in schema hookinbox');
+refused('hookinbox_intake', 'create function hookinbox.f() returns int language sql as $$select 1$$',
+	'create functions in schema hookinbox');
+refused('hookinbox_intake', 'create schema intake_own', 'create a schema');
+
+# every table, sequence and function of the schema, as the catalogue sees it
+is($pg->sql(q{select coalesce(string_agg(c.relname || ':' || p, ',' order by c.relname), '')
+	from pg_class c join pg_namespace n on n.oid = c.relnamespace,
+	unnest(array['select','insert','update','delete','truncate','references','trigger']) p
+	where n.nspname = 'hookinbox' and c.relkind in ('r','p','v','m')
+	and has_table_privilege('hookinbox_intake', c.oid, p)}), '',
+	'hookinbox_intake holds no privilege on any table of the schema');
+is($pg->sql(q{select coalesce(string_agg(c.relname, ','), '') from pg_class c
+	join pg_namespace n on n.oid = c.relnamespace
+	where n.nspname = 'hookinbox' and c.relkind = 'S'
+	and (has_sequence_privilege('hookinbox_intake', c.oid, 'usage')
+	  or has_sequence_privilege('hookinbox_intake', c.oid, 'update'))}), '',
+	'hookinbox_intake holds no privilege on any sequence');
+is($pg->sql(q{select coalesce(string_agg(p.proname, ',' order by p.proname), '') from pg_proc p
+	join pg_namespace n on n.oid = p.pronamespace
+	where n.nspname = 'hookinbox' and p.proname not in ('accept', 'reject')
+	and has_function_privilege('hookinbox_intake', p.oid, 'execute')}), '',
+	'hookinbox_intake can execute no function but accept() and reject()');
+is($pg->sql(q{select has_schema_privilege('hookinbox_intake', 'hookinbox', 'create')::text
+	|| has_database_privilege('hookinbox_intake', current_database(), 'create')::text}), 'falsefalse',
+	'hookinbox_intake: no CREATE on the schema or the database');
+is($pg->sql(q{select rolsuper::text || rolcreaterole::text || rolcreatedb::text || rolbypassrls::text
+	from pg_roles where rolname = 'hookinbox_intake'}), 'falsefalsefalsefalse',
+	'hookinbox_intake: not superuser, no CREATEROLE/CREATEDB/BYPASSRLS');
+
+# ---- hookinbox_worker
+allowed('hookinbox_worker', 'select count(*) from hookinbox.inbox', 'read the inbox');
+refused('hookinbox_worker', 'create table hookinbox.mine (x int)', 'create tables in schema hookinbox');
+refused('hookinbox_worker', 'alter table hookinbox.inbox add column x int', 'alter table hookinbox.inbox');
+refused('hookinbox_worker', 'alter table hookinbox.action drop column state', 'alter table hookinbox.action');
+refused('hookinbox_worker', 'drop table hookinbox.inbox', 'drop table hookinbox.inbox');
+refused('hookinbox_worker', 'drop table hookinbox.action', 'drop table hookinbox.action');
+refused('hookinbox_worker', 'truncate hookinbox.inbox', 'truncate hookinbox.inbox');
+refused('hookinbox_worker', 'delete from hookinbox.inbox', 'delete from hookinbox.inbox');
+refused('hookinbox_worker', 'drop schema hookinbox cascade', 'drop the schema');
+refused('hookinbox_worker', 'create index on hookinbox.inbox (event_type)', 'create an index');
+refused('hookinbox_worker', 'create or replace function hookinbox.accept() returns int language sql as $$select 1$$',
+	'create or replace functions');
+refused('hookinbox_worker', 'alter function hookinbox.accept(text, text, text, text, text, text, text, bigint, jsonb, bytea, boolean) owner to hookinbox_worker',
+	'take over accept()');
+is($pg->sql(q{select has_schema_privilege('hookinbox_worker', 'hookinbox', 'create')::text
+	|| has_database_privilege('hookinbox_worker', current_database(), 'create')::text}), 'falsefalse',
+	'hookinbox_worker: no CREATE on the schema or the database');
+is($pg->sql(q{select coalesce(string_agg(c.relname, ','), '') from pg_class c
+	join pg_namespace n on n.oid = c.relnamespace
+	where n.nspname = 'hookinbox' and pg_has_role('hookinbox_worker', c.relowner, 'usage')}), '',
+	'hookinbox_worker owns nothing in the schema');
+
+# the schema is unchanged by all of the above
+is($pg->sql(q{select count(*) from pg_class c join pg_namespace n on n.oid = c.relnamespace
+	where n.nspname = 'hookinbox' and c.relname = 'mine'}), 0, 'no table was created');
+is($pg->sql('select count(*) from hookinbox.inbox'), 1, 'the one accepted row is still there');
+
+done_testing();
