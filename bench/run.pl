@@ -110,6 +110,20 @@ sub cpu_s {
 	return $t / $TICK;
 }
 
+# CPU of the children this script has waited for (pgbench, loadgen, worker)
+sub children_cpu_s {
+	my (undef, undef, $cu, $cs) = times;
+	return $cu + $cs;
+}
+
+# cores kept busy by anything outside the set-up (other jobs on the machine)
+sub other_load {
+	my ($machine, $ours, $wall) = @_;
+	return undef unless $wall > 0;
+	my $o = ($machine - $ours) / $wall;
+	return $o < 0 ? 0 : $o;
+}
+
 sub machine_busy_s {
 	open my $fh, '<', '/proc/stat' or return 0;
 	my $l = <$fh>;
@@ -261,11 +275,11 @@ sub run_pgbench {
 	my @cmd = ("$pgbin/pgbench", '-n', '-M', 'prepared', '-f', $script, '-c', $c, '-j', $j, '-T', $T,
 		'-h', $sock, '-p', $pgport, '-U', 'hookinbox_intake', '--log', "--log-prefix=$logdir/tx",
 		'hookinbox');
-	my ($pg0, $m0) = (pg_cpu_s(), machine_busy_s());
+	my ($pg0, $m0, $c0, $t0) = (pg_cpu_s(), machine_busy_s(), children_cpu_s(), time);
 	my $out = `@{[ join ' ', map { HookTest::shell_quote($_) } @cmd ]} 2>&1`;
 	my $rc = $?;
 	sleep 0.3;   # let the postmaster reap the backends
-	my ($pg1, $m1) = (pg_cpu_s(), machine_busy_s());
+	my ($pg1, $m1, $c1, $t1) = (pg_cpu_s(), machine_busy_s(), children_cpu_s(), time);
 	if ($rc != 0) {
 		loud("pgbench c=$c size=$size: exit $rc\n$out");
 		return;
@@ -283,7 +297,8 @@ sub run_pgbench {
 	return {
 		kind => 'db', c => $c, size => $size, n => $n, rps => $tps // $n / $T,
 		p50 => percentile(\@lat, 0.5), p99 => percentile(\@lat, 0.99),
-		pg_cpu => ($pg1 - $pg0), all_cpu => ($m1 - $m0),
+		pg_cpu => ($pg1 - $pg0), client_cpu => ($c1 - $c0),
+		setup_cpu => ($pg1 - $pg0) + ($c1 - $c0), other => other_load($m1 - $m0, $pg1 - $pg0 + $c1 - $c0, $t1 - $t0),
 		check => ($failed // 0) ? "$failed failed" : "$rows rows",
 	};
 }
@@ -318,9 +333,10 @@ sub measure_http {
 	my $prefix = sprintf('%s%d', $o{tag} // 'r', ++$prefix_n);
 	my @resp = responders($h);
 	my $hpid = $h->pid;
-	my ($r0, $l0, $pg0, $m0) = (sum0(map { cpu_s($_) } @resp), cpu_s($hpid), pg_cpu_s(), machine_busy_s());
+	my ($r0, $l0, $pg0, $m0, $t0) = (sum0(map { cpu_s($_) } @resp), cpu_s($hpid), pg_cpu_s(), machine_busy_s(), time);
 	my $lg = loadgen(url => $h->url . '/bench', prefix => $prefix, out => "$dir/$prefix.ok", %o) or return;
-	my ($r1, $l1, $pg1, $m1) = (sum0(map { cpu_s($_) } @resp), cpu_s($hpid), pg_cpu_s(), machine_busy_s());
+	my ($r1, $l1, $pg1, $m1, $t1) = (sum0(map { cpu_s($_) } @resp), cpu_s($hpid), pg_cpu_s(), machine_busy_s(), time);
+	my $ours = ($r1 - $r0) + ($l1 - $l0) + ($pg1 - $pg0) + $lg->{cpu_s};
 	my ($hwm, $pss) = (0, 0);
 	for my $p (@resp) {
 		$hwm = max($hwm, status_kb($p, 'status', 'VmHWM') // 0);
@@ -329,7 +345,8 @@ sub measure_http {
 	return {
 		kind => $kind, c => $o{c}, size => $o{size} // $SMALL, n => $lg->{completed}, rps => $lg->{rps},
 		p50 => $lg->{p50_ms}, p99 => $lg->{p99_ms}, resp_cpu => $r1 - $r0, httpd_cpu => $l1 - $l0,
-		pg_cpu => $pg1 - $pg0, all_cpu => $m1 - $m0, hwm_kb => $hwm, pss_kb => $pss, lg => $lg,
+		pg_cpu => $pg1 - $pg0, client_cpu => $lg->{cpu_s}, setup_cpu => $ours,
+		other => other_load($m1 - $m0, $ours, $t1 - $t0), hwm_kb => $hwm, pss_kb => $pss, lg => $lg,
 		prefix => $prefix, procs => scalar(@resp), rate => $o{rate}, redeliver => $o{redeliver},
 	};
 }
@@ -400,25 +417,28 @@ sub add_row {
 	push @rows, [
 		$label, $r->{c}, ($r->{size} >= 1024 ? ($r->{size} / 1024) . ' KB' : $r->{size}),
 		sprintf('%.0f', $r->{rps}), sprintf('%.2f', $r->{p50}), sprintf('%.2f', $r->{p99}),
-		fmt_cpu($r->{resp_cpu}, $r->{n}), fmt_cpu($r->{pg_cpu}, $r->{n}), fmt_cpu($r->{all_cpu}, $r->{n}),
+		fmt_cpu($r->{resp_cpu}, $r->{n}), fmt_cpu($r->{httpd_cpu}, $r->{n}), fmt_cpu($r->{pg_cpu}, $r->{n}),
+		fmt_cpu($r->{client_cpu}, $r->{n}), fmt_cpu($r->{setup_cpu}, $r->{n}),
+		defined $r->{other} ? sprintf('%.2f', $r->{other}) : '-',
 		$r->{hwm_kb} ? sprintf('%.1f', $r->{hwm_kb} / 1024) : '-',
 		$r->{pss_kb} ? sprintf('%.2f', $r->{pss_kb} / 1024) : '-',
 		$r->{kind} eq 'db' ? '1.00x' : ratio($r->{rps}, $db && $db->{rps}),
 		$r->{kind} eq 'web' ? '1.00x' : ratio($r->{rps}, $web && $web->{rps}),
 		$r->{check} // '',
 	];
-	printf "#   %-26s c=%-3d %8s req/s  p50 %7s ms  p99 %7s ms  %s\n", $label, $r->{c},
-		sprintf('%.0f', $r->{rps}), sprintf('%.2f', $r->{p50}), sprintf('%.2f', $r->{p99}), $r->{check} // '';
+	printf "#   %-26s c=%-3d %8s req/s  p50 %7s ms  p99 %7s ms  other load %s  %s\n", $label, $r->{c},
+		sprintf('%.0f', $r->{rps}), sprintf('%.2f', $r->{p50}), sprintf('%.2f', $r->{p99}),
+		defined $r->{other} ? sprintf('%.2f', $r->{other}) : '-', $r->{check} // '';
 }
 
 sub placeholder_row {
 	my ($label, $c, $why) = @_;
-	push @rows, [$label, $c, '', '', '', '', '', '', '', '', '', '', '', $why];
+	push @rows, [$label, $c, ('') x 15, $why];
 }
 
 sub print_table {
-	my @h = ('run', 'conns', 'body', 'req/s', 'p50 ms', 'p99 ms', 'resp CPU s/1k', 'pg CPU s/1k',
-		'all CPU s/1k', 'HWM MB', 'PSS MB', 'x db', 'x web', 'check');
+	my @h = ('run', 'conns', 'body', 'req/s', 'p50 ms', 'p99 ms', 'resp CPU', 'lighttpd CPU', 'pg CPU',
+		'client CPU', 'set-up CPU', 'other load', 'HWM MB', 'PSS MB', 'x db', 'x web', 'check');
 	say '| ' . join(' | ', @h) . ' |';
 	say '|' . join('|', map { '---' } @h) . '|';
 	say '| ' . join(' | ', @$_) . ' |' for @rows;
@@ -541,14 +561,13 @@ sub run_worker {
 	my ($port) = ($portline // '') =~ /port=(\d+)/ or return 'FAILED: downstream gave no port';
 	my $wconf = write_conf("$dir/worker.conf", role => 'hookinbox_worker',
 		routes => [map { { name => "r$_", endpoint => 'bench', url => "http://127.0.0.1:$port/r$_" } } 1 .. 2]);
-	my ($pg0, $m0) = (pg_cpu_s(), machine_busy_s());
+	my ($pg0, $m0, $c0) = (pg_cpu_s(), machine_busy_s(), children_cpu_s());
 	my $t0 = time;
 	my $wpid = fork // die;
 	if (!$wpid) {
 		open STDOUT, '>', "$dir/worker.log";
 		open STDERR, '>&', \*STDOUT;
-		exec { $bin } $bin, "-c", $wconf, "--once", "--concurrency", "64";
-		POSIX::_exit(127);
+		exec { $bin } $bin, "-c", $wconf, "--once", "--concurrency", "64" or POSIX::_exit(127);
 	}
 	my $wrc;
 	while (1) {
@@ -558,8 +577,8 @@ sub run_worker {
 		sleep 0.05;
 	}
 	my $wall = time - $t0;
-	my $wcpu = 0;   # the worker's own CPU: not available after waitpid from Perl without getrusage
-	my ($pg1, $m1) = (pg_cpu_s(), machine_busy_s());
+	my ($pg1, $m1, $c1) = (pg_cpu_s(), machine_busy_s(), children_cpu_s());
+	my $dcpu = cpu_s($dpid);
 	kill 'TERM', $dpid;
 	my $rest = do { local $/; <$dfh> } // '';
 	close $dfh;
@@ -579,9 +598,12 @@ sub run_worker {
 	loud('worker: ' . join('; ', @bad) . ' (log: ' . `tail -5 $dir/worker.log` . ')') if @bad;
 	$res{worker} = { rate => $rate };
 	return sprintf('| worker --once --concurrency 64 | %d calls in %.2f s | %.0f calls/s | %.2fx of ideal 3,200/s '
-		. '(target >= 0.9x) | pg CPU %.3f s/1k calls, all CPU %.3f s/1k | actions: %s; distinct keys %d | %s |',
-		$calls, $wall, $rate, $rate / 3200, ($pg1 - $pg0) / ($calls || 1) * 1000,
-		($m1 - $m0) / ($calls || 1) * 1000, $states, $distinct, @bad ? 'FAILED' : 'ok');
+		. '(target >= 0.9x) | CPU s/1k calls: worker %.3f, pg %.3f, downstream %.3f; other load %.2f cores '
+		. '| actions: %s; distinct keys %d | %s |',
+		$calls, $wall, $rate, $rate / 3200, ($c1 - $c0) / ($calls || 1) * 1000,
+		($pg1 - $pg0) / ($calls || 1) * 1000, $dcpu / ($calls || 1) * 1000,
+		other_load($m1 - $m0, ($c1 - $c0) + ($pg1 - $pg0) + $dcpu, $wall) // 0,
+		$states, $distinct, @bad ? 'FAILED' : 'ok');
 }
 
 sub run_explain {
@@ -612,7 +634,7 @@ sub run_explain {
 		close $fh;
 		my ($rc, $out) = $pg->psql_file($f);
 		# the plan of the loop's claim query
-		if ($out =~ /(Query Text: select a\.id, a\.route.*?)(?=\n\S*LOG:|\z)/s) {
+		if ($out =~ /(Query Text: select a\.id, a\.route.*?)(?=\n[^\n]*LOG:  duration|\z)/s) {
 			$nested = $1;
 		} else {
 			$nested = "(auto_explain output not recognised; exit $rc)\n$out";
@@ -644,9 +666,11 @@ say "machine: $m->{model}, $m->{cpus} CPUs, $m->{mem} RAM, kernel $m->{kernel}, 
 say '';
 print_table();
 say '';
-say 'CPU s/1k: CPU seconds per 1,000 completed requests: resp = responder processes (utime+stime from '
-	. '/proc), pg = the whole PostgreSQL cluster (backends, walwriter, checkpointer; reaped backends '
-	. 'through the postmaster\'s cutime), all = the machine (/proc/stat, load generator included). '
+say 'CPU columns: CPU seconds per 1,000 completed requests (utime+stime from /proc): resp = the responder '
+	. 'processes, lighttpd = the web server, pg = the whole PostgreSQL cluster (backends, walwriter, '
+	. 'checkpointer; reaped backends through the postmaster\'s cutime), client = pgbench or the load '
+	. 'generator, set-up = the sum of these. other load = cores kept busy by anything else on the machine '
+	. 'during the run (/proc/stat minus the set-up): above ~0.1 the figures of that row are disturbed. '
 	. 'HWM = the largest VmHWM of a responder process, PSS = the largest Pss (smaps_rollup). '
 	. 'x db / x web = req/s over the same-run ceiling at the same connections and body size.';
 say '';
