@@ -14,24 +14,32 @@
 #include "failpoint.h"
 #include "xalloc.h"
 
-/* "schema"."function" for handler "schema.function"; NULL on error */
-static char *
-quoted_function(PGconn *conn, const char *handler)
+/*
+ * "schema"."function" for handler "schema.function" into *fn and the
+ * quoted schema into *schema (both freed by the caller); -1 on error
+ */
+static int
+quoted_function(PGconn *conn, const char *handler, char **fn, char **schema)
 {
 	const char *dot = strchr(handler, '.');
-	char *schema, *sq = NULL, *fq = NULL, *out = NULL;
+	char *s, *sq = NULL, *fq = NULL;
+	int rc = -1;
 
+	*fn = *schema = NULL;
 	if (dot == NULL)
-		return NULL;
-	schema = xstrndup(handler, (size_t)(dot - handler));
-	sq = PQescapeIdentifier(conn, schema, strlen(schema));
+		return -1;
+	s = xstrndup(handler, (size_t)(dot - handler));
+	sq = PQescapeIdentifier(conn, s, strlen(s));
 	fq = PQescapeIdentifier(conn, dot + 1, strlen(dot + 1));
-	if (sq != NULL && fq != NULL)
-		out = xasprintf("%s.%s", sq, fq);
+	if (sq != NULL && fq != NULL) {
+		*fn = xasprintf("%s.%s", sq, fq);
+		*schema = xstrdup(sq);
+		rc = 0;
+	}
 	PQfreemem(sq);
 	PQfreemem(fq);
-	free(schema);
-	return out;
+	free(s);
+	return rc;
 }
 
 static void
@@ -54,14 +62,13 @@ sqlfn_apply(PGconn *conn, job *j)
 				       " array[$2::uuid], '{done}', '{NULL}', '{NULL}', '{NULL}', '{0}')";
 	char idbuf[24], tmo[48];
 	const char *p[2] = {idbuf, j->token};
-	char *fn = NULL, *call = NULL;
+	char *fn = NULL, *schema = NULL, *call = NULL, *path = NULL;
 	PGresult *r = NULL;
 	int in_tx = 0;
 
 	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)j->action_id);
 	j->outcome = JOB_RETRY;
-	fn = quoted_function(conn, j->route->handler);
-	if (fn == NULL) {
+	if (quoted_function(conn, j->route->handler, &fn, &schema) != 0) {
 		snprintf(j->error, sizeof(j->error), "handler: bad function name");
 		goto out;
 	}
@@ -71,6 +78,10 @@ sqlfn_apply(PGconn *conn, job *j)
 	in_tx = 1;
 	snprintf(tmo, sizeof(tmo), "set local statement_timeout = %d", j->route->timeout * 1000);
 	if (db_command(conn, tmo, "handler: statement timeout") != 0)
+		goto out;
+	/* the function's own schema first, as its author most likely expects */
+	path = xasprintf("set local search_path = %s, pg_catalog", schema);
+	if (db_command(conn, path, "handler: search_path") != 0)
 		goto out;
 	r = PQexecParams(conn, lock_sql, 2, NULL, p, NULL, NULL, 0);
 	if (db_check(conn, r, PGRES_TUPLES_OK, "handler: lease") != 0) {
@@ -111,7 +122,9 @@ out:
 	PQclear(r);
 	if (in_tx && !db_lost(conn))
 		(void)db_command(conn, "rollback", "handler: rollback");
+	free(path);
 	free(call);
+	free(schema);
 	free(fn);
 	return db_lost(conn) ? -1 : 0;
 }

@@ -20,7 +20,7 @@ create table app.effect (event_id text not null, type text, body_amount int, at 
 create table app.fail (event_id text primary key);
 create function app.apply_event(e jsonb) returns void language plpgsql as $$
 begin
-	insert into app.effect (event_id, type, body_amount)
+	insert into effect (event_id, type, body_amount)   -- unqualified: the handler's schema is searched
 	values (e->>'event_id', e->>'event_type', (e->'body'->>'amount')::int);
 	if exists (select 1 from app.fail f where f.event_id = e->>'event_id') then
 		raise exception 'downstream rule says no';
