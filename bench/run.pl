@@ -40,6 +40,7 @@ my @LEVELS = split ' ', ($ENV{BENCH_LEVELS} // '1 16 64');
 my $TICK = sysconf(_SC_CLK_TCK) || 100;
 my $BIG = 256 * 1024;
 my $SMALL = 2048;
+my $WARM = 2;   # seconds of pgbench warm-up left out of the figures
 my $started = time;
 my @rows;       # the table
 my @failures;   # loud at the end too
@@ -272,11 +273,19 @@ sub run_pgbench {
 	my $logdir = "$dir/pgbench-$size-$c";
 	make_path($logdir);
 	my $j = $c < 2 ? 1 : 2;
-	my @cmd = ("$pgbin/pgbench", '-n', '-M', 'prepared', '-f', $script, '-c', $c, '-j', $j, '-T', $T,
-		'-h', $sock, '-p', $pgport, '-U', 'hookinbox_intake', '--log', "--log-prefix=$logdir/tx",
-		'hookinbox');
-	my ($pg0, $m0, $c0, $t0) = (pg_cpu_s(), machine_busy_s(), children_cpu_s(), time);
-	my $out = `@{[ join ' ', map { HookTest::shell_quote($_) } @cmd ]} 2>&1`;
+	# Each pgbench client is a new backend that still has to start and
+	# compile accept(): run $WARM s longer and count only what completes
+	# after the first $WARM s, as the responder's backends are warm too.
+	my @cmd = ("$pgbin/pgbench", '-n', '-M', 'prepared', '-f', $script, '-c', $c, '-j', $j,
+		'-T', $T + $WARM, '-h', $sock, '-p', $pgport, '-U', 'hookinbox_intake', '--log',
+		"--log-prefix=$logdir/tx", 'hookinbox');
+	my $cmdline = join ' ', map { HookTest::shell_quote($_) } @cmd;
+	my $c0 = children_cpu_s();
+	my $pid = open(my $ph, '-|', "$cmdline 2>&1") or die "pgbench: $!";
+	sleep $WARM;
+	my ($pg0, $m0, $t0) = (pg_cpu_s(), machine_busy_s(), time);
+	my $out = do { local $/; <$ph> } // '';
+	close $ph;
 	my $rc = $?;
 	sleep 0.3;   # let the postmaster reap the backends
 	my ($pg1, $m1, $c1, $t1) = (pg_cpu_s(), machine_busy_s(), children_cpu_s(), time);
@@ -284,21 +293,30 @@ sub run_pgbench {
 		loud("pgbench c=$c size=$size: exit $rc\n$out");
 		return;
 	}
-	my @lat;
+	my (@lat, $all, $tmax);
 	for my $f (glob("$logdir/tx*")) {
 		open my $fh, '<', $f or next;
-		while (<$fh>) { my @f = split; push @lat, $f[2] / 1000 }
+		while (<$fh>) {
+			my @f = split;
+			$all++;
+			my $done = $f[4] + $f[5] / 1e6;
+			next if $done < $t0;
+			push @lat, $f[2] / 1000;
+			$tmax = $done if !defined $tmax || $done > $tmax;
+		}
 	}
 	@lat = sort { $a <=> $b } @lat;
-	my ($tps) = $out =~ /tps = ([\d.]+) \(without initial connection time\)/;
 	my $n = scalar @lat;
+	my $span = defined $tmax && $tmax > $t0 ? $tmax - $t0 : $T;
 	my ($failed) = $out =~ /number of failed transactions: (\d+)/;
 	my $rows = sql("select count(*) from hookinbox.inbox");
+	# pgbench's own CPU is known only for the whole run: prorate it
+	my $client = ($c1 - $c0) * ($n / ($all || 1));
 	return {
-		kind => 'db', c => $c, size => $size, n => $n, rps => $tps // $n / $T,
+		kind => 'db', c => $c, size => $size, n => $n, rps => $n / $span,
 		p50 => percentile(\@lat, 0.5), p99 => percentile(\@lat, 0.99),
-		pg_cpu => ($pg1 - $pg0), client_cpu => ($c1 - $c0),
-		setup_cpu => ($pg1 - $pg0) + ($c1 - $c0), other => other_load($m1 - $m0, $pg1 - $pg0 + $c1 - $c0, $t1 - $t0),
+		pg_cpu => ($pg1 - $pg0), client_cpu => $client,
+		setup_cpu => ($pg1 - $pg0) + $client, other => other_load($m1 - $m0, $pg1 - $pg0 + $client, $t1 - $t0),
 		check => ($failed // 0) ? "$failed failed" : "$rows rows",
 	};
 }
@@ -711,6 +729,13 @@ if (defined $explain) {
 	say '### claim plan';
 	say '';
 	say $explain;
+}
+{
+	my @o = sort { $a <=> $b } map { $_->{other} // 0 } values %res;
+	my @all = grep { ref $_ eq 'HASH' && defined $_->{other} } values %res;
+	my $med = @o ? $o[$#o / 2] : 0;
+	say sprintf('!!! the machine was busy with other work during this bench (median %.2f cores outside the '
+		. 'set-up): the figures and ratios are disturbed; run again on a quiet machine', $med) if $med > 0.2;
 }
 if (@failures) {
 	say '';
