@@ -103,10 +103,16 @@ $(foreach t,$(patsubst tests/unit/test_%.c,%,$(UNIT_SRC)),$(eval $(call unit_tes
 
 build-tests: $(TEST_PROGRAMS) $(UNIT_PROGRAMS)
 
-# Every test: C unit tests (TAP) and Perl integration tests, one summary.
+# Every test: C unit tests (TAP) and Perl integration tests.  Each
+# integration test starts its own PostgreSQL cluster and servers on free
+# ports, so they run CHECK_JOBS at a time; the valgrind runs (97, 98) and
+# the scan of everything the suite logged (99) come after, in order.
+CHECK_JOBS ?= 3
+PROVE_ALL = HOOKINBOX_TOP=$(CURDIR) $(PROVE) --timer -I tests/lib $(PROVE_FLAGS)
 check: all build-tests
-	HOOKINBOX_TOP=$(CURDIR) $(PROVE) --timer -I tests/lib $(PROVE_FLAGS) \
-		$(UNIT_PROGRAMS) tests/t/*.t
+	rm -rf tests/tmp
+	$(PROVE_ALL) -j$(CHECK_JOBS) $(UNIT_PROGRAMS) $(filter-out tests/t/9%,$(wildcard tests/t/*.t))
+	HOOKINBOX_VALGRIND=1 $(PROVE_ALL) $(wildcard tests/t/9*.t)
 
 bench: all build-tests
 	HOOKINBOX_TOP=$(CURDIR) perl -I tests/lib bench/run.pl
