@@ -30,6 +30,10 @@ my $t = HookTest->new(
 	},
 );
 
+# Its logs are --quiet (empty when clean), so also have valgrind write XML,
+# which records that the run FINISHED (the leak check ran at exit).
+$t->httpd->restart(VALGRIND_OPTS => '--xml=yes --xml-file=' . $t->dir . '/vgxml.%p.xml');
+
 sub post_stripe {
 	my ($b, %o) = @_;
 	return $t->post('st', $b, { 'Stripe-Signature' => stripe_sig($o{secret} // $st_secret, $b, $o{t}),
@@ -61,11 +65,11 @@ sub scenario {
 		"$mode: standard webhooks accepted");
 
 	my $cb = '{"type":"url_verification","challenge":"vg-challenge-' . $mode . '"}';
-	my $ts = time();
+	my $ts = int(time());
 	my $r = $t->post('sl', $cb, { 'X-Slack-Request-Timestamp' => $ts,
 		'X-Slack-Signature' => 'v0=' . Digest::SHA::hmac_sha256_hex("v0:$ts:$cb", $sl_secret),
 		'Content-Type' => 'application/json' });
-	is($r->{json}{challenge}, "vg-challenge-$mode", "$mode: slack challenge echoed");
+	is($r->{json}{challenge}, "vg-challenge-$mode", "$mode: slack challenge echoed") or diag("$r->{status} $r->{content}");
 
 	# the database goes away and comes back: 503, then the retry is stored
 	$t->pg->stop('fast');
@@ -79,10 +83,17 @@ sub scenario {
 # process has exited (its log is complete only then), then check the logs
 sub check_logs {
 	my ($mode, $seen) = @_;
-	$t->httpd->stop;
 	my @logs = grep { !$seen->{$_}++ } glob($t->dir . '/valgrind.*.log');
 	ok(@logs > 0, "$mode: valgrind logs written (" . scalar(@logs) . ')');
 	my @pids = map { /valgrind\.(\d+)\.log$/ ? $1 : () } @logs;
+	# the responders really run under memcheck (its logs stay empty when clean)
+	for my $pid (@pids) {
+		my $exe = readlink("/proc/$pid/exe") // '';
+		like($exe, qr/memcheck/, "$mode: responder $pid runs under memcheck");
+	}
+	# lighttpd stops its responders with SIGTERM: they drain, free and exit,
+	# and valgrind does its leak check at that exit
+	$t->httpd->stop;
 	my $deadline = time() + 90;
 	while (grep { kill 0, $_ } @pids) {
 		last if time() > $deadline;
@@ -102,7 +113,19 @@ sub check_logs {
 		ok(!$indirect || $indirect eq '0', "$mode: $name: no indirect leaks") or diag($text);
 		unlike($text, qr/ERROR SUMMARY: [1-9]/, "$mode: $name: error summary clean");
 		note("$name:\n$text") if length $text;
+		my ($pid) = $log =~ /valgrind\.(\d+)\.log$/;
+		my $xml = do { local $/; open my $x, '<', $t->dir . "/vgxml.$pid.xml" or return fail("$mode: $pid: no XML"); <$x> } // '';
+		like($xml, qr{<state>FINISHED</state>}, "$mode: $name: valgrind finished its run (leak check done)");
+		unlike($xml, qr{<error>}, "$mode: $name: no error in the XML report") or diag($xml);
 	}
+}
+
+# configuration load and free, checked directly (not quiet: the summary must be there)
+{
+	my $out = `/usr/bin/valgrind --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=42 @{[ $t->{top} ]}/obj/test/hookinbox.fcgi --check -c @{[ $t->config ]} 2>&1`;
+	is($? >> 8, 0, '--check under valgrind: exit 0, no errors or leaks') or diag($out);
+	like($out, qr/ERROR SUMMARY: 0 errors/, '--check under valgrind: error summary clean');
+	like($out, qr/All heap blocks were freed|definitely lost: 0 bytes/, '--check under valgrind: no leak');
 }
 
 my %seen;
