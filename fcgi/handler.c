@@ -10,6 +10,7 @@
 #include "handler.h"
 
 #include "clock.h"
+#include "content_length.h"
 #include "envelope.h"
 #include "failpoint.h"
 #include "log.h"
@@ -192,23 +193,6 @@ find_endpoint(const conf *cfg, const http_io *io, const char **reason)
 	return conf_endpoint(cfg, name);
 }
 
-/* strict CONTENT_LENGTH: digits only, no sign, no overflow */
-static int
-parse_length(const char *s, size_t *out)
-{
-	size_t n = 0;
-
-	if (s == NULL || *s == '\0' || strlen(s) > 18)
-		return -1;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -1;
-		n = n * 10 + (size_t)(*s - '0');
-	}
-	*out = n;
-	return 0;
-}
-
 /* read exactly len bytes; -1 when the peer sent fewer */
 static int
 read_body(handler *h, const http_io *io, size_t len)
@@ -327,7 +311,7 @@ serve(handler *h, const http_io *io, const endpoint_conf **epp, char **challenge
 		return rejected(404, reason);
 	if (method == NULL || strcmp(method, "POST") != 0)
 		return rejected(405, "method not allowed");
-	if (parse_length(io->param(io->ctx, "CONTENT_LENGTH"), &len) != 0)
+	if (content_length_parse(io->param(io->ctx, "CONTENT_LENGTH"), &len) != 0)
 		return rejected(411, "no valid content length");
 	if (len > ep->max_body)
 		return rejected(413, "body too large");
