@@ -117,6 +117,9 @@ check: all build-tests
 bench: all build-tests
 	HOOKINBOX_TOP=$(CURDIR) perl -I tests/lib bench/run.pl
 
+# make fuzz, fuzz-build, fuzz-regress: libFuzzer harnesses (clang)
+include tests/fuzz/fuzz.mk
+
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/sql \
 		$(DESTDIR)$(DATADIR)/sql/migrations $(DESTDIR)$(DATADIR)/etc
@@ -133,5 +136,5 @@ install: all
 clean:
 	rm -rf obj $(PROGRAMS)
 
-.PHONY: all check bench install clean build-tests
+.PHONY: all check bench install clean build-tests fuzz fuzz-build fuzz-regress
 -include $(shell find obj -name '*.d' 2>/dev/null)
