@@ -47,7 +47,9 @@ sub gh_headers {
 		'X-GitHub-Delivery' => $delivery };
 }
 
-# a raw request (for what HTTP::Tiny will not send); returns the status or undef
+# a raw request (for what HTTP::Tiny will not send, and for the giant made-up
+# signature headers, which need not go to the secrets list t/99 searches for);
+# returns the status or undef
 # when the server closed the connection without an answer
 sub raw {
 	my ($req, %o) = @_;
@@ -117,7 +119,8 @@ hostile("another endpoint's secret (stripe signed with a github secret)", sub {
 });
 for my $dir ([-1, 'stale'], [1, 'future']) {
 	my ($sign, $name) = @$dir;
-	for my $off (301, 3600, 86400 * 365) {
+	# 310, not 301: clear of the 300 s window despite whole-second rounding
+	for my $off (310, 3600, 86400 * 365) {
 		hostile("stripe timestamp $name by $off s", sub {
 			my $b = stripe_body();
 			$t->post('st', $b, stripe_headers($b, t => time() + $sign * $off));
@@ -158,26 +161,26 @@ hostile('a signature header of 100 KB', sub {
 	my $b = stripe_body();
 	my $h = stripe_headers($b);
 	$h->{'Stripe-Signature'} .= ',v0=' . ('f' x 100_000);
-	$t->post('st', $b, $h);
+	raw_post('/hooks/st', $h, $b);
 });
 hostile('10,000 signature entries', sub {
 	my $b = stripe_body();
 	my $h = stripe_headers($b);
-	$h->{'Stripe-Signature'} = 't=' . time() . ',' . join(',', ('v1=' . '0' x 64) x 10_000);
-	$t->post('st', $b, $h);
+	$h->{'Stripe-Signature'} = 't=' . int(time()) . ',' . join(',', ('v1=' . '0' x 64) x 10_000);
+	raw_post('/hooks/st', $h, $b);
 });
 # what fits in the web server's header limit reaches the responder, which bounds entries itself
 hostile('1,500 signature entries (within the header limit)', sub {
 	my $b = stripe_body();
 	my $h = stripe_headers($b);
 	$h->{'Stripe-Signature'} = join(',', ('v1=0') x 1500) . ',' . $h->{'Stripe-Signature'};
-	$t->post('st', $b, $h);
+	raw_post('/hooks/st', $h, $b);
 });
 hostile('10,000 standard webhooks signatures', sub {
 	my $b = '{"type":"user.created"}';
 	my %h = standard_sig($std_secret, 'msg_many', $b);
 	$h{'webhook-signature'} = join(' ', ('v1,x') x 10_000) . " $h{'webhook-signature'}";
-	$t->post('std', $b, \%h);
+	raw_post('/hooks/std', \%h, $b);
 });
 {
 	my $fixed = '{"id":"evt_at","object":"event","type":"t","pad":""}';
