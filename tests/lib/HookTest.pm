@@ -250,7 +250,7 @@ CONF
 	print $fh $common, <<"CONF";
 server.modules += ("mod_fastcgi")
 fastcgi.server = ( "/hooks/" => ((
-		"socket" => "$d/hookinbox.sock",
+		"socket" => "$d/hookinbox.@{[ ++$self->{generation} ]}.sock",
 		"bin-path" => "$bin",
 		"check-local" => "disable",
 		"max-procs" => $self->{procs},
@@ -267,7 +267,13 @@ sub start {
 	$self->write_conf;
 	my $d = $self->{dir};
 	unlink "$d/lighttpd.pid";
-	HookTest::run('/usr/sbin/lighttpd', '-f', "$d/lighttpd.conf");
+	# a fresh socket name each start: responders of the last run may still be draining
+	eval { HookTest::run('/usr/sbin/lighttpd', '-f', "$d/lighttpd.conf") };
+	if ($@) {
+		my $log = '';
+		if (open my $fh, '<', "$d/lighttpd.error.log") { local $/; $log = <$fh> }
+		die $@ . "lighttpd error log:\n$log";
+	}
 	for (1 .. 100) {
 		my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $self->{port});
 		if ($s) { close $s; last }
