@@ -338,6 +338,9 @@ worker_key(conf *c, const char *k, const char *v)
 		{"backoff_base", offsetof(worker_conf, backoff_base), 1, 86400},
 		{"backoff_cap", offsetof(worker_conf, backoff_cap), 1, 86400},
 		{"retry_window", offsetof(worker_conf, retry_window), 60, 30 * 86400},
+		{"health_max_pending_age", offsetof(worker_conf, health_max_pending_age), 1,
+		 365 * 86400},
+		{"health_max_parked_age", offsetof(worker_conf, health_max_parked_age), 1, 365 * 86400},
 	};
 	long long n;
 
@@ -631,7 +634,9 @@ conf_load(const char *path, char *errbuf, size_t errlen)
 				  .lease = 60,
 				  .backoff_base = 5,
 				  .backoff_cap = 7200,
-				  .retry_window = 72000};
+				  .retry_window = 72000,
+				  .health_max_pending_age = 900,
+				  .health_max_parked_age = 86400};
 
 	c->fp = fopen(path, "r");
 	if (c->fp == NULL) {

@@ -144,6 +144,8 @@ typedef struct worker_conf {
 	int backoff_cap;	/* backoff_cap [7200] seconds */
 	int retry_window;	/* retry_window [72000] seconds (20 h): park after this */
 	char *metrics_file;	/* metrics_file [unset] */
+	int health_max_pending_age; /* health_max_pending_age [900] seconds (--health-check) */
+	int health_max_parked_age;  /* health_max_parked_age [86400] seconds (--health-check) */
 } worker_conf;
 
 const worker_conf *conf_worker(const conf *c);

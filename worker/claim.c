@@ -73,7 +73,7 @@ job_from_row(const PGresult *r, int i, const conf *c)
 
 int
 claim_run(PGconn *conn, const conf *c, int limit, job ***jobs, size_t *n, size_t *cap,
-	  claim_counts *counts)
+	  claim_counts *counts, metrics *m)
 {
 	static const char sql[] = "select action_id, lease_token, route, idem_key, attempts,"
 				  " max_attempts, age_s, event_id, event_type, object_id,"
@@ -98,10 +98,14 @@ claim_run(PGconn *conn, const conf *c, int limit, job ***jobs, size_t *n, size_t
 
 		if (strcmp(what, "stale") == 0) {
 			counts->stale++;
+			if (m != NULL)
+				metrics_action(m, PQgetvalue(r, i, COL_ROUTE), ACT_STALE);
 			continue;
 		}
 		if (strcmp(what, "claimed") != 0) {
 			counts->parked++;
+			if (m != NULL)
+				metrics_action(m, PQgetvalue(r, i, COL_ROUTE), ACT_PARKED);
 			continue;
 		}
 		counts->claimed++;

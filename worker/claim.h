@@ -10,6 +10,7 @@
 
 #include "conf.h"
 #include "job.h"
+#include "metrics.h"
 
 typedef struct claim_counts {
 	long claimed;
@@ -22,9 +23,10 @@ typedef struct claim_counts {
  * statement, committed when this returns: no transaction is held while the
  * calls run).  On success returns 0 and appends the new jobs to
  * (*jobs)[*n...], growing the xrealloc'd array; the caller owns them.
- * *counts says what the claim did.  Returns -1 on error (logged).
+ * *counts says what the claim did, and m (may be NULL) counts the stale and
+ * parked actions per route.  Returns -1 on error (logged).
  */
 int claim_run(PGconn *conn, const conf *c, int limit, job ***jobs, size_t *n, size_t *cap,
-	      claim_counts *counts) __attribute__((warn_unused_result));
+	      claim_counts *counts, metrics *m) __attribute__((warn_unused_result));
 
 #endif

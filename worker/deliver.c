@@ -287,6 +287,7 @@ finish(xfer *x, CURLcode rc)
 	j->transport_error = true;
 	switch (rc) {
 	case CURLE_OPERATION_TIMEDOUT:
+		j->timed_out = true;
 		snprintf(j->error, sizeof(j->error), "%s",
 			 req_size > 0 ? "timeout (outcome unknown)" : "timeout before the request was sent");
 		break;

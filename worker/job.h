@@ -45,7 +45,9 @@ typedef struct job {
 
 	/* the result of the call */
 	long status;		 /* HTTP status; 0 when none was received */
+	bool called;		 /* a call was started (HTTP or SQL handler) */
 	bool transport_error;	 /* no usable HTTP answer (timeout, connection...) */
+	bool timed_out;		 /* of which: the route's timeout ran out */
 	double retry_after_s;	 /* Retry-After in seconds, or -1 */
 	char error[JOB_ERROR_MAX];	/* short, never a body or a secret */
 	char ref[JOB_REF_MAX];		/* short response reference */

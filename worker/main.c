@@ -5,10 +5,11 @@
  * lease, calls downstream concurrently (or applies the route's SQL
  * function) and records each outcome under the lease token.  Run from cron
  * with --once (the default) or --max-runtime, or keep it polling with --loop.
- * Overlapping runs on one or several hosts are safe.
+ * Overlapping runs on one or several hosts are safe.  --health-check only
+ * looks at the queue and says whether it is healthy.
  *
  * Exit codes (sysexits.h): 0 ok, 64 usage, 70 internal error, 75 database
- * unavailable, 78 configuration error.
+ * unavailable, 78 configuration error; --health-check: 1 unhealthy.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -31,13 +32,18 @@
 #include "fanout.h"
 #include "job.h"
 #include "log.h"
+#include "metrics.h"
+#include "queue.h"
 #include "record.h"
 #include "sqlfn.h"
 #include "xalloc.h"
 
 #define PROG "hookinbox-worker"
+#define METRICS_EVERY_MS 15000 /* --loop: the metrics file is rewritten this often */
+#define EX_UNHEALTHY 1	       /* --health-check: a threshold is exceeded */
 
 static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t reload_requested;
 
 typedef struct options {
 	const char *config;
@@ -45,6 +51,10 @@ typedef struct options {
 	long max_runtime; /* seconds, 0 = none */
 	int concurrency;  /* 0 = from the configuration */
 	int batch;
+	const char *metrics_file; /* NULL = [worker] metrics_file */
+	bool health_check;
+	long max_pending_age; /* seconds, 0 = from the configuration */
+	long max_parked_age;
 } options;
 
 typedef struct counters {
@@ -52,7 +62,7 @@ typedef struct counters {
 } counters;
 
 typedef struct worker {
-	const conf *c;
+	conf *c; /* replaced by a reload between sweeps, when no job borrows a route */
 	options opt;
 	PGconn *conn;
 	deliver *dl;
@@ -64,6 +74,8 @@ typedef struct worker {
 	size_t n_finished, cap_finished;
 	counters n;
 	bool db_failed;
+	metrics *m;
+	int64_t started_wall, started_ms, last_metrics_ms;
 } worker;
 
 static void
@@ -71,6 +83,13 @@ on_stop(int sig)
 {
 	(void)sig;
 	stop_requested = 1;
+}
+
+static void
+on_hup(int sig)
+{
+	(void)sig;
+	reload_requested = 1;
 }
 
 static void
@@ -86,11 +105,20 @@ usage(FILE *f)
 		   "                         in flight, exit\n"
 		   "      --concurrency=N    calls in flight at once ([worker] concurrency)\n"
 		   "      --batch=N          rows per fan-out and claim ([worker] batch)\n"
+		   "      --metrics-file=PATH  write Prometheus metrics there ([worker] metrics_file)\n"
+		   "      --health-check     check the queue, print one line, exit 0 healthy,\n"
+		   "                         1 unhealthy, 75 database unavailable\n"
+		   "      --max-pending-age=SECS  unhealthy when a pending event or action is\n"
+		   "                         older ([worker] health_max_pending_age, 900)\n"
+		   "      --max-parked-age=SECS   unhealthy when a parked action is older\n"
+		   "                         ([worker] health_max_parked_age, 86400)\n"
 		   "  -h, --help             show this help and exit\n"
 		   "  -V, --version          show the version and exit\n\n"
-		   "SIGTERM or SIGINT: stop claiming, finish the calls in flight, exit.\n\n"
+		   "SIGTERM or SIGINT: stop claiming, finish the calls in flight, exit.\n"
+		   "SIGHUP (--loop): reload the configuration between sweeps.\n\n"
 		   "Exit status: 0 ok, 64 usage error, 70 internal error, 75 database\n"
-		   "unavailable (try again later), 78 configuration error.\n");
+		   "unavailable (try again later), 78 configuration error; with\n"
+		   "--health-check, 1 unhealthy.\n");
 }
 
 /* strict decimal in [min, max]; 0 or -1 */
@@ -111,7 +139,17 @@ parse_long(const char *s, long min, long max, long *out)
 static int
 parse_options(int argc, char **argv, options *o)
 {
-	enum { OPT_ONCE = 256, OPT_LOOP, OPT_MAX_RUNTIME, OPT_CONCURRENCY, OPT_BATCH };
+	enum {
+		OPT_ONCE = 256,
+		OPT_LOOP,
+		OPT_MAX_RUNTIME,
+		OPT_CONCURRENCY,
+		OPT_BATCH,
+		OPT_METRICS_FILE,
+		OPT_HEALTH_CHECK,
+		OPT_MAX_PENDING_AGE,
+		OPT_MAX_PARKED_AGE
+	};
 	static const struct option longopts[] = {
 		{"config", required_argument, NULL, 'c'},
 		{"once", no_argument, NULL, OPT_ONCE},
@@ -119,6 +157,10 @@ parse_options(int argc, char **argv, options *o)
 		{"max-runtime", required_argument, NULL, OPT_MAX_RUNTIME},
 		{"concurrency", required_argument, NULL, OPT_CONCURRENCY},
 		{"batch", required_argument, NULL, OPT_BATCH},
+		{"metrics-file", required_argument, NULL, OPT_METRICS_FILE},
+		{"health-check", no_argument, NULL, OPT_HEALTH_CHECK},
+		{"max-pending-age", required_argument, NULL, OPT_MAX_PENDING_AGE},
+		{"max-parked-age", required_argument, NULL, OPT_MAX_PARKED_AGE},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -159,6 +201,29 @@ parse_options(int argc, char **argv, options *o)
 			}
 			o->batch = (int)v;
 			break;
+		case OPT_METRICS_FILE:
+			if (*optarg == '\0') {
+				fprintf(stderr, PROG ": invalid --metrics-file \"\"\n");
+				return -1;
+			}
+			o->metrics_file = optarg;
+			break;
+		case OPT_HEALTH_CHECK:
+			o->health_check = true;
+			break;
+		case OPT_MAX_PENDING_AGE:
+		case OPT_MAX_PARKED_AGE:
+			if (parse_long(optarg, 1, 365L * 86400, &v) != 0) {
+				fprintf(stderr, PROG ": invalid --%s \"%s\"\n",
+					ch == OPT_MAX_PENDING_AGE ? "max-pending-age" : "max-parked-age",
+					optarg);
+				return -1;
+			}
+			if (ch == OPT_MAX_PENDING_AGE)
+				o->max_pending_age = v;
+			else
+				o->max_parked_age = v;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(EX_OK);
@@ -175,6 +240,14 @@ parse_options(int argc, char **argv, options *o)
 	}
 	if (once && o->loop) {
 		fprintf(stderr, PROG ": --once and --loop exclude each other\n");
+		return -1;
+	}
+	if (o->health_check && (once || o->loop || o->max_runtime)) {
+		fprintf(stderr, PROG ": --health-check runs no sweep: drop --once, --loop, --max-runtime\n");
+		return -1;
+	}
+	if (!o->health_check && (o->max_pending_age || o->max_parked_age)) {
+		fprintf(stderr, PROG ": --max-pending-age and --max-parked-age go with --health-check\n");
 		return -1;
 	}
 	return 0;
@@ -284,20 +357,47 @@ log_call(const job *j)
 	       "error", j->error[0] ? j->error : NULL, NULL);
 }
 
+/* count a finished call by route and status class, with its duration */
+static void
+count_call(worker *w, const job *j)
+{
+	call_kind k;
+
+	if (j->route != NULL && j->route->handler != NULL)
+		k = j->outcome == JOB_DONE ? CALL_OK : CALL_ERROR;
+	else if (j->status >= 200 && j->status <= 299)
+		k = CALL_2XX;
+	else if (j->status >= 300 && j->status <= 399)
+		k = CALL_3XX;
+	else if (j->status >= 400 && j->status <= 499)
+		k = CALL_4XX;
+	else if (j->status >= 500 && j->status <= 599)
+		k = CALL_5XX;
+	else if (j->timed_out)
+		k = CALL_TIMEOUT;
+	else
+		k = CALL_ERROR;
+	metrics_call(w->m, j->route_name, k, (double)j->duration_ms / 1000.0);
+}
+
 /* a job whose call is over (or never started): decide, log, queue for recording */
 static void
 finished(worker *w, job *j)
 {
 	decide(w, j);
 	log_call(j);
+	if (j->called)
+		count_call(w, j);
 	if (j->outcome == JOB_DONE && j->route && j->route->handler) {
 		/* already recorded in the handler's transaction */
 		w->n.done++;
+		metrics_action(w->m, j->route_name, ACT_DONE);
 		job_free(j);
 		return;
 	}
 	if (j->outcome == JOB_LOST) {
 		w->n.lost++;
+		metrics_action(w->m, j->route_name, ACT_LEASE_LOST);
 		job_free(j);
 		return;
 	}
@@ -331,6 +431,7 @@ dispatch(worker *w)
 			continue;
 		}
 		w->n.sent++;
+		j->called = true;
 		if (j->route->handler != NULL) {
 			if (sqlfn_apply(w->conn, j) != 0)
 				w->db_failed = true;
@@ -352,20 +453,25 @@ flush(worker *w)
 	for (size_t i = 0; i < w->n_finished; i++) {
 		job *j = w->finished[i];
 
-		if (rc != 0)
+		if (rc != 0) {
 			w->n.lost++;
-		else if (j->outcome == JOB_DONE)
+			metrics_action(w->m, j->route_name, ACT_LEASE_LOST);
+		} else if (j->outcome == JOB_DONE) {
 			w->n.done++;
-		else if (j->outcome == JOB_RETRY)
+			metrics_action(w->m, j->route_name, ACT_DONE);
+		} else if (j->outcome == JOB_RETRY) {
 			w->n.retry++;
-		else if (j->outcome == JOB_PARK)
+			metrics_action(w->m, j->route_name, ACT_RETRY);
+		} else if (j->outcome == JOB_PARK) {
 			w->n.parked++;
-		else {
+			metrics_action(w->m, j->route_name, ACT_PARKED);
+		} else {
 			char id[24];
 
 			snprintf(id, sizeof(id), "%lld", (long long)j->action_id);
 			log_kv("lease-lost", "route", j->route_name, "action", id, NULL);
 			w->n.lost++;
+			metrics_action(w->m, j->route_name, ACT_LEASE_LOST);
 		}
 		job_free(j);
 	}
@@ -375,43 +481,97 @@ flush(worker *w)
 	return rc;
 }
 
-static void
-write_metrics(const worker *w, int64_t duration_ms)
+static const char *
+metrics_path(const worker *w)
 {
-	const char *path = conf_worker(w->c)->metrics_file;
-	char *tmp;
-	FILE *f;
+	return w->opt.metrics_file ? w->opt.metrics_file : conf_worker(w->c)->metrics_file;
+}
 
+/* the metrics file, with the database-wide figures when the database answers */
+static void
+write_metrics(worker *w)
+{
+	const char *path = metrics_path(w);
+	queue_snapshot q = {.n_ep = 0};
+	bool have_q = false;
+	metrics_run run;
+
+	w->last_metrics_ms = now_ms();
 	if (path == NULL)
 		return;
-	tmp = xasprintf("%s.tmp", path);
-	f = fopen(tmp, "w");
-	if (f == NULL) {
-		log_warn("could not write metrics file \"%s\": %s", tmp, strerror(errno));
-		free(tmp);
+	if (w->conn != NULL && !w->db_failed && !db_lost(w->conn))
+		have_q = queue_snapshot_take(w->conn, &q) == 0;
+	run = (metrics_run){.started = w->started_wall,
+			    .now = clock_now(),
+			    .duration_s = (double)(now_ms() - w->started_ms) / 1000.0,
+			    .ok = w->conn != NULL && !w->db_failed,
+			    .fanned_out = w->n.fanned_out,
+			    .unrouted = w->n.unrouted,
+			    .sent = w->n.sent,
+			    .done = w->n.done,
+			    .retry = w->n.retry,
+			    .parked = w->n.parked,
+			    .stale = w->n.stale,
+			    .lost = w->n.lost};
+	(void)metrics_write(w->m, path, have_q ? &q : NULL, &run);
+	queue_snapshot_release(&q);
+}
+
+/* the settings that follow from the configuration (and the options) */
+static void
+configure(worker *w)
+{
+	const worker_conf *wc = conf_worker(w->c);
+
+	w->concurrency = w->opt.concurrency ? w->opt.concurrency : wc->concurrency;
+	w->batch = w->opt.batch ? w->opt.batch : wc->batch;
+	w->policy = (backoff_policy){.base_s = wc->backoff_base,
+				     .cap_s = wc->backoff_cap,
+				     .retry_window_s = wc->retry_window};
+	log_set_format(strcmp(conf_log_format(w->c), "json") == 0 ? LOG_FORMAT_JSON
+								   : LOG_FORMAT_TEXT);
+	for (size_t i = 0; i < conf_route_count(w->c); i++)
+		metrics_route(w->m, conf_route_at(w->c, i)->name);
+}
+
+/*
+ * SIGHUP: load the configuration again.  Called between sweeps, when no
+ * job borrows a route of the running one.  A bad file, or a new conninfo
+ * that does not connect, keeps the running configuration.
+ */
+static void
+reload(worker *w)
+{
+	char err[1024];
+	conf *nc;
+	int old_concurrency = w->concurrency;
+
+	reload_requested = 0;
+	nc = conf_load(conf_path(w->c), err, sizeof(err));
+	if (nc == NULL) {
+		log_error("reload failed, keeping the running configuration: %s", err);
 		return;
 	}
-	fprintf(f,
-		"# hookinbox-worker: the last run\n"
-		"hookinbox_worker_last_run_timestamp_seconds %lld\n"
-		"hookinbox_worker_last_run_duration_seconds %.3f\n"
-		"hookinbox_worker_last_run_fanned_out %ld\n"
-		"hookinbox_worker_last_run_unrouted %ld\n"
-		"hookinbox_worker_last_run_sent %ld\n"
-		"hookinbox_worker_last_run_done %ld\n"
-		"hookinbox_worker_last_run_retry %ld\n"
-		"hookinbox_worker_last_run_parked %ld\n"
-		"hookinbox_worker_last_run_stale %ld\n"
-		"hookinbox_worker_last_run_lease_lost %ld\n"
-		"hookinbox_worker_last_run_ok %d\n",
-		(long long)clock_now(), (double)duration_ms / 1000.0, w->n.fanned_out, w->n.unrouted,
-		w->n.sent, w->n.done, w->n.retry, w->n.parked, w->n.stale, w->n.lost,
-		w->db_failed ? 0 : 1);
-	if (fclose(f) != 0 || rename(tmp, path) != 0) {
-		log_warn("could not write metrics file \"%s\": %s", path, strerror(errno));
-		unlink(tmp);
+	if (strcmp(conf_conninfo(nc), conf_conninfo(w->c)) != 0) {
+		PGconn *conn = db_connect(conf_conninfo(nc));
+
+		if (conn == NULL) {
+			log_error("reload failed, keeping the running configuration: the new conninfo "
+				  "does not connect");
+			conf_free(nc);
+			return;
+		}
+		PQfinish(w->conn);
+		w->conn = conn;
 	}
-	free(tmp);
+	conf_free(w->c);
+	w->c = nc;
+	configure(w);
+	if (w->concurrency != old_concurrency) {
+		deliver_free(w->dl); /* idle: nothing in flight */
+		w->dl = deliver_new(w->concurrency);
+	}
+	log_kv("reload", "config", conf_path(w->c), NULL);
 }
 
 static void
@@ -429,6 +589,8 @@ run(worker *w)
 
 		if (!stopping && (stop_requested || (deadline && now >= deadline)))
 			stopping = true;
+		if (w->opt.loop && now - w->last_metrics_ms >= METRICS_EVERY_MS)
+			write_metrics(w);
 
 		if (!stopping && now >= next_fan) {
 			fanout_result fr;
@@ -457,7 +619,8 @@ run(worker *w)
 
 			if (want > w->batch)
 				want = w->batch;
-			if (claim_run(w->conn, w->c, want, &w->claimed, &w->n_claimed, &w->cap_claimed, &cc) !=
+			if (claim_run(w->conn, w->c, want, &w->claimed, &w->n_claimed, &w->cap_claimed, &cc,
+				      w->m) !=
 			    0) {
 				if (db_lost(w->conn)) {
 					w->db_failed = true;
@@ -502,7 +665,11 @@ run(worker *w)
 			if (fan_idle && claim_idle) {
 				if (!w->opt.loop)
 					break;
-				for (int i = 0; i < 10 && !stop_requested; i++)
+				if (reload_requested) {
+					reload(w);
+					done = xrealloc(done, (size_t)w->concurrency * sizeof(*done));
+				}
+				for (int i = 0; i < 10 && !stop_requested && !reload_requested; i++)
 					sleep_ms(100);
 				fan_idle = claim_idle = false;
 				next_fan = next_claim = 0;
@@ -514,6 +681,71 @@ run(worker *w)
 	free(done);
 }
 
+/* " over N s" part of a health line; appends to buf */
+static void
+health_append(char *buf, size_t cap, const char *what, double age, const char *label,
+	      const char *name, long limit)
+{
+	size_t len = strlen(buf);
+
+	snprintf(buf + len, cap - len, "%s%s is %.0f s old (%s \"%s\"), over %ld s", len ? "; " : "",
+		 what, age, label, name ? name : "?", limit);
+}
+
+/*
+ * --health-check: one line on stdout and EX_OK, EX_UNHEALTHY, or
+ * EX_TEMPFAIL when the database does not answer.
+ */
+static int
+health_check(const conf *c, const options *opt)
+{
+	const worker_conf *wc = conf_worker(c);
+	long max_pending = opt->max_pending_age ? opt->max_pending_age : wc->health_max_pending_age;
+	long max_parked = opt->max_parked_age ? opt->max_parked_age : wc->health_max_parked_age;
+	queue_snapshot q = {.n_ep = 0};
+	const char *ev_name, *act_name, *park_name;
+	double ev_age, act_age, park_age;
+	char bad[768] = "";
+	PGconn *conn = db_connect(conf_conninfo(c));
+	int rc;
+
+	if (conn == NULL) {
+		printf("unavailable: could not connect to the database\n");
+		return EX_TEMPFAIL;
+	}
+	if (queue_snapshot_take(conn, &q) != 0) {
+		printf("unavailable: could not query the queue\n");
+		rc = EX_TEMPFAIL;
+		goto out;
+	}
+	ev_age = queue_oldest_pending_event(&q, &ev_name);
+	act_age = queue_oldest_pending_action(&q, &act_name);
+	park_age = queue_oldest_parked_action(&q, &park_name);
+	if (ev_age > (double)max_pending)
+		health_append(bad, sizeof(bad), "oldest pending event", ev_age, "endpoint", ev_name,
+			      max_pending);
+	if (act_age > (double)max_pending)
+		health_append(bad, sizeof(bad), "oldest pending action", act_age, "route", act_name,
+			      max_pending);
+	if (park_age > (double)max_parked)
+		health_append(bad, sizeof(bad), "oldest parked action", park_age, "route", park_name,
+			      max_parked);
+	if (bad[0] != '\0') {
+		printf("unhealthy: %s\n", bad);
+		rc = EX_UNHEALTHY;
+		goto out;
+	}
+	printf("ok: oldest pending event %.0f s, oldest pending action %.0f s (limit %ld s), "
+	       "oldest parked action %.0f s (limit %ld s)\n",
+	       ev_age < 0 ? 0 : ev_age, act_age < 0 ? 0 : act_age, max_pending,
+	       park_age < 0 ? 0 : park_age, max_parked);
+	rc = EX_OK;
+out:
+	queue_snapshot_release(&q);
+	PQfinish(conn);
+	return rc;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -522,7 +754,6 @@ main(int argc, char **argv)
 	char err[1024];
 	conf *c;
 	struct sigaction sa;
-	int64_t t0;
 	int status = EX_OK;
 
 	log_init(PROG);
@@ -537,12 +768,19 @@ main(int argc, char **argv)
 	}
 	if (strcmp(conf_log_format(c), "json") == 0)
 		log_set_format(LOG_FORMAT_JSON);
+	if (opt.health_check) {
+		status = health_check(c, &opt);
+		conf_free(c);
+		return status;
+	}
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = on_hup;
+	sigaction(SIGHUP, &sa, NULL);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
 
@@ -553,15 +791,13 @@ main(int argc, char **argv)
 	}
 	w.c = c;
 	w.opt = opt;
-	w.concurrency = opt.concurrency ? opt.concurrency : conf_worker(c)->concurrency;
-	w.batch = opt.batch ? opt.batch : conf_worker(c)->batch;
-	w.policy = (backoff_policy){.base_s = conf_worker(c)->backoff_base,
-				    .cap_s = conf_worker(c)->backoff_cap,
-				    .retry_window_s = conf_worker(c)->retry_window};
+	w.m = metrics_new();
+	configure(&w);
 	srand48((long)clock_mono_us() ^ ((long)getpid() << 16));
 
-	t0 = now_ms();
-	w.conn = db_connect(conf_conninfo(c));
+	w.started_ms = w.last_metrics_ms = now_ms();
+	w.started_wall = clock_now();
+	w.conn = db_connect(conf_conninfo(w.c));
 	if (w.conn == NULL) {
 		status = EX_TEMPFAIL;
 		goto out;
@@ -585,12 +821,12 @@ out:
 		snprintf(b[5], sizeof(b[5]), "%ld", w.n.parked);
 		snprintf(b[6], sizeof(b[6]), "%ld", w.n.stale);
 		snprintf(b[7], sizeof(b[7]), "%ld", w.n.lost);
-		snprintf(b[8], sizeof(b[8]), "%lld", (long long)(now_ms() - t0));
+		snprintf(b[8], sizeof(b[8]), "%lld", (long long)(now_ms() - w.started_ms));
 		snprintf(b[9], sizeof(b[9]), "%d", status);
 		log_kv("summary", "fanned_out", b[0], "unrouted", b[1], "sent", b[2], "done", b[3],
 		       "retry", b[4], "parked", b[5], "stale", b[6], "lease_lost", b[7],
 		       "duration_ms", b[8], "exit", b[9], NULL);
-		write_metrics(&w, now_ms() - t0);
+		write_metrics(&w);
 	}
 	for (size_t i = 0; i < w.n_claimed; i++)
 		job_free(w.claimed[i]);
@@ -600,7 +836,8 @@ out:
 	free(w.finished);
 	deliver_free(w.dl);
 	PQfinish(w.conn);
+	metrics_free(w.m);
 	deliver_global_cleanup();
-	conf_free(c);
+	conf_free(w.c);
 	return status;
 }

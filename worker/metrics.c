@@ -1,0 +1,316 @@
+/*
+ * metrics.c - the worker's Prometheus text-format metrics file
+ *
+ * Route names come from the configuration and the database; both keep them
+ * to [A-Za-z0-9._-] (conf.c's valid_name), but labels are escaped anyway.
+ */
+#include "metrics.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "xalloc.h"
+
+/* upper bounds of the latency buckets, seconds; +Inf follows */
+static const double buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
+#define N_BUCKETS (sizeof(buckets) / sizeof(buckets[0]))
+
+static const char *const call_names[CALL__COUNT] = {
+	[CALL_2XX] = "2xx",	    [CALL_3XX] = "3xx",	    [CALL_4XX] = "4xx", [CALL_5XX] = "5xx",
+	[CALL_TIMEOUT] = "timeout", [CALL_ERROR] = "error", [CALL_OK] = "ok",
+};
+
+static const char *const action_names[ACT__COUNT] = {
+	[ACT_DONE] = "done",	 [ACT_RETRY] = "retry",		  [ACT_PARKED] = "parked",
+	[ACT_STALE] = "stale", [ACT_LEASE_LOST] = "lease_lost",
+};
+
+typedef struct route_stat {
+	char *name;
+	unsigned long long calls[CALL__COUNT];
+	unsigned long long actions[ACT__COUNT];
+	unsigned long long bucket[N_BUCKETS]; /* non-cumulative; summed when written */
+	unsigned long long count;
+	double sum;
+} route_stat;
+
+struct metrics {
+	route_stat *rt;
+	size_t n, cap;
+};
+
+metrics *
+metrics_new(void)
+{
+	return xcalloc(1, sizeof(metrics));
+}
+
+void
+metrics_free(metrics *m)
+{
+	if (m == NULL)
+		return;
+	for (size_t i = 0; i < m->n; i++)
+		free(m->rt[i].name);
+	free(m->rt);
+	free(m);
+}
+
+static route_stat *
+find(metrics *m, const char *route)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (strcmp(m->rt[i].name, route) == 0)
+			return &m->rt[i];
+	if (m->n == m->cap) {
+		m->cap = m->cap ? m->cap * 2 : 16;
+		m->rt = xrealloc(m->rt, m->cap * sizeof(*m->rt));
+	}
+	memset(&m->rt[m->n], 0, sizeof(m->rt[m->n]));
+	m->rt[m->n].name = xstrdup(route);
+	return &m->rt[m->n++];
+}
+
+void
+metrics_route(metrics *m, const char *route)
+{
+	(void)find(m, route);
+}
+
+void
+metrics_call(metrics *m, const char *route, call_kind k, double seconds)
+{
+	route_stat *r = find(m, route);
+	size_t b = 0;
+
+	r->calls[k]++;
+	while (b < N_BUCKETS && seconds > buckets[b])
+		b++;
+	if (b < N_BUCKETS)
+		r->bucket[b]++;
+	r->count++;
+	r->sum += seconds;
+}
+
+void
+metrics_action(metrics *m, const char *route, action_kind k)
+{
+	find(m, route)->actions[k]++;
+}
+
+/* a label value with \, " and newline escaped, as the text format wants */
+static void
+put_label(FILE *f, const char *v)
+{
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			fputc('\\', f);
+		if (*v == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*v, f);
+	}
+}
+
+static void
+header(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void
+series(FILE *f, const char *name, const char *label, const char *value, const char *label2,
+       const char *value2, const char *num)
+{
+	fputs(name, f);
+	if (label != NULL) {
+		fprintf(f, "{%s=\"", label);
+		put_label(f, value);
+		fputc('"', f);
+		if (label2 != NULL) {
+			fprintf(f, ",%s=\"", label2);
+			put_label(f, value2);
+			fputc('"', f);
+		}
+		fputc('}', f);
+	}
+	fprintf(f, " %s\n", num);
+}
+
+static void
+series_l(FILE *f, const char *name, const char *label, const char *value, const char *label2,
+	 const char *value2, long long v)
+{
+	char num[32];
+
+	snprintf(num, sizeof(num), "%lld", v);
+	series(f, name, label, value, label2, value2, num);
+}
+
+static void
+series_d(FILE *f, const char *name, const char *label, const char *value, double v)
+{
+	char num[48];
+
+	snprintf(num, sizeof(num), "%.3f", v);
+	series(f, name, label, value, NULL, NULL, num);
+}
+
+static void
+write_counters(FILE *f, const metrics *m)
+{
+	header(f, "hookinbox_worker_calls_total", "counter",
+	       "Downstream calls and SQL handler runs by route and status class "
+	       "(2xx 3xx 4xx 5xx timeout error; ok for a committed SQL handler).");
+	for (size_t i = 0; i < m->n; i++)
+		for (int k = 0; k < CALL__COUNT; k++)
+			series_l(f, "hookinbox_worker_calls_total", "route", m->rt[i].name, "class",
+				 call_names[k], (long long)m->rt[i].calls[k]);
+
+	header(f, "hookinbox_worker_call_duration_seconds", "histogram",
+	       "Duration of downstream calls and SQL handler runs.");
+	for (size_t i = 0; i < m->n; i++) {
+		const route_stat *r = &m->rt[i];
+		unsigned long long cum = 0;
+		char le[32];
+
+		for (size_t b = 0; b < N_BUCKETS; b++) {
+			cum += r->bucket[b];
+			snprintf(le, sizeof(le), "%g", buckets[b]);
+			series_l(f, "hookinbox_worker_call_duration_seconds_bucket", "route", r->name,
+				 "le", le, (long long)cum);
+		}
+		series_l(f, "hookinbox_worker_call_duration_seconds_bucket", "route", r->name, "le",
+			 "+Inf", (long long)r->count);
+		series_d(f, "hookinbox_worker_call_duration_seconds_sum", "route", r->name, r->sum);
+		series_l(f, "hookinbox_worker_call_duration_seconds_count", "route", r->name, NULL,
+			 NULL, (long long)r->count);
+	}
+
+	header(f, "hookinbox_worker_actions_total", "counter",
+	       "Actions this worker recorded by route and outcome "
+	       "(done retry parked stale lease_lost).");
+	for (size_t i = 0; i < m->n; i++)
+		for (int k = 0; k < ACT__COUNT; k++)
+			series_l(f, "hookinbox_worker_actions_total", "route", m->rt[i].name, "outcome",
+				 action_names[k], (long long)m->rt[i].actions[k]);
+}
+
+static void
+write_queue(FILE *f, const queue_snapshot *q)
+{
+	static const char *const states[] = {"pending", "retrying", "in_flight", "parked"};
+	const char *which;
+	double age;
+
+	header(f, "hookinbox_inbox_pending_events", "gauge",
+	       "Accepted events not yet fanned out into actions, by endpoint.");
+	for (size_t i = 0; i < q->n_ep; i++)
+		series_l(f, "hookinbox_inbox_pending_events", "endpoint", q->ep[i].name, NULL, NULL,
+			 q->ep[i].pending);
+	header(f, "hookinbox_inbox_accepted_last_hour", "gauge",
+	       "Events accepted (inbox rows received) in the last hour, by endpoint.");
+	for (size_t i = 0; i < q->n_ep; i++)
+		series_l(f, "hookinbox_inbox_accepted_last_hour", "endpoint", q->ep[i].name, NULL,
+			 NULL, q->ep[i].accepted_hour);
+
+	header(f, "hookinbox_actions", "gauge",
+	       "Open actions by route and state: pending (all), retrying (pending with "
+	       "attempts > 0), in_flight (pending under a lease), parked.");
+	for (size_t i = 0; i < q->n_rt; i++) {
+		const queue_route *r = &q->rt[i];
+		const long v[] = {r->pending, r->retrying, r->in_flight, r->parked};
+
+		for (size_t s = 0; s < sizeof(states) / sizeof(states[0]); s++)
+			series_l(f, "hookinbox_actions", "route", r->name, "state", states[s], v[s]);
+	}
+
+	age = queue_oldest_pending_event(q, &which);
+	header(f, "hookinbox_oldest_pending_event_age_seconds", "gauge",
+	       "Age of the oldest accepted event not yet fanned out (0 when none).");
+	series_d(f, "hookinbox_oldest_pending_event_age_seconds", NULL, NULL, age < 0 ? 0 : age);
+	age = queue_oldest_pending_action(q, &which);
+	header(f, "hookinbox_oldest_pending_action_age_seconds", "gauge",
+	       "Age of the oldest pending action since it was made (0 when none).");
+	series_d(f, "hookinbox_oldest_pending_action_age_seconds", NULL, NULL, age < 0 ? 0 : age);
+	age = queue_oldest_parked_action(q, &which);
+	header(f, "hookinbox_oldest_parked_action_age_seconds", "gauge",
+	       "Time since the oldest parked action was parked (0 when none).");
+	series_d(f, "hookinbox_oldest_parked_action_age_seconds", NULL, NULL, age < 0 ? 0 : age);
+}
+
+static void
+write_run(FILE *f, const metrics_run *run, int64_t now)
+{
+	static const struct {
+		const char *name, *help;
+		size_t off;
+	} last[] = {
+		{"fanned_out", "Inbox rows fanned out.", offsetof(metrics_run, fanned_out)},
+		{"unrouted", "Inbox rows no route took.", offsetof(metrics_run, unrouted)},
+		{"sent", "Calls started (HTTP or SQL handler).", offsetof(metrics_run, sent)},
+		{"done", "Actions recorded done.", offsetof(metrics_run, done)},
+		{"retry", "Actions recorded for a retry.", offsetof(metrics_run, retry)},
+		{"parked", "Actions parked.", offsetof(metrics_run, parked)},
+		{"stale", "Actions found stale.", offsetof(metrics_run, stale)},
+		{"lease_lost", "Outcomes not recorded: the lease was lost.",
+		 offsetof(metrics_run, lost)},
+	};
+	char name[96], help[160];
+
+	header(f, "hookinbox_worker_last_run_timestamp_seconds", "gauge",
+	       "When this file was written (end of a run; every 15 s with --loop).");
+	series_l(f, "hookinbox_worker_last_run_timestamp_seconds", NULL, NULL, NULL, NULL, now);
+	header(f, "hookinbox_worker_start_time_seconds", "gauge", "When the run started.");
+	series_l(f, "hookinbox_worker_start_time_seconds", NULL, NULL, NULL, NULL, run->started);
+	header(f, "hookinbox_worker_last_run_duration_seconds", "gauge",
+	       "Duration of the run (--loop: so far).");
+	series_d(f, "hookinbox_worker_last_run_duration_seconds", NULL, NULL, run->duration_s);
+	header(f, "hookinbox_worker_last_run_ok", "gauge",
+	       "1 unless the run lost its database connection.");
+	series_l(f, "hookinbox_worker_last_run_ok", NULL, NULL, NULL, NULL, run->ok ? 1 : 0);
+	for (size_t i = 0; i < sizeof(last) / sizeof(last[0]); i++) {
+		snprintf(name, sizeof(name), "hookinbox_worker_last_run_%s", last[i].name);
+		snprintf(help, sizeof(help), "%s (this run)", last[i].help);
+		header(f, name, "gauge", help);
+		series_l(f, name, NULL, NULL, NULL, NULL,
+			 *(const long *)(const void *)((const char *)run + last[i].off));
+	}
+}
+
+int
+metrics_write(const metrics *m, const char *path, const queue_snapshot *q, const metrics_run *run)
+{
+	char *tmp = xasprintf("%s.tmp", path);
+	int rc = -1;
+	FILE *f = fopen(tmp, "w");
+
+	if (f == NULL) {
+		log_warn("could not write metrics file \"%s\": %s", tmp, strerror(errno));
+		goto out;
+	}
+	write_run(f, run, run->now);
+	write_counters(f, m);
+	if (q != NULL)
+		write_queue(f, q);
+	if (ferror(f)) {
+		log_warn("could not write metrics file \"%s\": %s", tmp, strerror(errno));
+		fclose(f);
+		unlink(tmp);
+		goto out;
+	}
+	if (fclose(f) != 0 || rename(tmp, path) != 0) {
+		log_warn("could not write metrics file \"%s\": %s", path, strerror(errno));
+		unlink(tmp);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(tmp);
+	return rc;
+}

@@ -1,0 +1,60 @@
+/*
+ * queue.h - the queue's health in a few cheap queries
+ *
+ * What the metrics file and --health-check report about the whole
+ * database (not only this worker): pending inbox rows per endpoint and the
+ * age of the oldest, rows accepted in the last hour, pending (retrying, in
+ * flight) and parked actions per route with the oldest of each.
+ *
+ * Cost: pending inbox rows through the partial index inbox_pending,
+ * pending actions through action_due, parked through action_parked, the
+ * last hour through inbox_received: each is proportional to the backlog,
+ * the parked set or one hour of intake, never to the done rows.  Done and
+ * stale actions are not counted here (that would read every row); the
+ * worker counts what it records instead, and sql/stats.sql counts them for
+ * an operator who can afford the scan.
+ */
+#ifndef HOOKINBOX_QUEUE_H
+#define HOOKINBOX_QUEUE_H
+
+#include <stddef.h>
+
+#include <libpq-fe.h>
+
+typedef struct queue_endpoint {
+	char *name;
+	long pending;		 /* inbox rows not yet fanned out */
+	long accepted_hour;	 /* inbox rows received in the last hour */
+	double oldest_pending_s; /* -1 when none is pending */
+} queue_endpoint;
+
+typedef struct queue_route {
+	char *name;
+	long pending;		 /* every pending action (due, waiting or in flight) */
+	long retrying;		 /* pending with attempts > 0 */
+	long in_flight;		 /* pending under an unexpired lease */
+	long parked;
+	double oldest_pending_s; /* since the action was made; -1 when none */
+	double oldest_parked_s;	 /* since it was parked; -1 when none */
+} queue_route;
+
+typedef struct queue_snapshot {
+	queue_endpoint *ep;
+	size_t n_ep;
+	queue_route *rt;
+	size_t n_rt;
+} queue_snapshot;
+
+/*
+ * Fill *q (which the caller releases with queue_snapshot_release, also
+ * after an error).  Returns 0, or -1 on a database error (logged).
+ */
+int queue_snapshot_take(PGconn *conn, queue_snapshot *q) __attribute__((warn_unused_result));
+void queue_snapshot_release(queue_snapshot *q);
+
+/* the oldest over all endpoints or routes (-1: none), *which names it (borrowed) */
+double queue_oldest_pending_event(const queue_snapshot *q, const char **which);
+double queue_oldest_pending_action(const queue_snapshot *q, const char **which);
+double queue_oldest_parked_action(const queue_snapshot *q, const char **which);
+
+#endif
