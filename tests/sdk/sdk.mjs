@@ -17,17 +17,20 @@
 
 import { createHmac } from 'node:crypto';
 
-import { sign as octokitSign, verify as octokitVerify } from '@octokit/webhooks-methods';
-import Stripe from 'stripe';
-import { Webhook as StandardWebhook } from 'standardwebhooks';
-import { Webhook as SvixWebhook } from 'svix';
-import twilio from 'twilio';
-import bolt from '@slack/bolt';
-import { Paddle, Environment } from '@paddle/paddle-node-sdk';
-import '@shopify/shopify-api/adapters/node';
-import { shopifyApi, ApiVersion, LogSeverity } from '@shopify/shopify-api';
+// each SDK is loaded when first used, so that a run for one provider starts
+// fast (Paddle's SDK allows only 5 seconds between signing and verifying)
+const loaded = {};
+async function load(name) {
+	loaded[name] ??= await import(name);
+	return loaded[name];
+}
 
-const stripe = new Stripe('sk_test_hookinbox_crosscheck');
+let stripeClient;
+async function stripe() {
+	const Stripe = (await load('stripe')).default;
+	stripeClient ??= new Stripe('sk_test_hookinbox_crosscheck');
+	return stripeClient;
+}
 
 function hmac(alg, key, data, enc) {
 	return createHmac(alg, key).update(data).digest(enc);
@@ -49,18 +52,20 @@ async function sign(c) {
 	const ts = c.timestamp ?? Math.floor(Date.now() / 1000);
 	switch (c.provider) {
 	case 'stripe':
-		return { headers: { 'Stripe-Signature': stripe.webhooks.generateTestHeaderString(
+		return { headers: { 'Stripe-Signature': (await stripe()).webhooks.generateTestHeaderString(
 			{ payload: c.body, secret: c.secret, timestamp: ts }) }, how: 'sdk' };
 	case 'github':
-		return { headers: { 'X-Hub-Signature-256': await octokitSign(c.secret, c.body),
+		return { headers: { 'X-Hub-Signature-256': await (await load('@octokit/webhooks-methods')).sign(c.secret, c.body),
 			'X-GitHub-Delivery': c.id, 'X-GitHub-Event': c.type }, how: 'sdk' };
 	case 'standard': {
-		const sig = new StandardWebhook(c.secret).sign(c.id, new Date(ts * 1000), c.body);
+		const { Webhook } = await load('standardwebhooks');
+		const sig = new Webhook(c.secret).sign(c.id, new Date(ts * 1000), c.body);
 		return { headers: { 'webhook-id': c.id, 'webhook-timestamp': String(ts),
 			'webhook-signature': sig }, how: 'sdk' };
 	}
 	case 'svix': {
-		const sig = new SvixWebhook(c.secret).sign(c.id, new Date(ts * 1000), c.body);
+		const { Webhook } = await load('svix');
+		const sig = new Webhook(c.secret).sign(c.id, new Date(ts * 1000), c.body);
 		return { headers: { 'svix-id': c.id, 'svix-timestamp': String(ts),
 			'svix-signature': sig }, how: 'sdk' };
 	}
@@ -75,6 +80,7 @@ async function sign(c) {
 		return { headers: { 'Paddle-Signature': `ts=${ts};h1=` +
 			hmac('sha256', c.secret, `${ts}:${c.body}`, 'hex') }, how: 'documented' };
 	case 'twilio': {
+		const twilio = (await load('twilio')).default;
 		let url = c.url, params = formParams(c.body);
 		if (/^\s*[{[]/.test(c.body)) {
 			url += (url.includes('?') ? '&' : '?') + 'bodySHA256=' + twilio.getExpectedBodyHash(c.body);
@@ -101,19 +107,21 @@ async function verify(c) {
 	const h = lower(c.headers);
 	switch (c.provider) {
 	case 'stripe':
-		stripe.webhooks.constructEvent(c.body, h['stripe-signature'], c.secret);
+		(await stripe()).webhooks.constructEvent(c.body, h['stripe-signature'], c.secret);
 		return;
 	case 'github':
-		if (!await octokitVerify(c.secret, c.body, h['x-hub-signature-256']))
+		if (!await (await load('@octokit/webhooks-methods')).verify(c.secret, c.body, h['x-hub-signature-256']))
 			throw new Error('octokit verify returned false');
 		return;
 	case 'standard':
-		new StandardWebhook(c.secret).verify(c.body, h);
+		new (await load('standardwebhooks')).Webhook(c.secret).verify(c.body, h);
 		return;
 	case 'svix':
-		new SvixWebhook(c.secret).verify(c.body, h);
+		new (await load('svix')).Webhook(c.secret).verify(c.body, h);
 		return;
 	case 'shopify': {
+		await load('@shopify/shopify-api/adapters/node');
+		const { shopifyApi, ApiVersion, LogSeverity } = await load('@shopify/shopify-api');
 		const shopify = shopifyApi({ apiKey: 'hookinbox', apiSecretKey: c.secret,
 			apiVersion: ApiVersion.October25 ?? Object.values(ApiVersion)[0], hostName: 'localhost', isEmbeddedApp: false,
 			logger: { level: LogSeverity.Error, log: () => {} } });
@@ -124,17 +132,19 @@ async function verify(c) {
 		return;
 	}
 	case 'slack':
-		bolt.verifySlackRequest({ signingSecret: c.secret, body: c.body,
+		(await load('@slack/bolt')).default.verifySlackRequest({ signingSecret: c.secret, body: c.body,
 			headers: { 'x-slack-signature': h['x-slack-signature'],
 				'x-slack-request-timestamp': Number(h['x-slack-request-timestamp']) } });
 		return;
 	case 'paddle': {
+		const { Paddle, Environment } = await load('@paddle/paddle-node-sdk');
 		const paddle = new Paddle('pdl_hookinbox_crosscheck', { environment: Environment.sandbox });
 		if (!await paddle.webhooks.isSignatureValid(c.body, c.secret, h['paddle-signature']))
 			throw new Error('paddle isSignatureValid returned false');
 		return;
 	}
 	case 'twilio': {
+		const twilio = (await load('twilio')).default;
 		const sig = h['x-twilio-signature'];
 		const ok = /[?&]bodySHA256=/.test(c.url)
 			? twilio.validateRequestWithBody(c.secret, sig, c.url, c.body)

@@ -257,27 +257,39 @@ subtest 'official SDKs verify what hookinbox-send signs' => sub {
 		twilio => 'CallSid=CA1&CallStatus=ringing&From=%2B15550100&Caller=Ann+Smith&Digits=1%23',
 		'twilio-json' => '{"type":"sdk.check","n":1}',
 	);
-	# paddle last: its SDK allows only 5 seconds between signing and verifying
-	my @names = (qw(stripe github standard svix shopify slack twilio twilio-json paddle));
-	my (@cases, @names_out);
-	for my $name (@names) {
+	my @names = (qw(stripe github standard svix shopify slack twilio twilio-json));
+	my $case = sub {
+		my ($name) = @_;
 		my $p = $name =~ s/-json//r;
 		my $req = capture("--provider=$p", "--secret-file=$files{$p}", '--url=@URL@', @{ $flags{$p} // [] },
 			payload($body{$name} // qq({"id":"evt_sdk_$name","type":"sdk.check","data":{"id":"o"}})));
 		is($req->{exit}, 0, "$name: the sender got its 200 from the listener");
-		push @cases, { provider => $p, secret => $secrets{$p}, body => $req->{body}, headers => $req->{headers},
+		return { provider => $p, secret => $secrets{$p}, body => $req->{body}, headers => $req->{headers},
 			url => $req->{url} };
-	}
+	};
+	my $tamper = sub {
+		my ($c) = @_;
+		return { %$c, body => $c->{body} =~ /^\{/ ? $c->{body} =~ s/\}$/,"x":1}/r : $c->{body} =~ s/ringing/answered/r };
+	};
+	my @cases = map { $case->($_) } @names;
 	# and one tampered copy of each: the SDK must refuse it
-	my @tampered = map {
-		{ %$_, body => $_->{body} =~ /^\{/ ? $_->{body} =~ s/\}$/,"x":1}/r : $_->{body} =~ s/ringing/answered/r }
-	} @cases;
-	my $res = SDK::run('verify', [@cases, @tampered]);
+	my $res = SDK::run('verify', [ @cases, map { $tamper->($_) } @cases ]);
 	for my $i (0 .. $#names) {
 		ok($res->[$i]{ok}, "$names[$i]: the official SDK verifies hookinbox-send's delivery")
 			or diag($res->[$i]{error});
 		ok(!$res->[$i + @names]{ok}, "$names[$i]: the official SDK refuses a tampered copy");
 	}
+	# Paddle's SDK allows only 5 seconds between signing and verifying: on
+	# a loaded machine node's start-up can eat that, so up to three tries
+	my ($ok, $refused, $err);
+	for my $try (1 .. 3) {
+		my $c = $case->('paddle');
+		my $r = SDK::run('verify', [ $c, $tamper->($c) ]);
+		($ok, $refused, $err) = ($r->[0]{ok}, !$r->[1]{ok}, $r->[0]{error});
+		last if $ok;
+	}
+	ok($ok, "paddle: the official SDK verifies hookinbox-send's delivery") or diag($err);
+	ok($refused, 'paddle: the official SDK refuses a tampered copy');
 };
 
 done_testing();
