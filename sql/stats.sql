@@ -1,11 +1,17 @@
--- Queue health, per endpoint and route.
+-- Queue health, per endpoint and route: the picture the worker's metrics
+-- file and --health-check give, for someone with only psql.
 --
 --   psql -f sql/stats.sql
 --
 -- Counts by state, the age of the oldest pending event (not yet fanned out)
--- and of the oldest due action, the oldest parked action, and the calls
--- retried in the last hour (actions with more than one attempt touched in
--- the last hour).
+-- and of the oldest pending action (since it was made: retries included),
+-- the oldest parked action (since it was parked), and the actions retried
+-- in the last hour (more than one attempt, touched in the last hour).
+--
+-- Cost: the two tables are read in full (done and dispatched rows
+-- included), so on a large database run it by hand, not from monitoring
+-- every few seconds; the worker's metrics and health check read only the
+-- partial indexes of pending and parked rows.
 \set ON_ERROR_STOP 1
 \pset footer off
 
@@ -14,6 +20,7 @@ select endpoint,
        count(*) filter (where state = 'pending')    as pending,
        count(*) filter (where state = 'dispatched') as dispatched,
        count(*) filter (where state = 'unrouted')   as unrouted,
+       count(*) filter (where received_at > now() - interval '1 hour') as accepted_last_hour,
        count(*) filter (where body is null)         as body_purged,
        date_trunc('second', now() - min(received_at) filter (where state = 'pending'))
            as oldest_pending_age
@@ -28,6 +35,7 @@ select i.endpoint, a.route,
        count(*) filter (where a.state = 'done')     as done,
        count(*) filter (where a.state = 'parked')   as parked,
        count(*) filter (where a.state = 'stale')    as stale,
+       count(*) filter (where a.state = 'pending' and a.attempts > 0) as retrying,
        date_trunc('second', now() - min(a.created_at) filter (where a.state = 'pending'))
            as oldest_pending_age,
        date_trunc('second', now() - min(a.updated_at) filter (where a.state = 'parked'))
@@ -38,3 +46,11 @@ select i.endpoint, a.route,
   join hookinbox.inbox i on i.id = a.inbox_id
  group by i.endpoint, a.route
  order by i.endpoint, a.route;
+
+\echo 'oldest (what hookinbox-worker --health-check compares with its thresholds)'
+select date_trunc('second', now() - (select min(received_at) from hookinbox.inbox
+                                      where state = 'pending')) as oldest_pending_event_age,
+       date_trunc('second', now() - (select min(created_at) from hookinbox.action
+                                      where state = 'pending')) as oldest_pending_action_age,
+       date_trunc('second', now() - (select min(updated_at) from hookinbox.action
+                                      where state = 'parked')) as oldest_parked_action_age;
