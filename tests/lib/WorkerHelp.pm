@@ -57,6 +57,9 @@ sub accept_many {
 
 sub bin { return HookTest::top() . '/obj/test/hookinbox-worker' }
 
+# a command the worker runs under, e.g. ('valgrind', '--error-exitcode=42', ...)
+our @WRAP;
+
 # run the worker to completion; returns (exit code, what it logged)
 sub worker {
 	my ($t, @args) = @_;
@@ -67,7 +70,7 @@ sub worker {
 		$ENV{$_} = $env{$_} for keys %env;
 		open STDERR, '>', $log or die $!;
 		open STDOUT, '>&', \*STDERR or die $!;
-		exec(bin(), '-c', $t->config, @args) or POSIX::_exit(127);
+		exec(@WRAP, bin(), '-c', $t->config, @args) or POSIX::_exit(127);
 	}
 	waitpid $pid, 0;
 	my $rc = $? & 127 ? 128 + ($? & 127) : $? >> 8;
@@ -87,7 +90,7 @@ sub worker_bg {
 		$ENV{$_} = $env{$_} for keys %env;
 		open STDERR, '>', $log or die $!;
 		open STDOUT, '>&', \*STDERR or die $!;
-		exec(bin(), '-c', $t->config, @args) or POSIX::_exit(127);
+		exec(@WRAP, bin(), '-c', $t->config, @args) or POSIX::_exit(127);
 	}
 	return ($pid, $log);
 }
