@@ -101,6 +101,8 @@ log_set_format(log_format fmt)
 	log_fmt = fmt;
 }
 
+static void log_msg(const char *level, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+
 static void
 log_msg(const char *level, const char *fmt, va_list ap)
 {

@@ -41,7 +41,8 @@ secret_set_load(const char *path, char *errbuf, size_t errlen)
 	struct stat st;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO named by mistake must not hang the start */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		snprintf(errbuf, errlen, "could not open secret file \"%s\": %s", path, strerror(errno));
 		return NULL;

@@ -285,11 +285,26 @@ rejected(int status, const char *reason)
 	return (outcome){.status = status, .what = "rejected", .reason = reason, .id = -1, .secret_index = -1};
 }
 
-/* providers whose delivery id is not covered by the signature */
+/*
+ * The delivery id is not covered by the signature (GitHub, Shopify, GitLab,
+ * Twilio's idempotency token, a generic id_header) and no signed timestamp
+ * bounds a replay: a captured body re-sent under a fresh id must count as a
+ * duplicate, so these deliveries are also deduplicated on the body's hash.
+ */
 static bool
-unsigned_delivery_id(provider p)
+unsigned_delivery_id(const endpoint_conf *ep)
 {
-	return p == PROVIDER_GITHUB || p == PROVIDER_SHOPIFY || p == PROVIDER_GITLAB;
+	switch (ep->provider) {
+	case PROVIDER_GITHUB:
+	case PROVIDER_SHOPIFY:
+	case PROVIDER_GITLAB:
+	case PROVIDER_TWILIO:
+		return true;
+	case PROVIDER_HMAC:
+		return ep->hmac.id_header != NULL;
+	default:
+		return false;
+	}
 }
 
 static outcome
@@ -350,7 +365,7 @@ serve(handler *h, const http_io *io, const endpoint_conf **epp, char **challenge
 		.headers_json = hdrs,
 		.body = h->body,
 		.body_len = len,
-		.body_dedup = unsigned_delivery_id(ep->provider),
+		.body_dedup = unsigned_delivery_id(ep),
 	};
 	FAILPOINT("fcgi-before-insert");
 	o = (outcome){.status = 200, .secret_index = vr.secret_index};

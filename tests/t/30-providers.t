@@ -346,9 +346,8 @@ for my $c (@cases) {
 }
 
 # Twilio's idempotency token and a generic hmac id_header are not signed
-# either, and neither scheme has a timestamp; the responder does not (yet)
-# dedup them on the body, so a captured body replayed under a fresh id is
-# stored again.  Kept as TODO tests until fcgi/handler.c covers them.
+# either, and neither scheme has a timestamp: a captured body replayed under
+# a fresh id is answered as a duplicate of the first (dedup on the body).
 {
 	my $b = form_encode(MessageSid => 'SM35', MessageStatus => 'delivered');
 	my $first = send_to('twilio', $b, id => 'tw-35');
@@ -356,7 +355,6 @@ for my $c (@cases) {
 	my $ab = '{"type":"acme.replay","created":1700000500}';
 	my $afirst = send_to('acme', $ab, id => 'acme-35');
 	my $aagain = send_to('acme', $ab, id => 'acme-35-replayed');
-	local $TODO = 'unsigned delivery ids of twilio and hmac id_header are not deduped on the body';
 	is($again->{json}{id}, $first->{json}{id}, 'twilio: replay under a fresh idempotency token is a duplicate');
 	is($aagain->{json}{id}, $afirst->{json}{id}, 'hmac id_header: replay under a fresh id is a duplicate');
 }
