@@ -112,7 +112,12 @@ PROVE_ALL = HOOKINBOX_TOP=$(CURDIR) $(PROVE) --timer -I tests/lib $(PROVE_FLAGS)
 check: all build-tests
 	rm -rf tests/tmp
 	$(PROVE_ALL) -j$(CHECK_JOBS) $(UNIT_PROGRAMS) $(filter-out tests/t/9%,$(wildcard tests/t/*.t))
+ifdef SANITIZE
+	# valgrind cannot run sanitized binaries: only the secret scan
+	$(PROVE_ALL) tests/t/99-secrets.t
+else
 	HOOKINBOX_VALGRIND=1 $(PROVE_ALL) $(wildcard tests/t/9*.t)
+endif
 
 bench: all build-tests
 	HOOKINBOX_TOP=$(CURDIR) perl -I tests/lib bench/run.pl
