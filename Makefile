@@ -122,6 +122,13 @@ endif
 bench: all build-tests
 	HOOKINBOX_TOP=$(CURDIR) perl -I tests/lib bench/run.pl
 
+# Static analysis: gcc -fanalyzer over every module, and cppcheck
+analyze:
+	@for f in $(COMMON_SRC) $(wildcard fcgi/*.c worker/*.c) contrib/hookinbox-send.c; do \
+		$(CC) $(WARN) $(DEFS) $(INCS) -fanalyzer -c -o /dev/null $$f || exit 1; done
+	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability --inline-suppr \
+		-Icommon -Ifcgi -Iworker --suppress=missingIncludeSystem common fcgi worker contrib
+
 # make fuzz, fuzz-build, fuzz-regress: libFuzzer harnesses (clang)
 include tests/fuzz/fuzz.mk
 
@@ -141,5 +148,5 @@ install: all
 clean:
 	rm -rf obj $(PROGRAMS)
 
-.PHONY: all check bench install clean build-tests fuzz fuzz-build fuzz-regress
+.PHONY: all check bench install clean build-tests analyze fuzz fuzz-build fuzz-regress
 -include $(shell find obj -name '*.d' 2>/dev/null)

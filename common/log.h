@@ -25,10 +25,11 @@ void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
- * Structured record: pairs of (key, value) strings ending with NULL key.
- *   log_kv("request", "endpoint", ep, "status", "200", NULL);
+ * Structured record: pairs of (key, value) strings ending with LOG_END.
+ *   log_kv("request", "endpoint", ep, "status", "200", LOG_END);
  * NULL values are skipped.
  */
+#define LOG_END ((const char *)0) /* a pointer, not a bare 0, through varargs */
 void log_kv(const char *event, ...) __attribute__((sentinel));
 
 #endif

@@ -403,7 +403,7 @@ handler_serve(handler *h, const http_io *io)
 	snprintf(idx, sizeof(idx), "%d", o.secret_index);
 	log_kv("request", "endpoint", ep ? ep->name : "(unknown)", "outcome", o.what, "status", status,
 	       "reason", o.reason, "id", o.id >= 0 ? id : NULL, "secret", o.secret_index >= 0 ? idx : NULL,
-	       "ms", ms, NULL);
+	       "ms", ms, LOG_END);
 	if (strcmp(o.what, "rejected") == 0)
 		count_rejection(h, ep ? ep->name : "(unknown)", o.reason);
 }
