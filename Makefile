@@ -49,6 +49,8 @@ FCGI_MODS = $(filter-out fcgi/main.c fcgi/null.c,$(wildcard fcgi/*.c))
 WORKER_MODS = $(filter-out worker/main.c,$(wildcard worker/*.c))
 UNIT_SRC = $(wildcard tests/unit/test_*.c)
 
+.DEFAULT_GOAL := all
+
 # A stamp named after the flags: changing SANITIZE or CFLAGS rebuilds
 # everything instead of linking objects built with other flags.
 FLAGS_HASH := $(shell echo '$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS)' | md5sum | cut -c1-12)
