@@ -117,7 +117,8 @@ parse_number(const char *opt, const char *s, long long lo, long long hi)
 static unsigned char *
 read_payload(const char *path, size_t *len)
 {
-	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+	bool own = strcmp(path, "-") != 0;
+	FILE *f = own ? fopen(path, "rb") : stdin;
 	unsigned char *buf = NULL;
 	size_t cap = 0, used = 0;
 
@@ -147,7 +148,7 @@ read_payload(const char *path, size_t *len)
 			strerror(errno));
 		exit(EX_NOINPUT);
 	}
-	if (f != stdin)
+	if (own)
 		fclose(f);
 	buf[used] = '\0';
 	*len = used;

@@ -354,7 +354,7 @@ log_call(const job *j)
 	log_kv("call", "route", j->route_name, "action", id, "attempt", attempt, "status", status,
 	       "duration_ms", ms, "outcome", outcome_name(j->outcome),
 	       "retry_in_s", j->outcome == JOB_RETRY ? delay : NULL,
-	       "error", j->error[0] ? j->error : NULL, NULL);
+	       "error", j->error[0] ? j->error : NULL, LOG_END);
 }
 
 /* count a finished call by route and status class, with its duration */
@@ -469,7 +469,7 @@ flush(worker *w)
 			char id[24];
 
 			snprintf(id, sizeof(id), "%lld", (long long)j->action_id);
-			log_kv("lease-lost", "route", j->route_name, "action", id, NULL);
+			log_kv("lease-lost", "route", j->route_name, "action", id, LOG_END);
 			w->n.lost++;
 			metrics_action(w->m, j->route_name, ACT_LEASE_LOST);
 		}
@@ -571,7 +571,7 @@ reload(worker *w)
 		deliver_free(w->dl); /* idle: nothing in flight */
 		w->dl = deliver_new(w->concurrency);
 	}
-	log_kv("reload", "config", conf_path(w->c), NULL);
+	log_kv("reload", "config", conf_path(w->c), LOG_END);
 }
 
 static void
@@ -825,7 +825,7 @@ out:
 		snprintf(b[9], sizeof(b[9]), "%d", status);
 		log_kv("summary", "fanned_out", b[0], "unrouted", b[1], "sent", b[2], "done", b[3],
 		       "retry", b[4], "parked", b[5], "stale", b[6], "lease_lost", b[7],
-		       "duration_ms", b[8], "exit", b[9], NULL);
+		       "duration_ms", b[8], "exit", b[9], LOG_END);
 		write_metrics(&w);
 	}
 	for (size_t i = 0; i < w.n_claimed; i++)

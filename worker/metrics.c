@@ -107,6 +107,8 @@ metrics_action(metrics *m, const char *route, action_kind k)
 static void
 put_label(FILE *f, const char *v)
 {
+	if (v == NULL)
+		return;
 	for (; *v; v++) {
 		if (*v == '\\' || *v == '"')
 			fputc('\\', f);
