@@ -121,7 +121,8 @@ else
 	HOOKINBOX_VALGRIND=1 $(PROVE_ALL) $(wildcard tests/t/9*.t)
 endif
 
-bench: all build-tests
+include bench/bench.mk
+bench: all build-tests build-bench
 	HOOKINBOX_TOP=$(CURDIR) perl -I tests/lib bench/run.pl
 
 # Static analysis: gcc -fanalyzer over every module, and cppcheck
