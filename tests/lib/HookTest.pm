@@ -25,10 +25,22 @@ use Time::HiRes qw(sleep time);
 use Digest::SHA qw(hmac_sha256_hex hmac_sha256 hmac_sha1 sha256_hex);
 use MIME::Base64 qw(encode_base64 decode_base64);
 use Exporter 'import';
+use Scalar::Util ();
 
 our @EXPORT_OK = qw(top stripe_sig github_sig standard_sig);
 
 our $PG_USER = 'hookinbox_test';
+
+# Servers still running when the test script ends are stopped here, before
+# File::Temp's own END block removes their directories (END blocks run in
+# reverse order of definition, and File::Temp was loaded first).
+our %LIVE;
+END {
+	local $?;
+	for my $obj (grep { defined } values %LIVE) {
+		eval { $obj->stop($obj->isa('HookTest::Pg') ? 'immediate' : ()) };
+	}
+}
 
 sub top {
 	return $ENV{HOOKINBOX_TOP} // abs_path(__FILE__ =~ s{/tests/lib/HookTest\.pm$}{}r);
@@ -125,6 +137,8 @@ sub start {
 	HookTest::run(HookTest::as_pg_user("$self->{bin}/pg_ctl", '-D', $self->{data}, '-l',
 		"$self->{data}/server.log", '-w', '-t', '60', 'start'));
 	$self->{running} = 1;
+	$HookTest::LIVE{"$self"} = $self;
+	Scalar::Util::weaken($HookTest::LIVE{"$self"});
 	return $self;
 }
 
@@ -135,6 +149,7 @@ sub stop {
 	HookTest::run(HookTest::as_pg_user("$self->{bin}/pg_ctl", '-D', $self->{data}, '-w', '-t', '60',
 		'-m', $mode // 'fast', 'stop'));
 	$self->{running} = 0;
+	delete $HookTest::LIVE{"$self"};
 }
 
 sub restart {
@@ -280,11 +295,17 @@ sub start {
 		Time::HiRes::sleep(0.05);
 	}
 	$self->{running} = 1;
+	# remembered now: File::Temp may remove the pid file before we stop
+	$self->{pid} = undef;
+	$self->{pid} = $self->pid;
+	$HookTest::LIVE{"$self"} = $self;
+	Scalar::Util::weaken($HookTest::LIVE{"$self"});
 	return $self;
 }
 
 sub pid {
 	my ($self) = @_;
+	return $self->{pid} if $self->{pid};
 	open my $fh, '<', "$self->{dir}/lighttpd.pid" or return;
 	my $p = <$fh>;
 	chomp $p;
@@ -300,6 +321,8 @@ sub stop {
 		for (1 .. 200) { last unless kill 0, $pid; Time::HiRes::sleep(0.05) }
 	}
 	$self->{running} = 0;
+	$self->{pid} = undef;
+	delete $HookTest::LIVE{"$self"};
 }
 
 sub restart {
