@@ -404,20 +404,30 @@ finished(worker *w, job *j)
 	push(&w->finished, &w->n_finished, &w->cap_finished, j);
 }
 
-/* start or carry out each claimed job */
+/*
+ * Start claimed jobs while a call slot is free, or carry them out at once
+ * (SQL handlers, jobs that cannot be sent); the rest wait in w->claimed
+ * for the next slot.  Claiming ahead like this keeps every slot busy while
+ * the worker is inside a database round trip.
+ */
 static void
 dispatch(worker *w)
 {
-	for (size_t i = 0; i < w->n_claimed; i++) {
+	size_t i;
+
+	for (i = 0; i < w->n_claimed; i++) {
 		job *j = w->claimed[i];
+		int64_t t0;
 
 		if (w->db_failed) {
 			/* the connection is gone: it waits for its lease to expire */
 			job_free(j);
 			continue;
 		}
-		int64_t t0 = clock_mono_us();
-
+		if (j->route != NULL && j->route->handler == NULL && j->body != NULL &&
+		    deliver_inflight(w->dl) >= (size_t)w->concurrency)
+			break;
+		t0 = clock_mono_us();
 		if (j->route == NULL) {
 			snprintf(j->error, sizeof(j->error), "route \"%s\" is not configured",
 				 j->route_name);
@@ -442,7 +452,23 @@ dispatch(worker *w)
 		if (deliver_start(w->dl, j) != 0)
 			finished(w, j);
 	}
-	w->n_claimed = 0;
+	memmove(w->claimed, w->claimed + i, (w->n_claimed - i) * sizeof(*w->claimed));
+	w->n_claimed -= i;
+}
+
+/* collect the calls that have finished and refill their slots; no waiting */
+static size_t
+pump(worker *w, job **done, int timeout_ms)
+{
+	size_t got = deliver_poll(w->dl, timeout_ms, done, (size_t)w->concurrency);
+
+	for (size_t i = 0; i < got; i++) {
+		if (done[i]->status >= 200 && done[i]->status <= 299)
+			FAILPOINT("worker-after-call");
+		finished(w, done[i]);
+	}
+	dispatch(w);
+	return got;
 }
 
 static int
@@ -609,12 +635,14 @@ run(worker *w)
 				next_fan = fan_idle ? now + 1000 : now;
 				busy = fr.rows > 0;
 			}
+			pump(w, done, 0);
 		}
 
+		/* claim ahead: up to one more round of calls waits in w->claimed */
 		inflight = deliver_inflight(w->dl);
-		if (!stopping && now >= next_claim && inflight < (size_t)w->concurrency &&
-		    (inflight == 0 || (size_t)w->concurrency - inflight >= (size_t)(w->concurrency + 3) / 4)) {
-			int want = w->concurrency - (int)inflight;
+		if (!stopping && now >= next_claim && w->n_claimed < (size_t)w->concurrency &&
+		    inflight + w->n_claimed < 2 * (size_t)w->concurrency) {
+			int want = 2 * w->concurrency - (int)(inflight + w->n_claimed);
 			claim_counts cc;
 
 			if (want > w->batch)
@@ -633,19 +661,15 @@ run(worker *w)
 				claim_idle = cc.claimed + cc.stale + cc.parked < want;
 				next_claim = claim_idle ? now + 500 : now;
 				busy = busy || cc.claimed > 0;
-				dispatch(w);
+				pump(w, done, 0);
 				if (w->db_failed)
 					break;
 			}
 		}
 
-		got = deliver_poll(w->dl, deliver_inflight(w->dl) > 0 ? 50 : 0, done,
-				   (size_t)w->concurrency);
-		for (size_t i = 0; i < got; i++) {
-			if (done[i]->status >= 200 && done[i]->status <= 299)
-				FAILPOINT("worker-after-call");
-			finished(w, done[i]);
-		}
+		got = pump(w, done, deliver_inflight(w->dl) > 0 ? 50 : 0);
+		if (w->db_failed)
+			break;
 		busy = busy || got > 0;
 
 		now = now_ms();
@@ -657,9 +681,10 @@ run(worker *w)
 			next_claim = now;
 			if (w->db_failed)
 				break;
+			pump(w, done, 0);
 		}
 
-		if (inflight == 0 && w->n_finished == 0) {
+		if (inflight == 0 && w->n_finished == 0 && w->n_claimed == 0) {
 			if (stopping)
 				break;
 			if (fan_idle && claim_idle) {

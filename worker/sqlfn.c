@@ -73,7 +73,8 @@ sqlfn_apply(PGconn *conn, job *j)
 		goto out;
 	}
 	call = xasprintf("select %s(hookinbox.action_event($1::bigint))", fn);
-	if (db_command(conn, "begin", "handler: begin") != 0)
+	/* the handler's local effect is durable before it counts as done */
+	if (db_command(conn, "begin; set local synchronous_commit = on", "handler: begin") != 0)
 		goto out;
 	in_tx = 1;
 	snprintf(tmo, sizeof(tmo), "set local statement_timeout = %d", j->route->timeout * 1000);
