@@ -89,7 +89,7 @@ claim_run(PGconn *conn, const conf *c, int limit, job ***jobs, size_t *n, size_t
 	snprintf(b0, sizeof(b0), "%d", limit);
 	snprintf(b1, sizeof(b1), "%d", w->lease);
 	snprintf(b2, sizeof(b2), "%d", w->retry_window);
-	r = PQexecParams(conn, sql, 3, NULL, p, NULL, NULL, 0);
+	r = db_exec(conn, sql, 3, p);
 	if (db_check(conn, r, PGRES_TUPLES_OK, "claim") != 0 || PQnfields(r) != COL__COUNT)
 		goto out;
 	got = PQntuples(r);

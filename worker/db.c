@@ -55,10 +55,45 @@ db_check(const PGconn *conn, const PGresult *res, ExecStatusType want, const cha
 	return -1;
 }
 
+static db_idle_fn idle_fn;
+static void *idle_arg;
+
+void
+db_set_idle(db_idle_fn fn, void *arg)
+{
+	idle_fn = fn;
+	idle_arg = arg;
+}
+
+PGresult *
+db_exec(PGconn *conn, const char *sql, int n, const char *const *vals)
+{
+	PGresult *res, *last = NULL;
+	int sent;
+
+	if (idle_fn == NULL)
+		return n > 0 ? PQexecParams(conn, sql, n, NULL, vals, NULL, NULL, 0) : PQexec(conn, sql);
+	/* blocking mode: the statement is written out before these return */
+	sent = n > 0 ? PQsendQueryParams(conn, sql, n, NULL, vals, NULL, NULL, 0) : PQsendQuery(conn, sql);
+	if (!sent)
+		return NULL;
+	while (PQisBusy(conn)) {
+		idle_fn(idle_arg, PQsocket(conn));
+		if (!PQconsumeInput(conn))
+			break;
+	}
+	/* as PQexec: keep the last result (an error ends the sequence) */
+	while ((res = PQgetResult(conn)) != NULL) {
+		PQclear(last);
+		last = res;
+	}
+	return last;
+}
+
 int
 db_command(PGconn *conn, const char *sql, const char *what)
 {
-	PGresult *res = PQexec(conn, sql);
+	PGresult *res = db_exec(conn, sql, 0, NULL);
 	int rc = db_check(conn, res, PGRES_COMMAND_OK, what);
 
 	PQclear(res);

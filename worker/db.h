@@ -25,6 +25,22 @@ PGconn *db_connect(const char *conninfo);
  */
 int db_check(const PGconn *conn, const PGresult *res, ExecStatusType want, const char *what);
 
+/*
+ * While a statement of the sweep (fan-out, claim, record) runs on the
+ * server, the worker keeps its calls moving: db_exec sends the statement
+ * and, until the result is in, calls the idle function with the
+ * connection's socket so that it can wait on both.  The idle function must
+ * not use the connection.  NULL (the default) waits in libpq.
+ */
+typedef void (*db_idle_fn)(void *arg, int pg_socket);
+void db_set_idle(db_idle_fn fn, void *arg);
+
+/*
+ * Run sql with n text parameters (n may be 0); the last result, which the
+ * caller checks with db_check and clears, or NULL when it could not be sent.
+ */
+PGresult *db_exec(PGconn *conn, const char *sql, int n, const char *const *vals);
+
 /* run a statement without parameters that returns no rows; 0 or -1 (logged) */
 int db_command(PGconn *conn, const char *sql, const char *what);
 

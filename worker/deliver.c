@@ -305,6 +305,17 @@ finish(xfer *x, CURLcode rc)
 	}
 }
 
+void
+deliver_wait(deliver *d, int fd, int timeout_ms)
+{
+	struct curl_waitfd extra = {.fd = fd, .events = CURL_WAIT_POLLIN, .revents = 0};
+	int running = 0;
+
+	curl_multi_poll(d->multi, &extra, 1, timeout_ms, NULL);
+	if (d->inflight > 0)
+		curl_multi_perform(d->multi, &running);
+}
+
 size_t
 deliver_poll(deliver *d, int timeout_ms, job **done, size_t cap)
 {

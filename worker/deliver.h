@@ -41,4 +41,11 @@ size_t deliver_inflight(const deliver *d);
  */
 size_t deliver_poll(deliver *d, int timeout_ms, job **done, size_t cap);
 
+/*
+ * Wait up to timeout_ms for progress on the calls or for fd (the database
+ * socket) to become readable, and move the calls along; collect finished
+ * ones with deliver_poll(d, 0, ...).
+ */
+void deliver_wait(deliver *d, int fd, int timeout_ms);
+
 #endif

@@ -57,7 +57,7 @@ fanout_run(PGconn *conn, const conf *c, int batch, fanout_result *res)
 	in_tx = 1;
 	snprintf(nbuf, sizeof(nbuf), "%d", batch);
 	p[0] = nbuf;
-	r = PQexecParams(conn, sel, 1, NULL, p, NULL, NULL, 0);
+	r = db_exec(conn, sel, 1, p);
 	if (db_check(conn, r, PGRES_TUPLES_OK, "fan-out: claim inbox rows") != 0 || PQnfields(r) != 3)
 		goto out;
 	res->rows = PQntuples(r);
@@ -94,7 +94,7 @@ fanout_run(PGconn *conn, const conf *c, int batch, fanout_result *res)
 	p[3] = db_array_get(&a_mode);
 	p[4] = db_array_get(&a_ordered);
 	p[5] = db_array_get(&a_max);
-	r = PQexecParams(conn, ins, 6, NULL, p, NULL, NULL, 0);
+	r = db_exec(conn, ins, 6, p);
 	if (db_check(conn, r, PGRES_TUPLES_OK, "fan-out: insert actions") != 0 || PQntuples(r) != 1)
 		goto out;
 	res->actions = strtol(PQgetvalue(r, 0, 0), NULL, 10);

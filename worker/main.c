@@ -59,6 +59,7 @@ typedef struct options {
 
 typedef struct counters {
 	long fanned_out, unrouted, actions, sent, done, retry, parked, stale, lost;
+	int64_t fanout_us, claim_us, record_us; /* time in the database, by step */
 } counters;
 
 typedef struct worker {
@@ -73,6 +74,8 @@ typedef struct worker {
 	job **finished; /* waiting to be recorded */
 	size_t n_finished, cap_finished;
 	counters n;
+	job **done;	/* deliver_poll's output, concurrency entries */
+	bool in_db;	/* inside db_exec: the connection is busy */
 	bool db_failed;
 	metrics *m;
 	int64_t started_wall, started_ms, last_metrics_ms;
@@ -413,10 +416,11 @@ finished(worker *w, job *j)
 static void
 dispatch(worker *w)
 {
-	size_t i;
+	size_t keep = 0;
 
-	for (i = 0; i < w->n_claimed; i++) {
+	for (size_t i = 0; i < w->n_claimed; i++) {
 		job *j = w->claimed[i];
+		bool call = j->route != NULL && j->route->handler == NULL && j->body != NULL;
 		int64_t t0;
 
 		if (w->db_failed) {
@@ -424,9 +428,12 @@ dispatch(worker *w)
 			job_free(j);
 			continue;
 		}
-		if (j->route != NULL && j->route->handler == NULL && j->body != NULL &&
-		    deliver_inflight(w->dl) >= (size_t)w->concurrency)
-			break;
+		/* no free slot; or a handler while the connection is busy */
+		if ((call && deliver_inflight(w->dl) >= (size_t)w->concurrency) ||
+		    (!call && w->in_db)) {
+			w->claimed[keep++] = j;
+			continue;
+		}
 		t0 = clock_mono_us();
 		if (j->route == NULL) {
 			snprintf(j->error, sizeof(j->error), "route \"%s\" is not configured",
@@ -452,32 +459,52 @@ dispatch(worker *w)
 		if (deliver_start(w->dl, j) != 0)
 			finished(w, j);
 	}
-	memmove(w->claimed, w->claimed + i, (w->n_claimed - i) * sizeof(*w->claimed));
-	w->n_claimed -= i;
+	w->n_claimed = keep;
 }
 
-/* collect the calls that have finished and refill their slots; no waiting */
+/* collect the calls that have finished and refill their slots */
 static size_t
-pump(worker *w, job **done, int timeout_ms)
+pump(worker *w, int timeout_ms)
 {
-	size_t got = deliver_poll(w->dl, timeout_ms, done, (size_t)w->concurrency);
+	size_t got = deliver_poll(w->dl, timeout_ms, w->done, (size_t)w->concurrency);
 
 	for (size_t i = 0; i < got; i++) {
-		if (done[i]->status >= 200 && done[i]->status <= 299)
+		if (w->done[i]->status >= 200 && w->done[i]->status <= 299)
 			FAILPOINT("worker-after-call");
-		finished(w, done[i]);
+		finished(w, w->done[i]);
 	}
 	dispatch(w);
 	return got;
 }
 
+/* db_exec's idle function: calls keep moving while a statement runs */
+static void
+while_in_db(void *arg, int pg_socket)
+{
+	worker *w = arg;
+
+	w->in_db = true;
+	deliver_wait(w->dl, pg_socket, 50);
+	pump(w, 0);
+	w->in_db = false;
+}
+
 static int
 flush(worker *w)
 {
-	int rc = record_run(w->conn, w->finished, w->n_finished);
+	/* calls that finish while this records go to a fresh list */
+	job **batch = w->finished;
+	size_t n = w->n_finished;
+	int64_t t0 = clock_mono_us();
+	int rc;
 
-	for (size_t i = 0; i < w->n_finished; i++) {
-		job *j = w->finished[i];
+	w->finished = NULL;
+	w->n_finished = w->cap_finished = 0;
+	rc = record_run(w->conn, batch, n);
+	w->n.record_us += clock_mono_us() - t0;
+
+	for (size_t i = 0; i < n; i++) {
+		job *j = batch[i];
 
 		if (rc != 0) {
 			w->n.lost++;
@@ -501,7 +528,7 @@ flush(worker *w)
 		}
 		job_free(j);
 	}
-	w->n_finished = 0;
+	free(batch);
 	if (rc != 0 && db_lost(w->conn))
 		w->db_failed = true;
 	return rc;
@@ -606,7 +633,9 @@ run(worker *w)
 	int64_t start = now_ms(), next_fan = 0, next_claim = 0, last_flush = start;
 	int64_t deadline = w->opt.max_runtime ? start + w->opt.max_runtime * 1000 : 0;
 	bool stopping = false, fan_idle = false, claim_idle = false;
-	job **done = xcalloc((size_t)w->concurrency, sizeof(*done));
+
+	w->done = xcalloc((size_t)w->concurrency, sizeof(*w->done));
+	db_set_idle(while_in_db, w);
 
 	for (;;) {
 		int64_t now = now_ms();
@@ -621,7 +650,11 @@ run(worker *w)
 		if (!stopping && now >= next_fan) {
 			fanout_result fr;
 
-			if (fanout_run(w->conn, w->c, w->batch, &fr) != 0) {
+			int64_t t0 = clock_mono_us();
+			int frc = fanout_run(w->conn, w->c, w->batch, &fr);
+
+			w->n.fanout_us += clock_mono_us() - t0;
+			if (frc != 0) {
 				if (db_lost(w->conn)) {
 					w->db_failed = true;
 					break;
@@ -635,7 +668,7 @@ run(worker *w)
 				next_fan = fan_idle ? now + 1000 : now;
 				busy = fr.rows > 0;
 			}
-			pump(w, done, 0);
+			pump(w, 0);
 		}
 
 		/* claim ahead: up to one more round of calls waits in w->claimed */
@@ -647,9 +680,12 @@ run(worker *w)
 
 			if (want > w->batch)
 				want = w->batch;
-			if (claim_run(w->conn, w->c, want, &w->claimed, &w->n_claimed, &w->cap_claimed, &cc,
-				      w->m) !=
-			    0) {
+			int64_t t0 = clock_mono_us();
+			int crc = claim_run(w->conn, w->c, want, &w->claimed, &w->n_claimed, &w->cap_claimed,
+					    &cc, w->m);
+
+			w->n.claim_us += clock_mono_us() - t0;
+			if (crc != 0) {
 				if (db_lost(w->conn)) {
 					w->db_failed = true;
 					break;
@@ -661,13 +697,13 @@ run(worker *w)
 				claim_idle = cc.claimed + cc.stale + cc.parked < want;
 				next_claim = claim_idle ? now + 500 : now;
 				busy = busy || cc.claimed > 0;
-				pump(w, done, 0);
+				pump(w, 0);
 				if (w->db_failed)
 					break;
 			}
 		}
 
-		got = pump(w, done, deliver_inflight(w->dl) > 0 ? 50 : 0);
+		got = pump(w, deliver_inflight(w->dl) > 0 ? 50 : 0);
 		if (w->db_failed)
 			break;
 		busy = busy || got > 0;
@@ -681,7 +717,7 @@ run(worker *w)
 			next_claim = now;
 			if (w->db_failed)
 				break;
-			pump(w, done, 0);
+			pump(w, 0);
 		}
 
 		if (inflight == 0 && w->n_finished == 0 && w->n_claimed == 0) {
@@ -692,7 +728,7 @@ run(worker *w)
 					break;
 				if (reload_requested) {
 					reload(w);
-					done = xrealloc(done, (size_t)w->concurrency * sizeof(*done));
+					w->done = xrealloc(w->done, (size_t)w->concurrency * sizeof(*w->done));
 				}
 				for (int i = 0; i < 10 && !stop_requested && !reload_requested; i++)
 					sleep_ms(100);
@@ -703,7 +739,9 @@ run(worker *w)
 			}
 		}
 	}
-	free(done);
+	db_set_idle(NULL, NULL);
+	free(w->done);
+	w->done = NULL;
 }
 
 /* " over N s" part of a health line; appends to buf */
@@ -836,7 +874,7 @@ main(int argc, char **argv)
 	}
 out:
 	{
-		char b[10][24];
+		char b[13][24];
 
 		snprintf(b[0], sizeof(b[0]), "%ld", w.n.fanned_out);
 		snprintf(b[1], sizeof(b[1]), "%ld", w.n.unrouted);
@@ -848,9 +886,13 @@ out:
 		snprintf(b[7], sizeof(b[7]), "%ld", w.n.lost);
 		snprintf(b[8], sizeof(b[8]), "%lld", (long long)(now_ms() - w.started_ms));
 		snprintf(b[9], sizeof(b[9]), "%d", status);
+		snprintf(b[10], sizeof(b[10]), "%lld", (long long)(w.n.fanout_us / 1000));
+		snprintf(b[11], sizeof(b[11]), "%lld", (long long)(w.n.claim_us / 1000));
+		snprintf(b[12], sizeof(b[12]), "%lld", (long long)(w.n.record_us / 1000));
 		log_kv("summary", "fanned_out", b[0], "unrouted", b[1], "sent", b[2], "done", b[3],
 		       "retry", b[4], "parked", b[5], "stale", b[6], "lease_lost", b[7],
-		       "duration_ms", b[8], "exit", b[9], LOG_END);
+		       "duration_ms", b[8], "fanout_ms", b[10], "claim_ms", b[11], "record_ms", b[12],
+		       "exit", b[9], LOG_END);
 		write_metrics(&w);
 	}
 	for (size_t i = 0; i < w.n_claimed; i++)

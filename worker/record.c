@@ -77,7 +77,7 @@ record_run(PGconn *conn, job **jobs, size_t n)
 	if (db_command(conn, "begin", "record") != 0)
 		goto out;
 	in_tx = 1;
-	r = PQexecParams(conn, sql, 7, NULL, p, NULL, NULL, 0);
+	r = db_exec(conn, sql, 7, p);
 	if (db_check(conn, r, PGRES_TUPLES_OK, "record outcomes") != 0 || PQnfields(r) != 1)
 		goto out;
 	FAILPOINT("worker-mid-record");
