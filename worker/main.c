@@ -76,6 +76,7 @@ typedef struct worker {
 	counters n;
 	job **done;	/* deliver_poll's output, concurrency entries */
 	bool in_db;	/* inside db_exec: the connection is busy */
+	bool pumping;	/* inside pump: w->done and w->claimed are being walked */
 	bool db_failed;
 	metrics *m;
 	int64_t started_wall, started_ms, last_metrics_ms;
@@ -468,12 +469,14 @@ pump(worker *w, int timeout_ms)
 {
 	size_t got = deliver_poll(w->dl, timeout_ms, w->done, (size_t)w->concurrency);
 
+	w->pumping = true;
 	for (size_t i = 0; i < got; i++) {
 		if (w->done[i]->status >= 200 && w->done[i]->status <= 299)
 			FAILPOINT("worker-after-call");
 		finished(w, w->done[i]);
 	}
 	dispatch(w);
+	w->pumping = false;
 	return got;
 }
 
@@ -483,8 +486,11 @@ while_in_db(void *arg, int pg_socket)
 {
 	worker *w = arg;
 
-	w->in_db = true;
 	deliver_wait(w->dl, pg_socket, 50);
+	/* a statement of pump's own (an SQL handler) only waits: no nesting */
+	if (w->pumping)
+		return;
+	w->in_db = true;
 	pump(w, 0);
 	w->in_db = false;
 }
