@@ -184,11 +184,38 @@ mac_secret(hmac_alg alg, const endpoint_conf *ep, size_t i, const hmac_part *par
 }
 
 /*
- * Stripe: "Stripe-Signature: t=<ts>,v1=<hex>[,v1=<hex>...][,v0=...]", HMAC-SHA256
- * over "<ts>.<body>" with the whole "whsec_..." string as the key.
+ * Stripe and Paddle sign alike: one header of key=value entries holding a
+ * timestamp and one or more hex HMAC-SHA256 signatures of
+ * "<timestamp><joiner><body>"; only the names and separators differ.
+ *   Stripe: "Stripe-Signature: t=<ts>,v1=<hex>[,v1=...][,v0=...]", joiner
+ *           '.', the whole "whsec_..." string as the key, 300 s window.
+ *   Paddle: "Paddle-Signature: ts=<ts>;h1=<hex>[;h1=...]", joiner ':',
+ *           the SDK's 5 s window.
  */
+typedef struct timestamped_scheme {
+	const char *header;
+	const char *missing; /* reason when the header is absent */
+	char sep;	     /* between entries */
+	const char *ts_key;
+	const char *sig_key;
+	const char *no_sig; /* reason when no signature entry is there */
+	char joiner;	    /* between timestamp and body in the signed content */
+	int64_t tolerance;  /* the SDK's default window */
+} timestamped_scheme;
+
+static const timestamped_scheme stripe_scheme = {
+	"Stripe-Signature", "missing Stripe-Signature header", ',', "t", "v1",
+	"no v1 signature in signature header", '.', TOLERANCE_STRIPE,
+};
+
+static const timestamped_scheme paddle_scheme = {
+	"Paddle-Signature", "missing Paddle-Signature header", ';', "ts", "h1",
+	"no h1 signature in signature header", ':', TOLERANCE_PADDLE,
+};
+
 static int
-verify_stripe(const endpoint_conf *ep, const request_view *req, verify_result *res)
+verify_timestamped(const timestamped_scheme *sc, const endpoint_conf *ep, const request_view *req,
+		   verify_result *res)
 {
 	span ent[ENTRIES_MAX], sigs[ENTRIES_MAX];
 	int n, nsig = 0;
@@ -197,33 +224,33 @@ verify_stripe(const endpoint_conf *ep, const request_view *req, verify_result *r
 	size_t len;
 	verify_status st;
 	char tsbuf[32];
-	const char *v = header(req, "Stripe-Signature", &len, &too_long);
+	const char *v = header(req, sc->header, &len, &too_long);
 
 	if (v == NULL)
-		return fail(res, VERIFY_UNSIGNED, "missing Stripe-Signature header");
-	if (too_long || (n = split(v, len, ',', ent)) < 0)
+		return fail(res, VERIFY_UNSIGNED, sc->missing);
+	if (too_long || (n = split(v, len, sc->sep, ent)) < 0)
 		return fail(res, VERIFY_MALFORMED, "signature header too long");
 	for (int i = 0; i < n; i++) {
 		span k, val;
 
 		if (!split_kv(ent[i], '=', &k, &val))
 			continue;
-		if (span_eq(k, "t")) {
+		if (span_eq(k, sc->ts_key)) {
 			if (have_ts || parse_timestamp(val.p, val.len, &ts) < 0)
 				return fail(res, VERIFY_MALFORMED, "bad timestamp in signature header");
 			have_ts = true;
-		} else if (span_eq(k, "v1")) {
+		} else if (span_eq(k, sc->sig_key)) {
 			sigs[nsig++] = val;
 		}
 	}
 	if (!have_ts)
 		return fail(res, VERIFY_MALFORMED, "no timestamp in signature header");
 	if (nsig == 0)
-		return fail(res, VERIFY_MALFORMED, "no v1 signature in signature header");
-	if ((st = check_window(ep, req, ts, TOLERANCE_STRIPE)) != VERIFY_OK)
+		return fail(res, VERIFY_MALFORMED, sc->no_sig);
+	if ((st = check_window(ep, req, ts, sc->tolerance)) != VERIFY_OK)
 		return window_fail(res, st);
 
-	snprintf(tsbuf, sizeof(tsbuf), "%lld.", (long long)ts);
+	snprintf(tsbuf, sizeof(tsbuf), "%lld%c", (long long)ts, sc->joiner);
 	for (size_t i = 0; i < secret_count(ep->secrets); i++) {
 		unsigned char mac[HMAC_MAX_LEN];
 		hmac_part parts[2] = {{tsbuf, strlen(tsbuf)}, {req->body, req->body_len}};
@@ -507,64 +534,6 @@ verify_slack(const endpoint_conf *ep, const request_view *req, verify_result *re
 }
 
 /*
- * Paddle Billing: "Paddle-Signature: ts=<ts>;h1=<hex>[;h1=<hex>...]",
- * HMAC-SHA256 over "<ts>:<body>"; the SDK's window is 5 seconds.
- */
-static int
-verify_paddle(const endpoint_conf *ep, const request_view *req, verify_result *res)
-{
-	span ent[ENTRIES_MAX], sigs[ENTRIES_MAX];
-	int n, nsig = 0;
-	bool have_ts = false, too_long = false;
-	int64_t ts = 0;
-	size_t len;
-	verify_status st;
-	char tsbuf[32];
-	const char *v = header(req, "Paddle-Signature", &len, &too_long);
-
-	if (v == NULL)
-		return fail(res, VERIFY_UNSIGNED, "missing Paddle-Signature header");
-	if (too_long || (n = split(v, len, ';', ent)) < 0)
-		return fail(res, VERIFY_MALFORMED, "signature header too long");
-	for (int i = 0; i < n; i++) {
-		span k, val;
-
-		if (!split_kv(ent[i], '=', &k, &val))
-			continue;
-		if (span_eq(k, "ts")) {
-			if (have_ts || parse_timestamp(val.p, val.len, &ts) < 0)
-				return fail(res, VERIFY_MALFORMED, "bad timestamp in signature header");
-			have_ts = true;
-		} else if (span_eq(k, "h1")) {
-			sigs[nsig++] = val;
-		}
-	}
-	if (!have_ts)
-		return fail(res, VERIFY_MALFORMED, "no timestamp in signature header");
-	if (nsig == 0)
-		return fail(res, VERIFY_MALFORMED, "no h1 signature in signature header");
-	if ((st = check_window(ep, req, ts, TOLERANCE_PADDLE)) != VERIFY_OK)
-		return window_fail(res, st);
-
-	snprintf(tsbuf, sizeof(tsbuf), "%lld:", (long long)ts);
-	for (size_t i = 0; i < secret_count(ep->secrets); i++) {
-		unsigned char mac[HMAC_MAX_LEN];
-		hmac_part parts[2] = {{tsbuf, strlen(tsbuf)}, {req->body, req->body_len}};
-
-		if (mac_secret(HMAC_SHA256, ep, i, parts, 2, mac) < 0)
-			return fail(res, VERIFY_MISMATCH, "signature computation failed");
-		for (int j = 0; j < nsig; j++) {
-			if (hex_matches(sigs[j], mac, 32)) {
-				secure_wipe(mac, sizeof(mac));
-				return pass(res, i);
-			}
-		}
-		secure_wipe(mac, sizeof(mac));
-	}
-	return fail(res, VERIFY_MISMATCH, "signature mismatch");
-}
-
-/*
  * Twilio: "X-Twilio-Signature: <base64>", HMAC-SHA1 keyed with the auth
  * token over the full URL Twilio requested followed, for form bodies, by
  * every parameter's name and value, sorted by name (repeated names: values
@@ -748,7 +717,7 @@ verify_request(const endpoint_conf *ep, const request_view *req, verify_result *
 		return fail(res, VERIFY_MISMATCH, "endpoint has no secret");
 	switch (ep->provider) {
 	case PROVIDER_STRIPE:
-		return verify_stripe(ep, req, res);
+		return verify_timestamped(&stripe_scheme, ep, req, res);
 	case PROVIDER_GITHUB:
 		return verify_github(ep, req, res);
 	case PROVIDER_STANDARD:
@@ -761,7 +730,7 @@ verify_request(const endpoint_conf *ep, const request_view *req, verify_result *
 	case PROVIDER_SLACK:
 		return verify_slack(ep, req, res);
 	case PROVIDER_PADDLE:
-		return verify_paddle(ep, req, res);
+		return verify_timestamped(&paddle_scheme, ep, req, res);
 	case PROVIDER_TWILIO:
 		return verify_twilio(ep, req, res);
 	case PROVIDER_GITLAB:
