@@ -298,17 +298,28 @@ is_form(const request_view *req)
 
 /* ---- providers ---- */
 
+/* where a provider's JSON body keeps the envelope (dotted paths) */
+typedef struct body_fields {
+	const char *id, *type, *object, *version;
+	const char *bad_version; /* reason for a version that does not parse */
+} body_fields;
+
+/* Stripe: {"id", "type", "created", "data": {"object": {"id"}}} */
+static const body_fields stripe_fields = {"id", "type", "data.object.id", "created", "bad created time"};
+/* Paddle Billing: {"event_id", "event_type", "occurred_at", "data": {"id"}} */
+static const body_fields paddle_fields = {"event_id", "event_type", "data.id", "occurred_at", "bad occurred_at"};
+
 static int
-extract_stripe(json_object *b, envelope *env, const char **reason)
+extract_fields(json_object *b, const body_fields *f, envelope *env, const char **reason)
 {
-	if (take_json(&env->event_id, json_path(b, "id"), false) != 0)
+	if (take_json(&env->event_id, json_path(b, f->id), false) != 0)
 		return *reason = "no event id", -1;
-	if (take_json(&env->event_type, json_path(b, "type"), false) < 0)
+	if (take_json(&env->event_type, json_path(b, f->type), false) < 0)
 		return *reason = "bad event type", -1;
-	if (take_json(&env->object_id, json_path(b, "data.object.id"), false) < 0)
+	if (take_json(&env->object_id, json_path(b, f->object), false) < 0)
 		return *reason = "bad object id", -1;
-	if (take_version(env, json_path(b, "created")) < 0)
-		return *reason = "bad created time", -1;
+	if (take_version(env, json_path(b, f->version)) < 0)
+		return *reason = f->bad_version, -1;
 	return 0;
 }
 
@@ -468,20 +479,6 @@ out:
 	return rc;
 }
 
-static int
-extract_paddle(json_object *b, envelope *env, const char **reason)
-{
-	if (take_json(&env->event_id, json_path(b, "event_id"), false) != 0)
-		return *reason = "no event id", -1;
-	if (take_json(&env->event_type, json_path(b, "event_type"), false) < 0)
-		return *reason = "bad event type", -1;
-	if (take_json(&env->object_id, json_path(b, "data.id"), false) < 0)
-		return *reason = "bad object id", -1;
-	if (take_version(env, json_path(b, "occurred_at")) < 0)
-		return *reason = "bad occurred_at", -1;
-	return 0;
-}
-
 /*
  * Twilio: the I-Twilio-Idempotency-Token header (the same on retries);
  * without it a form callback's MessageSid/SmsSid/CallSid plus its status
@@ -637,7 +634,7 @@ envelope_extract(const endpoint_conf *ep, const request_view *req, envelope *env
 	}
 	switch (ep->provider) {
 	case PROVIDER_STRIPE:
-		rc = extract_stripe(b, env, reason);
+		rc = extract_fields(b, &stripe_fields, env, reason);
 		break;
 	case PROVIDER_GITHUB:
 		rc = extract_github(req, b, env, reason);
@@ -650,7 +647,7 @@ envelope_extract(const endpoint_conf *ep, const request_view *req, envelope *env
 		rc = extract_shopify(req, b, env, reason);
 		break;
 	case PROVIDER_PADDLE:
-		rc = extract_paddle(b, env, reason);
+		rc = extract_fields(b, &paddle_fields, env, reason);
 		break;
 	case PROVIDER_GITLAB:
 		rc = extract_gitlab(req, b, env, reason);
