@@ -1,5 +1,6 @@
 # Runs last: every secret and signature the suite handed to the programs
-# must appear in none of the logs and database dumps the suite left behind.
+# must appear in none of the logs and database dumps the suite left behind;
+# and no sanitizer (make SANITIZE=...) may have reported anything there.
 use strict;
 use warnings;
 use Test::More;
@@ -30,6 +31,8 @@ for my $s (@secrets) {
 		push @found, $p if index($text, $p) >= 0;
 	}
 }
+unlike($text, qr/ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:/,
+	'no sanitizer report in any responder or database log');
 is(scalar(@found), 0, sprintf('none of %d secrets and signatures appears in logs or rows', scalar(@secrets)))
 	or diag("found: " . join(', ', map { substr($_, 0, 6) . '...' } @found));
 done_testing();
