@@ -184,6 +184,29 @@ mac_secret(hmac_alg alg, const endpoint_conf *ep, size_t i, const hmac_part *par
 }
 
 /*
+ * Try every secret of the endpoint against one decoded signature of
+ * wantlen bytes (the MAC length of alg); pass with the matching index, or
+ * mismatch.  Constant-time compare; the computed MAC is wiped.
+ */
+static int
+match_secrets(hmac_alg alg, const endpoint_conf *ep, const hmac_part *parts, size_t nparts,
+	      const unsigned char *want, size_t wantlen, verify_result *res)
+{
+	for (size_t i = 0; i < secret_count(ep->secrets); i++) {
+		unsigned char mac[HMAC_MAX_LEN];
+		bool match;
+
+		if (mac_secret(alg, ep, i, parts, nparts, mac) < 0)
+			return fail(res, VERIFY_MISMATCH, "signature computation failed");
+		match = ct_equal(mac, wantlen, want, wantlen);
+		secure_wipe(mac, sizeof(mac));
+		if (match)
+			return pass(res, i);
+	}
+	return fail(res, VERIFY_MISMATCH, "signature mismatch");
+}
+
+/*
  * Stripe and Paddle sign alike: one header of key=value entries holding a
  * timestamp and one or more hex HMAC-SHA256 signatures of
  * "<timestamp><joiner><body>"; only the names and separators differ.
@@ -282,19 +305,9 @@ verify_github(const endpoint_conf *ep, const request_view *req, verify_result *r
 	if (too_long || len != 7 + 64 || strncmp(v, "sha256=", 7) != 0 ||
 	    hex_decode(v + 7, 64, want, sizeof(want)) != 32)
 		return fail(res, VERIFY_MALFORMED, "malformed signature header");
-	for (size_t i = 0; i < secret_count(ep->secrets); i++) {
-		unsigned char mac[HMAC_MAX_LEN];
-		hmac_part part = {req->body, req->body_len};
-		bool match;
+	hmac_part part = {req->body, req->body_len};
 
-		if (mac_secret(HMAC_SHA256, ep, i, &part, 1, mac) < 0)
-			return fail(res, VERIFY_MISMATCH, "signature computation failed");
-		match = ct_equal(mac, 32, want, 32);
-		secure_wipe(mac, sizeof(mac));
-		if (match)
-			return pass(res, i);
-	}
-	return fail(res, VERIFY_MISMATCH, "signature mismatch");
+	return match_secrets(HMAC_SHA256, ep, &part, 1, want, 32, res);
 }
 
 /*
@@ -448,19 +461,9 @@ verify_hmac(const endpoint_conf *ep, const request_view *req, verify_result *res
 		n = base64_decode(v, len, want, sizeof(want));
 	if (n < 0 || (size_t)n != maclen)
 		return fail(res, VERIFY_MALFORMED, "malformed signature header");
-	for (size_t i = 0; i < secret_count(ep->secrets); i++) {
-		unsigned char mac[HMAC_MAX_LEN];
-		hmac_part part = {req->body, req->body_len};
-		bool match;
+	hmac_part part = {req->body, req->body_len};
 
-		if (mac_secret(h->alg, ep, i, &part, 1, mac) < 0)
-			return fail(res, VERIFY_MISMATCH, "signature computation failed");
-		match = ct_equal(mac, maclen, want, maclen);
-		secure_wipe(mac, sizeof(mac));
-		if (match)
-			return pass(res, i);
-	}
-	return fail(res, VERIFY_MISMATCH, "signature mismatch");
+	return match_secrets(h->alg, ep, &part, 1, want, maclen, res);
 }
 
 /* Shopify: "X-Shopify-Hmac-Sha256: <base64>", HMAC-SHA256 over the body */
@@ -476,19 +479,9 @@ verify_shopify(const endpoint_conf *ep, const request_view *req, verify_result *
 		return fail(res, VERIFY_UNSIGNED, "missing X-Shopify-Hmac-Sha256 header");
 	if (too_long || base64_decode(v, len, want, sizeof(want)) != 32)
 		return fail(res, VERIFY_MALFORMED, "malformed signature header");
-	for (size_t i = 0; i < secret_count(ep->secrets); i++) {
-		unsigned char mac[HMAC_MAX_LEN];
-		hmac_part part = {req->body, req->body_len};
-		bool match;
+	hmac_part part = {req->body, req->body_len};
 
-		if (mac_secret(HMAC_SHA256, ep, i, &part, 1, mac) < 0)
-			return fail(res, VERIFY_MISMATCH, "signature computation failed");
-		match = ct_equal(mac, 32, want, 32);
-		secure_wipe(mac, sizeof(mac));
-		if (match)
-			return pass(res, i);
-	}
-	return fail(res, VERIFY_MISMATCH, "signature mismatch");
+	return match_secrets(HMAC_SHA256, ep, &part, 1, want, 32, res);
 }
 
 /*
@@ -518,19 +511,9 @@ verify_slack(const endpoint_conf *ep, const request_view *req, verify_result *re
 	if ((st = check_window(ep, req, ts, TOLERANCE_SLACK)) != VERIFY_OK)
 		return window_fail(res, st);
 	snprintf(base, sizeof(base), "v0:%lld:", (long long)ts);
-	for (size_t i = 0; i < secret_count(ep->secrets); i++) {
-		unsigned char mac[HMAC_MAX_LEN];
-		hmac_part parts[2] = {{base, strlen(base)}, {req->body, req->body_len}};
-		bool match;
+	hmac_part parts[2] = {{base, strlen(base)}, {req->body, req->body_len}};
 
-		if (mac_secret(HMAC_SHA256, ep, i, parts, 2, mac) < 0)
-			return fail(res, VERIFY_MISMATCH, "signature computation failed");
-		match = ct_equal(mac, 32, want, 32);
-		secure_wipe(mac, sizeof(mac));
-		if (match)
-			return pass(res, i);
-	}
-	return fail(res, VERIFY_MISMATCH, "signature mismatch");
+	return match_secrets(HMAC_SHA256, ep, parts, 2, want, 32, res);
 }
 
 /*
