@@ -3,22 +3,11 @@
  */
 #include "form.h"
 
+#include "hmac.h" /* hex_decode */
 #include "xalloc.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-static int
-hexdigit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 /* decode s[0..len) into a new string; *outlen gets its length */
 static char *
@@ -28,13 +17,12 @@ decode(const char *s, size_t len, size_t *outlen)
 	size_t o = 0;
 
 	for (size_t i = 0; i < len; i++) {
-		int hi, lo;
+		unsigned char byte;
 
 		if (s[i] == '+') {
 			out[o++] = ' ';
-		} else if (s[i] == '%' && len - i > 2 && (hi = hexdigit(s[i + 1])) >= 0 &&
-			   (lo = hexdigit(s[i + 2])) >= 0) {
-			out[o++] = (char)(hi << 4 | lo);
+		} else if (s[i] == '%' && len - i > 2 && hex_decode(s + i + 1, 2, &byte, 1) == 1) {
+			out[o++] = (char)byte;
 			i += 2;
 		} else {
 			out[o++] = s[i];
