@@ -266,7 +266,7 @@ CONF
 server.modules += ("mod_fastcgi")
 fastcgi.server = ( "/hooks/" => ((
 		"socket" => "$d/hookinbox.@{[ ++$self->{generation} ]}.sock",
-		"bin-path" => "$bin",
+		"bin-path" => "$bin -c $self->{config}",
 		"check-local" => "disable",
 		"max-procs" => $self->{procs},
 		"bin-environment" => (
@@ -319,6 +319,14 @@ sub stop {
 	if ($pid) {
 		kill 'TERM', $pid;
 		for (1 .. 200) { last unless kill 0, $pid; Time::HiRes::sleep(0.05) }
+	}
+	# A responder lighttpd was still (re)spawning as it stopped is not
+	# stopped by it: find this instance's by the -c on their command line.
+	if ($self->{config} && !$self->{cgi}) {
+		my @left = grep { $_ != $$ } split ' ', `pgrep -f -- '-c \Q$self->{config}\E\$' 2>/dev/null`;
+		kill 'TERM', @left if @left;
+		for (1 .. 100) { last unless grep { kill 0, $_ } @left; Time::HiRes::sleep(0.05) }
+		kill 'KILL', grep { kill 0, $_ } @left;
 	}
 	$self->{running} = 0;
 	$self->{pid} = undef;

@@ -191,6 +191,8 @@ sub DESTROY {
 package HookTest::SocketActivated;
 use strict;
 use warnings;
+# pids, stop and DESTROY as spawn-fcgi's processes
+our @ISA = ('HookTest::SpawnFcgi');
 
 # o: dir, bin, config, socket, procs
 sub new {
@@ -224,22 +226,6 @@ sub start {
 	close $l;
 	$self->{running} = 1;
 	return $self;
-}
-
-sub pids { @{ $_[0]{pids} // [] } }
-
-sub stop {
-	my ($self) = @_;
-	return unless $self->{running};
-	kill 'TERM', $self->pids;
-	HookTest::WebServers::wait_gone($_, 10) for $self->pids;
-	$self->{running} = 0;
-}
-
-sub DESTROY {
-	my ($self) = @_;
-	local $?;
-	$self->stop;
 }
 
 # ---------------------------------------------------------------- Apache 2.4
