@@ -725,8 +725,6 @@ conf_free(conf *c)
 const char *conf_path(const conf *c) { return c->path; }
 const char *conf_conninfo(const conf *c) { return c->conninfo; }
 const char *conf_log_format(const conf *c) { return c->log_format ? c->log_format : "text"; }
-size_t conf_max_body(const conf *c) { return c->max_body; }
-int64_t conf_tolerance(const conf *c) { return c->tolerance; }
 int conf_threads(const conf *c) { return c->threads; }
 size_t conf_endpoint_count(const conf *c) { return c->n_endpoints; }
 const endpoint_conf *conf_endpoint_at(const conf *c, size_t i) { return c->endpoints[i]; }

@@ -118,8 +118,6 @@ const char *conf_default_path(const char *opt);
 const char *conf_path(const conf *c);
 const char *conf_conninfo(const conf *c);     /* [database] conninfo */
 const char *conf_log_format(const conf *c);   /* [log] format = text | json */
-size_t conf_max_body(const conf *c);	      /* [intake] max_body */
-int64_t conf_tolerance(const conf *c);	      /* [intake] tolerance, 0 = provider default */
 /*
  * [intake] threads: request threads per responder process (default 1).
  * Above 1 the threads share one committing connection (group commit).
