@@ -1,7 +1,11 @@
 /*
  * server.c - the accept loop: request threads over the FastCGI socket
  *
- * One thread at a time holds accept_lock and waits in accept().  The
+ * Every thread waits in accept() on the listening socket at once: Linux
+ * wakes one waiter per connection, and FCGX_Accept_r keeps all its state
+ * in the thread's own FCGX_Request, so the mutex libfcgi's threaded example
+ * puts around it (for platforms that need accept() serialised) would only
+ * serialise the reading of each request's parameters.  The
  * listening socket has a receive timeout, which accept() honours, so a
  * waiting thread looks at the stop flag every 200 ms; and when several
  * processes share the socket, the one that loses the race for a connection
@@ -39,7 +43,6 @@ typedef struct request_thread {
 
 struct server {
 	bool unix_socket; /* the listening socket is AF_UNIX */
-	pthread_mutex_t accept_lock;
 	atomic_bool stopping;
 	pthread_mutex_t exit_lock;
 	pthread_cond_t exit_cv;
@@ -99,13 +102,9 @@ thread_main(void *arg)
 	for (;;) {
 		int rc;
 
-		pthread_mutex_lock(&srv->accept_lock);
-		if (atomic_load(&srv->stopping)) {
-			pthread_mutex_unlock(&srv->accept_lock);
+		if (atomic_load(&srv->stopping))
 			break;
-		}
 		rc = FCGX_Accept_r(&t->req);
-		pthread_mutex_unlock(&srv->accept_lock);
 		/* the accept timeout: look at the stop flag again */
 		if (rc == -EAGAIN || rc == -EWOULDBLOCK || rc == -EINTR)
 			continue;
@@ -139,7 +138,6 @@ server_start(const conf *cfg, store *st, int threads)
 {
 	server *srv = xcalloc(1, sizeof(*srv));
 
-	pthread_mutex_init(&srv->accept_lock, NULL);
 	pthread_mutex_init(&srv->exit_lock, NULL);
 	pthread_cond_init(&srv->exit_cv, NULL);
 	atomic_init(&srv->stopping, false);
@@ -204,7 +202,6 @@ server_stop(server *srv, int timeout_ms)
 	free(srv->threads);
 	pthread_cond_destroy(&srv->exit_cv);
 	pthread_mutex_destroy(&srv->exit_lock);
-	pthread_mutex_destroy(&srv->accept_lock);
 	free(srv);
 	return 0;
 }

@@ -8,6 +8,7 @@
 
 #include <inttypes.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +27,7 @@ typedef struct pending {
 	int64_t id;
 	bool duplicate;
 	int rc;
-	bool done;
+	sem_t done; /* posted by the committer once id/duplicate/rc are set */
 	struct pending *next;
 } pending;
 
@@ -40,8 +41,7 @@ struct store {
 	int max_batch;
 	pthread_t committer;
 	pthread_mutex_t q_lock;
-	pthread_cond_t q_cv;	/* work for the committer, or stopping */
-	pthread_cond_t done_cv; /* a batch has finished */
+	pthread_cond_t q_cv; /* work for the committer, or stopping */
 	pending *head, *tail;
 	bool stopping;
 };
@@ -67,7 +67,6 @@ store_new_group(const char *conninfo, int max_batch)
 	s->max_batch = max_batch;
 	pthread_mutex_init(&s->q_lock, NULL);
 	pthread_cond_init(&s->q_cv, NULL);
-	pthread_cond_init(&s->done_cv, NULL);
 	if (pthread_create(&s->committer, NULL, committer_main, s) != 0) {
 		log_error("could not start the committer thread");
 		abort();
@@ -87,7 +86,6 @@ store_free(store *s)
 		pthread_mutex_unlock(&s->q_lock);
 		pthread_join(s->committer, NULL);
 		pthread_cond_destroy(&s->q_cv);
-		pthread_cond_destroy(&s->done_cv);
 		pthread_mutex_destroy(&s->q_lock);
 	}
 	if (s->conn != NULL)
@@ -361,10 +359,14 @@ committer_main(void *arg)
 			s->tail = NULL;
 		pthread_mutex_unlock(&s->q_lock);
 		commit_batch(s, batch, n);
-		pthread_mutex_lock(&s->q_lock);
+		/*
+		 * Wake exactly the deliveries of this batch, one futex each: a
+		 * broadcast would wake every request thread for every batch.  The
+		 * post is the last touch of an entry; its owner may return at once.
+		 */
 		for (int i = 0; i < n; i++)
-			batch[i]->done = true;
-		pthread_cond_broadcast(&s->done_cv);
+			sem_post(&batch[i]->done);
+		pthread_mutex_lock(&s->q_lock);
 	}
 	pthread_mutex_unlock(&s->q_lock);
 	free(batch);
@@ -387,6 +389,7 @@ store_accept(store *s, const store_delivery *d, int64_t *id, bool *duplicate)
 	 * p lives on this stack until the committer marks it done: we wait for
 	 * that below, so the queue never holds a dangling pointer.
 	 */
+	sem_init(&p.done, 0, 0);
 	pthread_mutex_lock(&s->q_lock);
 	if (s->tail != NULL)
 		s->tail->next = &p;
@@ -394,9 +397,10 @@ store_accept(store *s, const store_delivery *d, int64_t *id, bool *duplicate)
 		s->head = &p; /* cppcheck-suppress autoVariables */
 	s->tail = &p;	      /* cppcheck-suppress autoVariables */
 	pthread_cond_signal(&s->q_cv);
-	while (!p.done)
-		pthread_cond_wait(&s->done_cv, &s->q_lock);
 	pthread_mutex_unlock(&s->q_lock);
+	while (sem_wait(&p.done) != 0)
+		; /* EINTR: a signal handler ran; the committer still owns p */
+	sem_destroy(&p.done);
 	*id = p.id;
 	*duplicate = p.duplicate;
 	return p.rc;
