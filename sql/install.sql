@@ -29,6 +29,12 @@ select not exists (select 1 from hookinbox.schema_migrations where version = 2) 
 insert into hookinbox.schema_migrations (version, name) values (2, 'worker');
 \endif
 
+select not exists (select 1 from hookinbox.schema_migrations where version = 3) as apply \gset
+\if :apply
+\ir migrations/003_storage.sql
+insert into hookinbox.schema_migrations (version, name) values (3, 'storage');
+\endif
+
 -- Functions and grants are (re)created on every run, so that fixes to them
 -- reach existing installations without a new migration.
 \ir functions.sql

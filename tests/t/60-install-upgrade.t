@@ -53,14 +53,29 @@ is($old->sql('select count(*) from hookinbox.inbox'), 20, '20 events stored befo
 
 ($rc, $out) = $old->psql_file("$top/sql/install.sql");
 is($rc, 0, 'install.sql upgrades') or diag $out;
-like($out, qr/schema at version 2/, 'now at version 2');
+like($out, qr/schema at version 3/, 'now at version 3');
 is($old->sql('select count(*) from hookinbox.inbox'), 20, 'no event lost');
 my $dump1 = $old->sql(q{select string_agg(id || ':' || event_id || ':' || encode(body, 'hex'), ',' order by id) from hookinbox.inbox});
 ($rc, $out) = $old->psql_file("$top/sql/install.sql");
 is($rc, 0, 'install.sql again');
-is($old->sql('select count(*) from hookinbox.schema_migrations'), 2, 'the second run applies nothing');
+is($old->sql('select count(*) from hookinbox.schema_migrations'), 3, 'the second run applies nothing');
 is($old->sql(q{select string_agg(id || ':' || event_id || ':' || encode(body, 'hex'), ',' order by id) from hookinbox.inbox}),
 	$dump1, 'and changes no row');
+
+# 003: a typical event (here 6 KB) is stored whole in its heap row, not
+# compressed and cut into TOAST chunks; a 64 KB one still goes to TOAST
+my $toast = $old->sql(q{select reltoastrelid::regclass from pg_class where oid = 'hookinbox.inbox'::regclass});
+# (random bytes, which no compression shrinks)
+sub random_body { "(select decode(string_agg(md5(i::text), ''), 'hex') from generate_series(1, $_[0] / 16) i)" }
+$old->sql("select hookinbox.accept('stripe-live', 'stripe', 'stripe-live', 'default', 'evt_6k', "
+	. "'invoice.paid', 'in_6k', 1, '{}', " . random_body(6000) . ", false)");
+is($old->sql("select count(*) from $toast"), 0, 'a 6 KB event is stored inline: no TOAST chunk');
+$old->sql("select hookinbox.accept('stripe-live', 'stripe', 'stripe-live', 'default', 'evt_64k', "
+	. "'invoice.paid', 'in_64k', 1, '{}', " . random_body(65536) . ", false)");
+ok($old->sql("select count(*) from $toast") > 0, 'a 64 KB event goes to TOAST');
+is($old->sql(q{select length(body) from hookinbox.inbox where event_id = 'evt_64k'}), 65536,
+	'and reads back whole');
+$old->sql(q{delete from hookinbox.inbox where event_id in ('evt_6k', 'evt_64k')});
 
 # both programs on the upgraded database
 $old->sql(q{
