@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 void
@@ -18,6 +19,16 @@ failpoint_hit(const char *name)
 		fprintf(stderr, "failpoint %s: exiting\n", name);
 		_exit(99);
 	}
+}
+
+void
+failpoint_pause(const char *name)
+{
+	const char *want = getenv("HOOKINBOX_FAILPOINT");
+	const struct timespec pause = {.tv_sec = 0, .tv_nsec = 50 * 1000000L};
+
+	if (want != NULL && strcmp(want, name) == 0)
+		nanosleep(&pause, NULL);
 }
 #else
 /* keep the translation unit non-empty under -Wpedantic */

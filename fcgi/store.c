@@ -1,12 +1,13 @@
 /*
- * store.c - the responder's one database call: hookinbox.accept()
+ * store.c - the responder's one database call: hookinbox.accept_batch()
  */
 #include "store.h"
 
+#include "failpoint.h"
 #include "log.h"
+#include "pgarray.h"
 #include "xalloc.h"
 
-#include <inttypes.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdio.h>
@@ -15,11 +16,13 @@
 
 #include <libpq-fe.h>
 
-#define ACCEPT_SQL                                                                  \
-	"select id, duplicate from hookinbox.accept($1, $2, $3, $4, $5, $6, $7, $8, " \
-	"$9::jsonb, $10, $11)"
+#define ACCEPT_SQL                                                                        \
+	"select id, duplicate from hookinbox.accept_batch($1, $2, $3, $4, $5, $6, $7, $8, $9, " \
+	"$10, $11)"
 #define REJECT_SQL "select hookinbox.reject($1, $2, $3)"
 #define ACCEPT_NPARAMS 11
+/* a batch's bodies together stay under this (each is at most max_body) */
+#define BATCH_BYTES (32 * 1024 * 1024)
 
 /* one delivery waiting for the committer */
 typedef struct pending {
@@ -34,7 +37,8 @@ typedef struct pending {
 struct store {
 	char *conninfo;
 	PGconn *conn;
-	pthread_mutex_t conn_lock; /* one user of conn at a time */
+	pthread_mutex_t conn_lock; /* one user of conn and param at a time */
+	pgarray *param[ACCEPT_NPARAMS]; /* accept_batch()'s arrays, reused */
 
 	/* group commit only */
 	bool group;
@@ -46,6 +50,12 @@ struct store {
 	bool stopping;
 };
 
+/* accept_batch()'s parameters, in order */
+static const pgarray_type param_type[ACCEPT_NPARAMS] = {
+	PGARRAY_TEXT, PGARRAY_TEXT, PGARRAY_TEXT, PGARRAY_TEXT, PGARRAY_TEXT,  PGARRAY_TEXT,
+	PGARRAY_TEXT, PGARRAY_INT8, PGARRAY_JSONB, PGARRAY_BYTEA, PGARRAY_BOOL,
+};
+
 static void *committer_main(void *arg);
 
 store *
@@ -55,6 +65,8 @@ store_new(const char *conninfo)
 
 	s->conninfo = xstrdup(conninfo);
 	pthread_mutex_init(&s->conn_lock, NULL);
+	for (int k = 0; k < ACCEPT_NPARAMS; k++)
+		s->param[k] = pgarray_new(param_type[k]);
 	return s;
 }
 
@@ -91,6 +103,8 @@ store_free(store *s)
 	if (s->conn != NULL)
 		PQfinish(s->conn);
 	pthread_mutex_destroy(&s->conn_lock);
+	for (int k = 0; k < ACCEPT_NPARAMS; k++)
+		pgarray_free(s->param[k]);
 	free(s->conninfo);
 	free(s);
 }
@@ -156,182 +170,109 @@ connection_lost(PGconn *conn, const PGresult *res)
 	return strncmp(state, "08", 2) == 0 || strncmp(state, "57", 2) == 0;
 }
 
-/* the parameters of accept() for d; version must outlive the call */
-typedef struct accept_params {
+/*
+ * accept_batch() for batch[0..n) as one statement, which is its own
+ * transaction: when it returns rows, they are committed.  0 (results set)
+ * or -1 (logged; *lost when the connection is gone).  Caller holds
+ * conn_lock and has a connection.
+ */
+static int
+accept_call(store *s, pending **batch, int n, bool *lost)
+{
 	const char *vals[ACCEPT_NPARAMS];
-	int lens[ACCEPT_NPARAMS];
-	int fmts[ACCEPT_NPARAMS];
-	char version[24];
-} accept_params;
-
-static void
-accept_params_init(accept_params *p, const store_delivery *d)
-{
-	memset(p, 0, sizeof(*p));
-	if (d->version != NULL)
-		snprintf(p->version, sizeof(p->version), "%" PRId64, *d->version);
-	p->vals[0] = d->endpoint;
-	p->vals[1] = d->provider;
-	p->vals[2] = d->account;
-	p->vals[3] = d->environment;
-	p->vals[4] = d->event_id;
-	p->vals[5] = d->event_type;
-	p->vals[6] = d->object_id;
-	p->vals[7] = d->version ? p->version : NULL;
-	p->vals[8] = d->headers_json;
-	/* the body goes in binary: the exact bytes, no escaping */
-	p->vals[9] = (const char *)d->body;
-	p->lens[9] = (int)d->body_len;
-	p->fmts[9] = 1;
-	p->vals[10] = d->body_dedup ? "t" : "f";
-}
-
-/* read accept()'s one row; 0 or -1 */
-static int
-accept_result(const PGresult *res, int64_t *id, bool *duplicate)
-{
-	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1 || PQnfields(res) != 2)
-		return -1;
-	*id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
-	*duplicate = PQgetvalue(res, 0, 1)[0] == 't';
-	return 0;
-}
-
-/* one delivery in its own (autocommit) transaction.  Caller holds conn_lock. */
-static int
-accept_once(store *s, const store_delivery *d, int64_t *id, bool *duplicate, bool *lost)
-{
-	accept_params p;
-	PGresult *res;
+	int lens[ACCEPT_NPARAMS], fmts[ACCEPT_NPARAMS];
 	char msg[256];
-	int rc;
+	PGresult *res;
+	int rc = -1;
 
-	accept_params_init(&p, d);
-	res = PQexecPrepared(s->conn, "accept", ACCEPT_NPARAMS, p.vals, p.lens, p.fmts, 0);
-	rc = accept_result(res, id, duplicate);
+	for (int k = 0; k < ACCEPT_NPARAMS; k++)
+		pgarray_reset(s->param[k]);
+	for (int i = 0; i < n; i++) {
+		const store_delivery *d = batch[i]->d;
+
+		pgarray_add_str(s->param[0], d->endpoint);
+		pgarray_add_str(s->param[1], d->provider);
+		pgarray_add_str(s->param[2], d->account);
+		pgarray_add_str(s->param[3], d->environment);
+		pgarray_add_str(s->param[4], d->event_id);
+		pgarray_add_str(s->param[5], d->event_type);
+		pgarray_add_str(s->param[6], d->object_id);
+		if (d->version != NULL)
+			pgarray_add_int8(s->param[7], *d->version);
+		else
+			pgarray_add_null(s->param[7]);
+		pgarray_add_str(s->param[8], d->headers_json);
+		pgarray_add(s->param[9], d->body, d->body_len);
+		pgarray_add_bool(s->param[10], d->body_dedup);
+	}
+	for (int k = 0; k < ACCEPT_NPARAMS; k++) {
+		vals[k] = pgarray_value(s->param[k], &lens[k]);
+		fmts[k] = 1;
+	}
+	res = PQexecPrepared(s->conn, "accept", ACCEPT_NPARAMS, vals, lens, fmts, 0);
 	*lost = false;
-	if (rc != 0) {
+	if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == n && PQnfields(res) == 2) {
+		for (int i = 0; i < n; i++) {
+			batch[i]->id = strtoll(PQgetvalue(res, i, 0), NULL, 10);
+			batch[i]->duplicate = PQgetvalue(res, i, 1)[0] == 't';
+		}
+		rc = 0;
+	} else {
 		*lost = connection_lost(s->conn, res);
-		log_error("could not store delivery for endpoint \"%s\": %s", d->endpoint,
-			  first_line(PQresultErrorMessage(res), msg, sizeof(msg)));
+		if (n == 1)
+			log_error("could not store delivery for endpoint \"%s\": %s", batch[0]->d->endpoint,
+				  first_line(PQresultErrorMessage(res), msg, sizeof(msg)));
+		else
+			log_error("could not store a batch of %d deliveries: %s", n,
+				  first_line(PQresultErrorMessage(res), msg, sizeof(msg)));
 	}
 	PQclear(res);
 	return rc;
 }
 
-/* accept with one reconnect.  Caller holds conn_lock. */
+/* accept_call with one reconnect.  Caller holds conn_lock. */
 static int
-accept_locked(store *s, const store_delivery *d, int64_t *id, bool *duplicate)
+accept_locked(store *s, pending **batch, int n)
 {
 	bool lost;
 
 	if (ensure_connection(s) != 0)
 		return -1;
-	if (accept_once(s, d, id, duplicate, &lost) == 0)
+	if (accept_call(s, batch, n, &lost) == 0)
 		return 0;
 	if (!lost)
 		return -1;
 	/*
 	 * A connection that died since the last request (server restart) fails
-	 * on first use: re-make it and try once more.  accept() is idempotent on
-	 * the delivery key, so a retry after an unknown outcome is safe.
+	 * on first use: re-make it and try once more.  accept_batch() is
+	 * idempotent on the delivery keys, so a retry after an unknown outcome
+	 * is safe.
 	 */
 	drop_connection(s);
 	if (ensure_connection(s) != 0)
 		return -1;
-	if (accept_once(s, d, id, duplicate, &lost) == 0)
+	if (accept_call(s, batch, n, &lost) == 0)
 		return 0;
 	if (lost)
 		drop_connection(s);
 	return -1;
 }
 
-/*
- * Send BEGIN, accept() for each delivery and COMMIT as one pipeline.
- * 0 when COMMIT succeeded (results filled in), -1 otherwise (nothing of the
- * batch is committed, or the outcome is unknown: either way no one is told
- * it is stored).  Caller holds conn_lock and has a connection.
- */
-static int
-commit_pipeline(store *s, pending **batch, int n)
-{
-	PGconn *conn = s->conn;
-	accept_params *params = xmalloc((size_t)n * sizeof(*params));
-	bool failed = false;
-	char msg[256];
-	PGresult *res;
-	int rc = -1;
-
-	if (PQenterPipelineMode(conn) != 1)
-		goto out;
-	PQsendQueryParams(conn, "begin", 0, NULL, NULL, NULL, NULL, 0);
-	for (int i = 0; i < n; i++) {
-		accept_params_init(&params[i], batch[i]->d);
-		PQsendQueryPrepared(conn, "accept", ACCEPT_NPARAMS, params[i].vals, params[i].lens,
-				    params[i].fmts, 0);
-	}
-	PQsendQueryParams(conn, "commit", 0, NULL, NULL, NULL, NULL, 0);
-	if (PQpipelineSync(conn) != 1) {
-		failed = true;
-		goto drain;
-	}
-	/* n + 2 results, each followed by NULL, then the sync */
-	for (int i = -1; i <= n; i++) {
-		res = PQgetResult(conn);
-		if (res == NULL) {
-			failed = true;
-			break;
-		}
-		if (i >= 0 && i < n) {
-			if (accept_result(res, &batch[i]->id, &batch[i]->duplicate) != 0)
-				failed = true;
-		} else if (PQresultStatus(res) != PGRES_COMMAND_OK) {
-			failed = true;
-		}
-		if (PQresultStatus(res) == PGRES_FATAL_ERROR)
-			log_error("group commit of %d deliveries failed: %s", n,
-				  first_line(PQresultErrorMessage(res), msg, sizeof(msg)));
-		PQclear(res);
-		res = PQgetResult(conn); /* the NULL after each command */
-		PQclear(res);
-	}
-drain:
-	while ((res = PQgetResult(conn)) != NULL) {
-		ExecStatusType st = PQresultStatus(res);
-
-		PQclear(res);
-		if (st == PGRES_PIPELINE_SYNC)
-			break;
-	}
-	if (PQexitPipelineMode(conn) != 1)
-		failed = true;
-	if (failed && PQstatus(conn) == CONNECTION_OK && PQtransactionStatus(conn) != PQTRANS_IDLE) {
-		res = PQexec(conn, "rollback");
-		PQclear(res);
-	}
-	rc = failed ? -1 : 0;
-out:
-	free(params);
-	return rc;
-}
-
 static void
 commit_batch(store *s, pending **batch, int n)
 {
 	pthread_mutex_lock(&s->conn_lock);
-	if (n > 1 && ensure_connection(s) == 0 && commit_pipeline(s, batch, n) == 0) {
+	if (accept_locked(s, batch, n) == 0) {
 		for (int i = 0; i < n; i++)
 			batch[i]->rc = 0;
-	} else {
+	} else if (n > 1) {
 		/*
-		 * One delivery, or the batch failed as a whole (one bad row aborts the
-		 * transaction, or the connection broke): each in its own transaction,
-		 * so one bad delivery cannot fail the others.
+		 * The batch failed as a whole (one bad row aborts the statement, or
+		 * the connection broke): each in its own statement, so that one bad
+		 * delivery cannot fail the others.
 		 */
-		if (s->conn != NULL && PQstatus(s->conn) != CONNECTION_OK)
-			drop_connection(s);
 		for (int i = 0; i < n; i++)
-			batch[i]->rc = accept_locked(s, batch[i]->d, &batch[i]->id, &batch[i]->duplicate);
+			batch[i]->rc = accept_locked(s, &batch[i], 1);
 	}
 	pthread_mutex_unlock(&s->conn_lock);
 }
@@ -350,9 +291,15 @@ committer_main(void *arg)
 			pthread_cond_wait(&s->q_cv, &s->q_lock);
 		if (s->head == NULL)
 			break; /* stopping, and nothing left to commit */
+		pthread_mutex_unlock(&s->q_lock);
+		FAILPOINT_PAUSE("group-commit-pause");
+		pthread_mutex_lock(&s->q_lock);
 		/* whatever queued up while the last batch committed */
-		while (s->head != NULL && n < s->max_batch) {
-			batch[n++] = s->head;
+		for (size_t bytes = 0; s->head != NULL && n < s->max_batch; n++) {
+			bytes += s->head->d->body_len;
+			if (n > 0 && bytes > BATCH_BYTES)
+				break;
+			batch[n] = s->head;
 			s->head = s->head->next;
 		}
 		if (s->head == NULL)
@@ -380,9 +327,13 @@ store_accept(store *s, const store_delivery *d, int64_t *id, bool *duplicate)
 	int rc;
 
 	if (!s->group) {
+		pending *one = &p;
+
 		pthread_mutex_lock(&s->conn_lock);
-		rc = accept_locked(s, d, id, duplicate);
+		rc = accept_locked(s, &one, 1);
 		pthread_mutex_unlock(&s->conn_lock);
+		*id = p.id;
+		*duplicate = p.duplicate;
 		return rc;
 	}
 	/*

@@ -1,6 +1,6 @@
 -- Least-privilege roles, (re)granted on every install run.
 --
---   hookinbox_intake  the responder: EXECUTE on accept() and reject() only
+--   hookinbox_intake  the responder: EXECUTE on accept_batch(), accept() and reject() only
 --   hookinbox_worker  the worker: reads the inbox, works the action tables;
 --                     cannot alter the schema
 --   hookinbox_admin   operators' scripts: everything in the schema
@@ -27,6 +27,8 @@ revoke all on all tables in schema hookinbox from public;
 revoke all on all functions in schema hookinbox from public;
 grant usage on schema hookinbox to hookinbox_intake, hookinbox_worker, hookinbox_admin;
 
+grant execute on function hookinbox.accept_batch(text[], text[], text[], text[], text[], text[],
+	text[], bigint[], jsonb[], bytea[], boolean[]) to hookinbox_intake;
 grant execute on function hookinbox.accept(text, text, text, text, text, text, text, bigint,
 	jsonb, bytea, boolean) to hookinbox_intake;
 grant execute on function hookinbox.reject(text, text, bigint) to hookinbox_intake;

@@ -61,8 +61,10 @@ is($r->{json}{id}, $id, 'redelivery: same id');
 is($r->{json}{duplicate}, JSON::PP::true, 'redelivery: duplicate');
 is(rows(), 1, 'redelivery: still one row');
 
-# 50 concurrent deliveries of one event
+# 50 concurrent deliveries of one event (under group commit, with the
+# committer pausing so that copies of the event share a batch)
 {
+	$t->httpd->restart(HOOKINBOX_FAILPOINT => 'group-commit-pause') if $ENV{HOOKINBOX_INTAKE_THREADS};
 	my $b = stripe_event('evt_concurrent');
 	my $dir = $t->dir;
 	my @pids;
@@ -80,15 +82,20 @@ is(rows(), 1, 'redelivery: still one row');
 		push @pids, $pid;
 	}
 	waitpid $_, 0 for @pids;
-	my (%status, %ids);
+	my (%status, %ids, %dup);
 	for my $i (1 .. 50) {
 		open my $fh, '<', "$dir/conc.$i" or next;
 		my ($st, $json) = split / /, <$fh>, 2;
 		$status{$st}++;
-		$ids{ decode_json($json)->{id} }++ if $st == 200;
+		next unless $st == 200;
+		my $j = decode_json($json);
+		$ids{ $j->{id} }++;
+		$dup{ $j->{duplicate} ? 'true' : 'false' }++;
 	}
 	is_deeply(\%status, { 200 => 50 }, '50 concurrent deliveries: all 200');
 	is(scalar(keys %ids), 1, '50 concurrent deliveries: one id');
+	is_deeply(\%dup, { false => 1, true => 49 }, '50 concurrent deliveries: one first, 49 duplicates');
+	$t->httpd->restart(HOOKINBOX_FAILPOINT => undef) if $ENV{HOOKINBOX_INTAKE_THREADS};
 	is($t->sql(q{select count(*) from hookinbox.inbox where event_id = 'evt_concurrent'}), 1,
 		'50 concurrent deliveries: one row');
 }
@@ -186,6 +193,30 @@ is(rows(), $before, 'rejected requests stored nothing');
 	is($r->{status}, 200, 'after restart: the retry is accepted');
 	is($r->{json}{duplicate}, JSON::PP::false, 'after restart: stored as new');
 	is(rows(), $rows + 1, 'after restart: one row');
+}
+
+# accept_batch(), the responder's one statement: a batch that holds one
+# event twice (and one unsigned-id body twice) stores each once, and the
+# later copy is answered with the earlier one's id, as a duplicate
+{
+	my $out = $t->sql(q{select string_agg(id || ':' || duplicate, ' ' order by ord)
+		from hookinbox.accept_batch(
+			array['stripe-live', 'stripe-live', 'gh', 'gh', 'stripe-live'],
+			array['stripe', 'stripe', 'github', 'github', 'stripe'],
+			array['acct_1', 'acct_1', 'gh', 'gh', 'acct_1'],
+			array['live', 'live', 'default', 'default', 'live'],
+			array['evt_b1', 'evt_b1', 'batch-d1', 'batch-d2', 'evt_b2'],
+			array['t', 't', 'push', 'push', 't'], array[null, null, null, null, null]::text[],
+			array[null, null, null, null, null]::bigint[], array['{}', '{}', '{}', '{}', '{}']::jsonb[],
+			array['a', 'a', 'batch body', 'batch body', 'b']::bytea[], array[false, false, true, true, false])
+			with ordinality as b(id, duplicate, ord)});
+	my @r = map { [split /:/] } split / /, $out;
+	is(scalar(@r), 5, 'accept_batch: one answer per delivery');
+	is_deeply([map { $_->[1] } @r], [qw(false true false true false)], 'accept_batch: later copies are duplicates');
+	is($r[1][0], $r[0][0], 'accept_batch: a copy of an event gets its id');
+	is($r[3][0], $r[2][0], 'accept_batch: a copy of an unsigned-id body gets its id');
+	is($t->sql(q{select count(*) from hookinbox.inbox where event_id in ('evt_b1', 'batch-d1', 'batch-d2', 'evt_b2')}), 3,
+		'accept_batch: three rows for five deliveries');
 }
 
 # the log says what happened, never the secret or a signature

@@ -1,5 +1,5 @@
 # Least privilege, checked against a real cluster: the responder's role
-# (hookinbox_intake) can only call accept() and reject(); the worker's
+# (hookinbox_intake) can only call accept_batch(), accept() and reject(); the worker's
 # role (hookinbox_worker) cannot change the schema.  Each statement is run
 # with psql as that role; psql_raw dies on an SQL error.
 use strict;
@@ -69,9 +69,9 @@ is($pg->sql(q{select coalesce(string_agg(c.relname, ','), '') from pg_class c
 	'hookinbox_intake holds no privilege on any sequence');
 is($pg->sql(q{select coalesce(string_agg(p.proname, ',' order by p.proname), '') from pg_proc p
 	join pg_namespace n on n.oid = p.pronamespace
-	where n.nspname = 'hookinbox' and p.proname not in ('accept', 'reject')
+	where n.nspname = 'hookinbox' and p.proname not in ('accept_batch', 'accept', 'reject')
 	and has_function_privilege('hookinbox_intake', p.oid, 'execute')}), '',
-	'hookinbox_intake can execute no function but accept() and reject()');
+	'hookinbox_intake can execute no function but accept_batch(), accept() and reject()');
 is($pg->sql(q{select has_schema_privilege('hookinbox_intake', 'hookinbox', 'create')::text
 	|| has_database_privilege('hookinbox_intake', current_database(), 'create')::text}), 'falsefalse',
 	'hookinbox_intake: no CREATE on the schema or the database');
