@@ -677,11 +677,17 @@ run(worker *w)
 			pump(w, 0);
 		}
 
-		/* claim ahead: up to one more round of calls waits in w->claimed */
+		/*
+		 * Claim ahead: up to two more rounds of calls wait in w->claimed, so
+		 * that a fan-out or record statement of several round-trip times
+		 * (slots refill from w->claimed while it runs) does not leave slots
+		 * idle.  One round ahead measured 0.70-0.89x of the ideal rate in
+		 * the benchmark, two 0.89-0.92x, three no better.
+		 */
 		inflight = deliver_inflight(w->dl);
-		if (!stopping && now >= next_claim && w->n_claimed < (size_t)w->concurrency &&
-		    inflight + w->n_claimed < 2 * (size_t)w->concurrency) {
-			int want = 2 * w->concurrency - (int)(inflight + w->n_claimed);
+		if (!stopping && now >= next_claim && w->n_claimed < 2 * (size_t)w->concurrency &&
+		    inflight + w->n_claimed < 3 * (size_t)w->concurrency) {
+			int want = 3 * w->concurrency - (int)(inflight + w->n_claimed);
 			claim_counts cc;
 
 			if (want > w->batch)
