@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -127,10 +128,17 @@ serve(conf *cfg, const char *path)
 	/* blocked here, so in every thread: only sigwait below sees them */
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 
-	if (conf_threads(cfg) > 1)
+	if (conf_threads(cfg) > 1) {
 		st = store_new_group(conf_conninfo(cfg), GROUP_MAX_BATCH);
-	else
+	} else {
+		/*
+		 * One request thread, and this one only waits for signals: let it
+		 * allocate from the main arena instead of a heap of its own (about
+		 * 200 KB of private memory per process, times max-procs).
+		 */
+		mallopt(M_ARENA_MAX, 1);
 		st = store_new(conf_conninfo(cfg));
+	}
 	srv = server_start(cfg, st, conf_threads(cfg));
 
 	for (;;) {
