@@ -10,6 +10,7 @@
 
 #include <pthread.h>
 #include <semaphore.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,10 +45,14 @@ struct store {
 	bool group;
 	int max_batch;
 	pthread_t committer;
-	pthread_mutex_t q_lock;
-	pthread_cond_t q_cv; /* work for the committer, or stopping */
-	pending *head, *tail;
-	bool stopping;
+	/*
+	 * Deliveries waiting for the committer, newest first.  Request threads
+	 * push with a compare-and-swap and the committer takes the whole list
+	 * with one exchange, so neither ever waits for the other's lock.
+	 */
+	_Atomic(pending *) incoming;
+	sem_t work; /* posted when incoming turns non-empty, and to stop */
+	atomic_bool stopping;
 };
 
 /* accept_batch()'s parameters, in order */
@@ -77,8 +82,9 @@ store_new_group(const char *conninfo, int max_batch)
 
 	s->group = true;
 	s->max_batch = max_batch;
-	pthread_mutex_init(&s->q_lock, NULL);
-	pthread_cond_init(&s->q_cv, NULL);
+	atomic_init(&s->incoming, NULL);
+	atomic_init(&s->stopping, false);
+	sem_init(&s->work, 0, 0);
 	if (pthread_create(&s->committer, NULL, committer_main, s) != 0) {
 		log_error("could not start the committer thread");
 		abort();
@@ -92,13 +98,11 @@ store_free(store *s)
 	if (s == NULL)
 		return;
 	if (s->group) {
-		pthread_mutex_lock(&s->q_lock);
-		s->stopping = true;
-		pthread_cond_signal(&s->q_cv);
-		pthread_mutex_unlock(&s->q_lock);
+		/* no request thread is left: the committer finds nothing more */
+		atomic_store(&s->stopping, true);
+		sem_post(&s->work);
 		pthread_join(s->committer, NULL);
-		pthread_cond_destroy(&s->q_cv);
-		pthread_mutex_destroy(&s->q_lock);
+		sem_destroy(&s->work);
 	}
 	if (s->conn != NULL)
 		PQfinish(s->conn);
@@ -277,45 +281,59 @@ commit_batch(store *s, pending **batch, int n)
 	pthread_mutex_unlock(&s->conn_lock);
 }
 
+/* the deliveries pushed since the last call, oldest first */
+static pending *
+take_incoming(store *s)
+{
+	pending *p = atomic_exchange_explicit(&s->incoming, NULL, memory_order_acquire);
+	pending *fifo = NULL;
+
+	while (p != NULL) {
+		pending *next = p->next;
+
+		p->next = fifo;
+		fifo = p;
+		p = next;
+	}
+	return fifo;
+}
+
 static void *
 committer_main(void *arg)
 {
 	store *s = arg;
 	pending **batch = xmalloc((size_t)s->max_batch * sizeof(*batch));
 
-	pthread_mutex_lock(&s->q_lock);
 	for (;;) {
-		int n = 0;
+		pending *todo;
 
-		while (s->head == NULL && !s->stopping)
-			pthread_cond_wait(&s->q_cv, &s->q_lock);
-		if (s->head == NULL)
-			break; /* stopping, and nothing left to commit */
-		pthread_mutex_unlock(&s->q_lock);
+		while (sem_wait(&s->work) != 0)
+			; /* EINTR */
 		FAILPOINT_PAUSE("group-commit-pause");
-		pthread_mutex_lock(&s->q_lock);
 		/* whatever queued up while the last batch committed */
-		for (size_t bytes = 0; s->head != NULL && n < s->max_batch; n++) {
-			bytes += s->head->d->body_len;
-			if (n > 0 && bytes > BATCH_BYTES)
-				break;
-			batch[n] = s->head;
-			s->head = s->head->next;
+		todo = take_incoming(s);
+		if (todo == NULL && atomic_load(&s->stopping))
+			break;
+		while (todo != NULL) {
+			int n = 0;
+
+			for (size_t bytes = 0; todo != NULL && n < s->max_batch; n++) {
+				bytes += todo->d->body_len;
+				if (n > 0 && bytes > BATCH_BYTES)
+					break;
+				batch[n] = todo;
+				todo = todo->next;
+			}
+			commit_batch(s, batch, n);
+			/*
+			 * Wake exactly the deliveries of this batch, one futex each.
+			 * The post is the last touch of an entry: its owner may
+			 * return at once.
+			 */
+			for (int i = 0; i < n; i++)
+				sem_post(&batch[i]->done);
 		}
-		if (s->head == NULL)
-			s->tail = NULL;
-		pthread_mutex_unlock(&s->q_lock);
-		commit_batch(s, batch, n);
-		/*
-		 * Wake exactly the deliveries of this batch, one futex each: a
-		 * broadcast would wake every request thread for every batch.  The
-		 * post is the last touch of an entry; its owner may return at once.
-		 */
-		for (int i = 0; i < n; i++)
-			sem_post(&batch[i]->done);
-		pthread_mutex_lock(&s->q_lock);
 	}
-	pthread_mutex_unlock(&s->q_lock);
 	free(batch);
 	return NULL;
 }
@@ -324,6 +342,7 @@ int
 store_accept(store *s, const store_delivery *d, int64_t *id, bool *duplicate)
 {
 	pending p = {.d = d, .rc = -1};
+	pending *head;
 	int rc;
 
 	if (!s->group) {
@@ -337,18 +356,18 @@ store_accept(store *s, const store_delivery *d, int64_t *id, bool *duplicate)
 		return rc;
 	}
 	/*
-	 * p lives on this stack until the committer marks it done: we wait for
-	 * that below, so the queue never holds a dangling pointer.
+	 * p lives on this stack until the committer posts p.done: we wait for
+	 * that below, so the list never holds a dangling pointer.
 	 */
 	sem_init(&p.done, 0, 0);
-	pthread_mutex_lock(&s->q_lock);
-	if (s->tail != NULL)
-		s->tail->next = &p;
-	else
-		s->head = &p; /* cppcheck-suppress autoVariables */
-	s->tail = &p;	      /* cppcheck-suppress autoVariables */
-	pthread_cond_signal(&s->q_cv);
-	pthread_mutex_unlock(&s->q_lock);
+	head = atomic_load_explicit(&s->incoming, memory_order_relaxed);
+	do {
+		p.next = head;
+	} while (!atomic_compare_exchange_weak_explicit(&s->incoming, &head, &p,
+							memory_order_release, memory_order_relaxed));
+	/* the list was empty: the committer may be asleep (else it will look again) */
+	if (head == NULL)
+		sem_post(&s->work);
 	while (sem_wait(&p.done) != 0)
 		; /* EINTR: a signal handler ran; the committer still owns p */
 	sem_destroy(&p.done);
