@@ -268,6 +268,9 @@ fastcgi.server = ( "/hooks/" => ((
 		"socket" => "$d/hookinbox.@{[ ++$self->{generation} ]}.sock",
 		"bin-path" => "$bin -c $self->{config}",
 		"check-local" => "disable",
+		# all of them from the start: lighttpd otherwise starts 4 and
+		# adds more only as requests queue up
+		"min-procs" => $self->{procs},
 		"max-procs" => $self->{procs},
 		"bin-environment" => (
 			$envs
