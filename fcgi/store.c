@@ -269,11 +269,13 @@ commit_batch(store *s, pending **batch, int n)
 	if (accept_locked(s, batch, n) == 0) {
 		for (int i = 0; i < n; i++)
 			batch[i]->rc = 0;
-	} else if (n > 1) {
+	} else if (n > 1 && s->conn != NULL) {
 		/*
-		 * The batch failed as a whole (one bad row aborts the statement, or
-		 * the connection broke): each in its own statement, so that one bad
-		 * delivery cannot fail the others.
+		 * The batch failed as a whole while the connection stayed up (one
+		 * bad row aborts the statement): each in its own statement, so that
+		 * one bad delivery cannot fail the others.  Without a connection
+		 * (accept_locked has already tried to make one) all are refused at
+		 * once, rather than each waiting for its own connection attempt.
 		 */
 		for (int i = 0; i < n; i++)
 			batch[i]->rc = accept_locked(s, &batch[i], 1);
