@@ -541,34 +541,24 @@ for my $c (@LEVELS) {
 }
 
 # p99 at half of the peak, open loop (latency counted from the intended start)
-if ($peak{rps}) {
-	my $rate = int($peak{rps} / 2);
-	my $c = $peak{c};
-	note("---- half of peak: $rate req/s at $c connection(s)");
-	my $h = httpd_start("$top/fcgi/hookinbox.fcgi", $c);
-	my $w = measure_http('warm-up', $h, c => $c, seconds => 1, tag => 'hw');
+sub half_peak {
+	my ($peak, $kind, $label, $tag, $procs, $config) = @_;
+	return unless $peak->{rps};
+	my $rate = int($peak->{rps} / 2);
+	my $c = $peak->{c};
+	note("---- $label at half of its peak: $rate req/s at $c connection(s)");
+	my $h = httpd_start("$top/fcgi/hookinbox.fcgi", $procs // $c, $config);
+	my $w = measure_http('warm-up', $h, c => $c, seconds => 1, tag => "${tag}w");
 	verify($w) if $w;
 	fresh_inbox();
-	my $r = measure_http('hookinbox', $h, c => $c, rate => $rate, tag => 'h');
+	my $r = measure_http($kind, $h, c => $c, rate => $rate, tag => $tag);
 	verify($r) if $r;
-	add_row($r, "hookinbox at half peak ($rate/s)");
-	$peak{half} = $r;
+	add_row($r, "$label at half peak ($rate/s)");
+	$peak->{half} = $r;
 	$h->stop;
 }
-if ($gpeak{rps}) {
-	my $rate = int($gpeak{rps} / 2);
-	my $c = $gpeak{c};
-	note("---- group commit at half of its peak: $rate req/s at $c connection(s)");
-	my $h = httpd_start("$top/fcgi/hookinbox.fcgi", 1, "$dir/group-$c.conf");
-	my $w = measure_http('warm-up', $h, c => $c, seconds => 1, tag => 'ghw');
-	verify($w) if $w;
-	fresh_inbox();
-	my $r = measure_http('group', $h, c => $c, rate => $rate, tag => 'gh');
-	verify($r) if $r;
-	add_row($r, "group commit at half peak ($rate/s)");
-	$gpeak{half} = $r;
-	$h->stop;
-}
+half_peak(\%peak, 'hookinbox', 'hookinbox', 'h');
+half_peak(\%gpeak, 'group', 'group commit', 'gh', 1, $gpeak{c} && "$dir/group-$gpeak{c}.conf");
 
 # ---------------------------------------------------------------- worker
 
