@@ -152,7 +152,7 @@ ensure_connection(store *s)
 	}
 	res = PQprepare(s->conn, "accept", ACCEPT_SQL, ACCEPT_NPARAMS, NULL);
 	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
-		log_error("could not prepare hookinbox.accept: %s (is sql/install.sql applied?)",
+		log_error("could not prepare hookinbox.accept_batch: %s (is sql/install.sql applied?)",
 			  first_line(PQresultErrorMessage(res), msg, sizeof(msg)));
 		PQclear(res);
 		drop_connection(s);

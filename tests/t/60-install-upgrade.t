@@ -100,6 +100,26 @@ is($r->{status}, 200, 'the responder accepts on the upgraded schema');
 $r = $http->request('POST', $h->url . '/stripe-live',
 	{ content => '{"id":"evt_old_3"}', headers => { 'Stripe-Signature' => stripe_sig($secret, '{"id":"evt_old_3"}') } });
 like($r->{content}, qr/"duplicate":true/, 'an event stored before the upgrade is still a duplicate');
+# a responder newer than its schema (here: accept_batch() missing) answers
+# 503, stores nothing and says why; the provider's retry lands after the upgrade
+{
+	my $sig = "text, text, text, text, text, text, text, bigint, jsonb, bytea, boolean";
+	$old->sql("alter function hookinbox.accept_batch(" . join(', ', map { "$_\[\]" } split /, /, $sig)
+		. ") rename to accept_batch_hidden");
+	$h->restart;
+	my $rows = $old->sql('select count(*) from hookinbox.inbox');
+	my $b = '{"id":"evt_new_2","type":"invoice.paid","created":1}';
+	$r = $http->request('POST', $h->url . '/stripe-live', { content => $b, headers => { 'Stripe-Signature' => stripe_sig($secret, $b) } });
+	is($r->{status}, 503, 'schema older than the responder: 503');
+	is($old->sql('select count(*) from hookinbox.inbox'), $rows, 'schema older than the responder: nothing stored');
+	like($t->responder_log, qr/could not prepare hookinbox\.accept_batch: .*is sql\/install\.sql applied\?/,
+		'schema older than the responder: the log says so');
+	$old->sql("alter function hookinbox.accept_batch_hidden(" . join(', ', map { "$_\[\]" } split /, /, $sig)
+		. ") rename to accept_batch");
+	$h->restart;
+	$r = $http->request('POST', $h->url . '/stripe-live', { content => $b, headers => { 'Stripe-Signature' => stripe_sig($secret, $b) } });
+	is($r->{status}, 200, 'after the upgrade the retry is stored');
+}
 $h->stop;
 (my $wconf = $conf) =~ s/user=hookinbox_intake/user=hookinbox_worker/;
 open $fh, '>', $t->dir . '/worker.conf' or die $!;
@@ -107,5 +127,5 @@ print $fh $wconf;
 close $fh;
 my $wout = `$top/obj/test/hookinbox-worker -c @{[ $t->dir ]}/worker.conf --once 2>&1`;
 is($? >> 8, 0, 'the worker runs on the upgraded schema') or diag $wout;
-is($old->sql('select count(*) from app.applied'), 21, 'every old and new event applied once');
+is($old->sql('select count(*) from app.applied'), 22, 'every old and new event applied once');
 done_testing();
