@@ -134,7 +134,7 @@ serve(conf *cfg, const char *path)
 		/*
 		 * One request thread, and this one only waits for signals: let it
 		 * allocate from the main arena instead of a heap of its own (about
-		 * 200 KB of private memory per process, times max-procs).
+		 * 100 KB less private memory per process, times max-procs).
 		 */
 		mallopt(M_ARENA_MAX, 1);
 		st = store_new(conf_conninfo(cfg));
