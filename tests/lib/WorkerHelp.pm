@@ -63,21 +63,10 @@ our @WRAP;
 # run the worker to completion; returns (exit code, what it logged)
 sub worker {
 	my ($t, @args) = @_;
-	my %env = ref $args[0] eq 'HASH' ? %{ shift @args } : ();
-	my $log = $t->dir . '/worker.' . int(rand(1e9)) . '.log';
-	my $pid = fork // die "fork: $!";
-	if ($pid == 0) {
-		$ENV{$_} = $env{$_} for keys %env;
-		open STDERR, '>', $log or die $!;
-		open STDOUT, '>&', \*STDERR or die $!;
-		exec(@WRAP, bin(), '-c', $t->config, @args) or POSIX::_exit(127);
-	}
+	my ($pid, $log) = worker_bg($t, @args);
 	waitpid $pid, 0;
 	my $rc = $? & 127 ? 128 + ($? & 127) : $? >> 8;
-	open my $fh, '<', $log or return ($rc, '');
-	local $/;
-	my $out = <$fh> // '';
-	return ($rc, $out);
+	return ($rc, slurp($log));
 }
 
 # start a worker in the background; returns (pid, logfile)

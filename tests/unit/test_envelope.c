@@ -1,6 +1,7 @@
 /*
  * test_envelope.c - envelope fields per provider, and hostile bodies
  */
+#include "headers.h"
 #include "tap.h"
 
 #include "conf.h"
@@ -14,51 +15,32 @@
 #include <string.h>
 #include <strings.h>
 
-#define MAX_HDRS 8
-
-typedef struct test_req {
-	const char *name[MAX_HDRS];
-	const char *value[MAX_HDRS];
-	size_t n;
-} test_req;
-
-static const char *
-lookup(const void *ctx, const char *name)
-{
-	const test_req *t = ctx;
-
-	for (size_t i = 0; i < t->n; i++) {
-		if (strcasecmp(t->name[i], name) == 0)
-			return t->value[i];
-	}
-	return NULL;
-}
-
 /* headers as "Name", "value", ..., NULL */
 static int
 extract(provider p, const hmac_conf *h, const char *body, size_t len, envelope *env,
 	const char **reason, const char *const *hdrs)
 {
 	endpoint_conf ep;
-	test_req t = {{0}, {0}, 0};
+	test_headers t = {{0}, {0}, 0};
 	request_view rv;
+	int rc;
 
 	memset(&ep, 0, sizeof(ep));
 	ep.provider = p;
 	if (h != NULL)
 		ep.hmac = *h;
-	for (size_t i = 0; hdrs != NULL && hdrs[i] != NULL && t.n < MAX_HDRS; i += 2) {
-		t.name[t.n] = hdrs[i];
-		t.value[t.n++] = hdrs[i + 1];
-	}
+	for (size_t i = 0; hdrs != NULL && hdrs[i] != NULL; i += 2)
+		headers_set(&t, hdrs[i], hdrs[i + 1]);
 	memset(&rv, 0, sizeof(rv));
-	rv.header = lookup;
+	rv.header = headers_lookup;
 	rv.ctx = &t;
 	rv.body = (const unsigned char *)body;
 	rv.body_len = len;
 	rv.now = 1700000000;
 	*reason = NULL;
-	return envelope_extract(&ep, &rv, env, reason);
+	rc = envelope_extract(&ep, &rv, env, reason);
+	headers_clear(&t); /* the envelope holds copies */
+	return rc;
 }
 
 static bool

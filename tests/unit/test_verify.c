@@ -2,6 +2,7 @@
  * test_verify.c - signature verification: published provider vectors,
  * hand cases per provider, and sign.c -> verify.c round trips
  */
+#include "headers.h"
 #include "tap.h"
 
 #include "conf.h"
@@ -17,50 +18,6 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
-
-#define MAX_HDRS 16
-
-typedef struct test_req {
-	const char *name[MAX_HDRS];
-	char *value[MAX_HDRS];
-	size_t n;
-} test_req;
-
-static const char *
-lookup(const void *ctx, const char *name)
-{
-	const test_req *t = ctx;
-
-	for (size_t i = 0; i < t->n; i++) {
-		if (strcasecmp(t->name[i], name) == 0)
-			return t->value[i];
-	}
-	return NULL;
-}
-
-static void
-set_header(test_req *t, const char *name, const char *value)
-{
-	for (size_t i = 0; i < t->n; i++) {
-		if (strcasecmp(t->name[i], name) == 0) {
-			free(t->value[i]);
-			t->value[i] = xstrdup(value);
-			return;
-		}
-	}
-	if (t->n == MAX_HDRS)
-		abort();
-	t->name[t->n] = name;
-	t->value[t->n++] = xstrdup(value);
-}
-
-static void
-clear_headers(test_req *t)
-{
-	for (size_t i = 0; i < t->n; i++)
-		free(t->value[i]);
-	t->n = 0;
-}
 
 /* a secret set holding the given lines, through a 0600 temp file */
 static secret_set *
@@ -94,10 +51,10 @@ one_secret(const char *s)
 }
 
 static int
-run(const endpoint_conf *ep, const test_req *t, const char *body, size_t len, const char *query,
+run(const endpoint_conf *ep, const test_headers *t, const char *body, size_t len, const char *query,
     int64_t now, verify_result *res)
 {
-	request_view rv = {lookup, t, (const unsigned char *)body, len, query, now};
+	request_view rv = {headers_lookup, t, (const unsigned char *)body, len, query, now};
 
 	res->status = VERIFY_OK;
 	res->secret_index = -99;
@@ -146,7 +103,7 @@ test_vectors(void)
 		const char *body, *lines[8];
 		size_t nlines = 0;
 		endpoint_conf ep;
-		test_req t = {{0}, {0}, 0};
+		test_headers t = {{0}, {0}, 0};
 		verify_result res;
 		char *public_url = NULL, *query = NULL;
 		int rc;
@@ -155,7 +112,7 @@ test_vectors(void)
 		memset(&ep, 0, sizeof(ep));
 		json_object_object_get_ex(v, "verify", &vv);
 		json_object_object_get_ex(vv, "headers", &hdrs);
-		json_object_object_foreach(hdrs, hk, hv) set_header(&t, hk, json_object_get_string(hv));
+		json_object_object_foreach(hdrs, hk, hv) headers_set(&t, hk, json_object_get_string(hv));
 		body = jstr(vv, "body");
 		lines[nlines++] = jstr(vv, "secret");
 		if (json_object_object_get_ex(vv, "additional_secrets", &extra)) {
@@ -180,7 +137,7 @@ test_vectors(void)
 			ep.provider = PROVIDER_PADDLE;
 		else {
 			ok(0, "%s: unknown provider %s", id, pname);
-			clear_headers(&t);
+			headers_clear(&t);
 			continue;
 		}
 		if (json_object_object_get_ex(vv, "stripe_tolerance", &x))
@@ -202,7 +159,7 @@ test_vectors(void)
 		secret_set_free(ep.secrets);
 		free(public_url);
 		free(query);
-		clear_headers(&t);
+		headers_clear(&t);
 	}
 	json_object_put(root);
 }
@@ -249,7 +206,7 @@ static hmac_conf test_hmac = {h_header, HMAC_SHA512, HMAC_BASE64, h_prefix, h_id
 
 /* sign body with secret into t's headers */
 static bool
-sign_into(const pcase *c, const char *secret, const char *body, int64_t ts, test_req *t)
+sign_into(const pcase *c, const char *secret, const char *body, int64_t ts, test_headers *t)
 {
 	sign_input in;
 	sign_output out = {{{0}}, 0};
@@ -269,9 +226,9 @@ sign_into(const pcase *c, const char *secret, const char *body, int64_t ts, test
 	in.url = PUBLIC_URL "?" QUERY;
 	good = sign_headers(&in, &out, err, sizeof(err)) == 0;
 	for (size_t i = 0; i < out.n; i++)
-		set_header(t, out.h[i].name, out.h[i].value);
+		headers_set(t, out.h[i].name, out.h[i].value);
 	if (c->content_type != NULL)
-		set_header(t, "Content-Type", c->content_type);
+		headers_set(t, "Content-Type", c->content_type);
 	sign_release(&out);
 	if (!good)
 		printf("# sign failed: %s\n", err);
@@ -279,7 +236,7 @@ sign_into(const pcase *c, const char *secret, const char *body, int64_t ts, test
 }
 
 static void
-expect(const pcase *c, const endpoint_conf *ep, const test_req *t, const char *body,
+expect(const pcase *c, const endpoint_conf *ep, const test_headers *t, const char *body,
        verify_status want, int want_index, const char *what)
 {
 	verify_result res;
@@ -297,7 +254,7 @@ test_provider(const pcase *c)
 	const char *body = c->p == PROVIDER_TWILIO || c->p == PROVIDER_SLACK ? form_body : json_body;
 	const char *rot[2] = {c->wrong, c->good};
 	endpoint_conf ep;
-	test_req t = {{0}, {0}, 0};
+	test_headers t = {{0}, {0}, 0};
 	char *tampered;
 
 	memset(&ep, 0, sizeof(ep));
@@ -317,17 +274,17 @@ test_provider(const pcase *c)
 	free(tampered);
 
 	/* wrong secret on the sender side */
-	clear_headers(&t);
+	headers_clear(&t);
 	sign_into(c, c->wrong, body, NOW, &t);
 	expect(c, &ep, &t, body, VERIFY_MISMATCH, -1, "wrong secret rejected");
 
 	/* rotation: the endpoint holds (old, new); the second matches */
 	secret_set_free(ep.secrets);
 	ep.secrets = make_secrets(rot, 2);
-	clear_headers(&t);
+	headers_clear(&t);
 	sign_into(c, c->good, body, NOW, &t);
 	expect(c, &ep, &t, body, VERIFY_OK, 1, "second secret matches, index 1");
-	clear_headers(&t);
+	headers_clear(&t);
 	sign_into(c, c->wrong, body, NOW, &t);
 	expect(c, &ep, &t, body, VERIFY_OK, 0, "first secret matches, index 0");
 	secret_set_free(ep.secrets);
@@ -340,20 +297,20 @@ test_provider(const pcase *c)
 				     "\xff\xfe binary \x01"};
 
 		for (size_t i = 0; i < sizeof(odd) / sizeof(odd[0]); i++) {
-			clear_headers(&t);
+			headers_clear(&t);
 			sign_into(c, c->good, odd[i], NOW, &t);
 			expect(c, &ep, &t, odd[i], VERIFY_OK, 0, "odd body verifies");
 		}
 	}
 
 	/* missing signature header */
-	clear_headers(&t);
+	headers_clear(&t);
 	expect(c, &ep, &t, body, VERIFY_UNSIGNED, -1, "no headers: unsigned");
 
 	/* malformed signature header */
 	if (c->p != PROVIDER_GITLAB) {
 		sign_into(c, c->good, body, NOW, &t);
-		set_header(&t, c->sig_header, "garbage");
+		headers_set(&t, c->sig_header, "garbage");
 		expect(c, &ep, &t, body, VERIFY_MALFORMED, -1, "garbage signature header: malformed");
 	}
 
@@ -363,33 +320,33 @@ test_provider(const pcase *c)
 
 		memset(big, 'a', 100 * 1024);
 		big[100 * 1024] = '\0';
-		clear_headers(&t);
+		headers_clear(&t);
 		sign_into(c, c->good, body, NOW, &t);
-		set_header(&t, c->sig_header, big);
+		headers_set(&t, c->sig_header, big);
 		expect(c, &ep, &t, body, VERIFY_MALFORMED, -1, "100 KB header: malformed");
 		free(big);
 	}
 
 	if (c->window > 0) {
-		clear_headers(&t);
+		headers_clear(&t);
 		sign_into(c, c->good, body, NOW - c->window, &t);
 		expect(c, &ep, &t, body, VERIFY_OK, 0, "timestamp at the window's edge (past)");
-		clear_headers(&t);
+		headers_clear(&t);
 		sign_into(c, c->good, body, NOW + c->window, &t);
 		expect(c, &ep, &t, body, VERIFY_OK, 0, "timestamp at the window's edge (future)");
-		clear_headers(&t);
+		headers_clear(&t);
 		sign_into(c, c->good, body, NOW - c->window - 1, &t);
 		expect(c, &ep, &t, body, VERIFY_STALE, -1, "stale timestamp");
-		clear_headers(&t);
+		headers_clear(&t);
 		sign_into(c, c->good, body, NOW + c->window + 1, &t);
 		expect(c, &ep, &t, body, VERIFY_FUTURE, -1, "future timestamp");
-		clear_headers(&t);
+		headers_clear(&t);
 		sign_into(c, c->good, body, NOW - 1000, &t);
 		ep.tolerance = 2000;
 		expect(c, &ep, &t, body, VERIFY_OK, 0, "endpoint tolerance widens the window");
 		ep.tolerance = 0;
 	}
-	clear_headers(&t);
+	headers_clear(&t);
 	secret_set_free(ep.secrets);
 }
 
@@ -398,7 +355,7 @@ static void
 test_multi(void)
 {
 	endpoint_conf ep;
-	test_req t = {{0}, {0}, 0};
+	test_headers t = {{0}, {0}, 0};
 	verify_result res;
 	char *v;
 	const char *b = json_body;
@@ -410,17 +367,17 @@ test_multi(void)
 	ep.secrets = one_secret("whsec_good");
 	sign_into(&cases[0], "whsec_good", b, NOW, &t);
 	v = xasprintf("t=%lld,v1=%064d,v0=abc,%s,v1=potato", (long long)NOW, 0,
-		      strchr(lookup(&t, "Stripe-Signature"), ',') + 1);
-	set_header(&t, "Stripe-Signature", v);
+		      strchr(headers_lookup(&t, "Stripe-Signature"), ',') + 1);
+	headers_set(&t, "Stripe-Signature", v);
 	free(v);
 	ok(run(&ep, &t, b, bl, NULL, NOW, &res) == 0, "stripe: one of several v1 entries matches");
-	set_header(&t, "Stripe-Signature", "t=1700000000,v0=abc");
+	headers_set(&t, "Stripe-Signature", "t=1700000000,v0=abc");
 	run(&ep, &t, b, bl, NULL, NOW, &res);
 	ok(res.status == VERIFY_MALFORMED, "stripe: no v1 entry is malformed");
-	set_header(&t, "Stripe-Signature", "t=17000x0000,v1=abc");
+	headers_set(&t, "Stripe-Signature", "t=17000x0000,v1=abc");
 	run(&ep, &t, b, bl, NULL, NOW, &res);
 	ok(res.status == VERIFY_MALFORMED, "stripe: non-numeric timestamp is malformed");
-	set_header(&t, "Stripe-Signature", "t=-1700000000,v1=abc");
+	headers_set(&t, "Stripe-Signature", "t=-1700000000,v1=abc");
 	run(&ep, &t, b, bl, NULL, NOW, &res);
 	ok(res.status == VERIFY_MALFORMED, "stripe: negative timestamp is malformed");
 	{
@@ -431,30 +388,30 @@ test_multi(void)
 		o = (size_t)snprintf(many, cap, "t=%lld", (long long)NOW);
 		for (int i = 0; i < 10000 && o < 8000; i++)
 			o += (size_t)snprintf(many + o, cap - o, ",v1");
-		set_header(&t, "Stripe-Signature", many);
+		headers_set(&t, "Stripe-Signature", many);
 		run(&ep, &t, b, bl, NULL, NOW, &res);
 		ok(res.status == VERIFY_MALFORMED, "stripe: thousands of entries are malformed");
 		free(many);
 	}
 	secret_set_free(ep.secrets);
-	clear_headers(&t);
+	headers_clear(&t);
 
 	ep.provider = PROVIDER_STANDARD;
 	ep.secrets = one_secret("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
 	sign_into(&cases[2], "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", b, NOW, &t);
 	v = xasprintf("v1,AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA= v2,xyz  %s v1a,AAAA",
-		      lookup(&t, "webhook-signature"));
-	set_header(&t, "webhook-signature", v);
+		      headers_lookup(&t, "webhook-signature"));
+	headers_set(&t, "webhook-signature", v);
 	free(v);
 	ok(run(&ep, &t, b, bl, NULL, NOW, &res) == 0, "standard: one of several entries matches");
-	set_header(&t, "webhook-timestamp", "1700000000.5");
+	headers_set(&t, "webhook-timestamp", "1700000000.5");
 	run(&ep, &t, b, bl, NULL, NOW, &res);
 	ok(res.status == VERIFY_MALFORMED, "standard: non-integer timestamp is malformed");
-	clear_headers(&t);
+	headers_clear(&t);
 	/* svix- names accepted on a standard endpoint */
 	sign_into(&cases[3], "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", b, NOW, &t);
 	ok(run(&ep, &t, b, bl, NULL, NOW, &res) == 0, "standard: svix-* header names accepted");
-	clear_headers(&t);
+	headers_clear(&t);
 	/* a partial header set is unsigned */
 	sign_into(&cases[2], "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", b, NOW, &t);
 	t.n = 1;
@@ -462,17 +419,17 @@ test_multi(void)
 	ok(res.status == VERIFY_UNSIGNED, "standard: missing webhook-id/timestamp is unsigned");
 	t.n = 3;
 	secret_set_free(ep.secrets);
-	clear_headers(&t);
+	headers_clear(&t);
 
 	ep.provider = PROVIDER_PADDLE;
 	ep.secrets = one_secret("pdl_good");
 	sign_into(&cases[7], "pdl_good", b, NOW, &t);
-	v = xasprintf("%s;h1=%064d;h2=zzz", lookup(&t, "Paddle-Signature"), 7);
-	set_header(&t, "Paddle-Signature", v);
+	v = xasprintf("%s;h1=%064d;h2=zzz", headers_lookup(&t, "Paddle-Signature"), 7);
+	headers_set(&t, "Paddle-Signature", v);
 	free(v);
 	ok(run(&ep, &t, b, bl, NULL, NOW, &res) == 0, "paddle: one of several h1 entries matches");
 	secret_set_free(ep.secrets);
-	clear_headers(&t);
+	headers_clear(&t);
 }
 
 /* Standard Webhooks v1a: Ed25519 signed with whsk_, verified with whpk_ */
@@ -482,7 +439,7 @@ test_ed25519(void)
 	unsigned char seed[32], pub[32];
 	char b64[BASE64_ENCODED_SIZE(32)], *sk, *pk;
 	endpoint_conf ep;
-	test_req t = {{0}, {0}, 0};
+	test_headers t = {{0}, {0}, 0};
 	verify_result res;
 	const char *b = json_body;
 	const char *keys[2];
@@ -501,7 +458,7 @@ test_ed25519(void)
 	keys[1] = pk;
 	ep.secrets = make_secrets(keys, 2);
 	ok(sign_into(&cases[2], sk, b, NOW, &t), "ed25519: sign with whsk_");
-	ok(strncmp(lookup(&t, "webhook-signature"), "v1a,", 4) == 0, "ed25519: v1a entry");
+	ok(strncmp(headers_lookup(&t, "webhook-signature"), "v1a,", 4) == 0, "ed25519: v1a entry");
 	ok(run(&ep, &t, b, strlen(b), NULL, NOW, &res) == 0 && res.secret_index == 1,
 	   "ed25519: verifies with whpk_ (index %d)", res.secret_index);
 	ok(run(&ep, &t, "{}", 2, NULL, NOW, &res) < 0 && res.status == VERIFY_MISMATCH,
@@ -510,7 +467,7 @@ test_ed25519(void)
 	ep.secrets = one_secret(sk);
 	ok(run(&ep, &t, b, strlen(b), NULL, NOW, &res) == 0, "ed25519: verifies with the whsk_ key too");
 	secret_set_free(ep.secrets);
-	clear_headers(&t);
+	headers_clear(&t);
 	free(sk);
 	free(pk);
 }
@@ -520,7 +477,7 @@ static void
 test_twilio_json(void)
 {
 	endpoint_conf ep;
-	test_req t = {{0}, {0}, 0};
+	test_headers t = {{0}, {0}, 0};
 	verify_result res;
 	const char *b = "{\"property\": \"value\", \"boolean\": true}";
 	char *url = sign_twilio_body_url(PUBLIC_URL "?" QUERY, (const unsigned char *)b, strlen(b));
@@ -541,7 +498,7 @@ test_twilio_json(void)
 	in.body_len = strlen(b);
 	in.url = url;
 	ok(sign_headers(&in, &out, err, sizeof(err)) == 0, "twilio json: sign");
-	set_header(&t, out.h[0].name, out.h[0].value);
+	headers_set(&t, out.h[0].name, out.h[0].value);
 	sign_release(&out);
 	ok(run(&ep, &t, b, strlen(b), q, NOW, &res) == 0, "twilio json: verifies (%s)", res.reason);
 	ok(run(&ep, &t, "{\"property\": \"value\", \"boolean\": fals}", 38, q, NOW, &res) < 0 &&
@@ -553,7 +510,7 @@ test_twilio_json(void)
 	ep.public_url = NULL;
 	ok(run(&ep, &t, b, strlen(b), q, NOW, &res) < 0, "twilio: no public_url is a mismatch");
 	secret_set_free(ep.secrets);
-	clear_headers(&t);
+	headers_clear(&t);
 	free(url);
 }
 
