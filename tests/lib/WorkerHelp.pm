@@ -10,6 +10,18 @@ use warnings;
 use HookTest;
 use Time::HiRes qw(sleep time);
 
+# an SQL handler (route handler = sql:app.apply) that records each event
+# it applies in app.applied, once: run with ->sql on the database
+our $APPLY_SQL = q{
+	create schema app;
+	create table app.applied (event_id text primary key);
+	create function app.apply(e jsonb) returns void language sql as
+		$$ insert into app.applied values (e->>'event_id') $$;
+	grant usage on schema app to hookinbox_worker;
+	grant insert on app.applied to hookinbox_worker;
+	grant execute on function app.apply(jsonb) to hookinbox_worker;
+};
+
 our $SECRET = 'whsec_' . MIME::Base64::encode_base64('route-secret-0123456789abcdef', '');
 
 # a HookTest with one stripe endpoint "shop" (and "gh"), the worker's role in conninfo

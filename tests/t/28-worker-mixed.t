@@ -14,15 +14,7 @@ my $t = WorkerHelp::setup(routes => {
 	remote => { endpoint => 'shop', events => 'invoice.*', url => $d->url('/slow'), timeout => 3 },
 	local => { endpoint => 'shop', events => 'invoice.*', handler => 'sql:app.apply', timeout => 3 },
 }, worker => { concurrency => 8, batch => 20 });
-$t->sql(q{
-	create schema app;
-	create table app.applied (event_id text primary key);
-	create function app.apply(e jsonb) returns void language sql as
-		$$ insert into app.applied values (e->>'event_id') $$;
-	grant usage on schema app to hookinbox_worker;
-	grant insert on app.applied to hookinbox_worker;
-	grant execute on function app.apply(jsonb) to hookinbox_worker;
-});
+$t->sql($WorkerHelp::APPLY_SQL);
 WorkerHelp::accept_many($t, 120, prefix => 'mix');
 my ($rc, $log) = WorkerHelp::worker($t, '--once');
 is($rc, 0, 'one run exits 0') or diag $log;

@@ -6,6 +6,7 @@ use warnings;
 use Test::More;
 use File::Temp qw(tempdir);
 use HookTest qw(stripe_sig);
+use WorkerHelp;
 
 my $top = HookTest::top();
 
@@ -78,15 +79,7 @@ is($old->sql(q{select length(body) from hookinbox.inbox where event_id = 'evt_64
 $old->sql(q{delete from hookinbox.inbox where event_id in ('evt_6k', 'evt_64k')});
 
 # both programs on the upgraded database
-$old->sql(q{
-	create schema app;
-	create table app.applied (event_id text primary key);
-	create function app.apply(e jsonb) returns void language sql as
-		$$ insert into app.applied values (e->>'event_id') $$;
-	grant usage on schema app to hookinbox_worker;
-	grant insert on app.applied to hookinbox_worker;
-	grant execute on function app.apply(jsonb) to hookinbox_worker;
-});
+$old->sql($WorkerHelp::APPLY_SQL);
 (my $conf = do { local (@ARGV, $/) = $t->config; <> }) =~ s/dbname=hookinbox user=hookinbox_intake/dbname=old user=hookinbox_intake/;
 open my $fh, '>', $t->config or die $!;
 print $fh $conf;
