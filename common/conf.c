@@ -9,6 +9,7 @@
  */
 #include "conf.h"
 
+#include "decimal.h"
 #include "xalloc.h"
 
 #include <ctype.h>
@@ -92,22 +93,6 @@ conf_error(conf *c, const char *fmt, ...)
 }
 
 /* strict integer in [min, max] */
-static int
-parse_int(const char *v, long long min, long long max, long long *out)
-{
-	char *end;
-	long long n;
-
-	if (!isdigit((unsigned char)*v) && *v != '-')
-		return -1;
-	errno = 0;
-	n = strtoll(v, &end, 10);
-	if (errno != 0 || *end != '\0' || n < min || n > max)
-		return -1;
-	*out = n;
-	return 0;
-}
-
 /* names appear in URLs and log lines: keep them to a safe alphabet */
 static bool
 valid_name(const char *s)
@@ -208,13 +193,13 @@ endpoint_key(conf *c, endpoint_conf *ep, const char *k, const char *v)
 	else if (strcmp(k, "public_url") == 0)
 		set_str(&ep->public_url, v);
 	else if (strcmp(k, "max_body") == 0) {
-		if (parse_int(v, 1, 64LL * 1024 * 1024, &n) != 0) {
+		if (decimal_parse(v, 1, 64LL * 1024 * 1024, &n) != 0) {
 			conf_error(c, "max_body must be an integer between 1 and 67108864");
 			return 0;
 		}
 		ep->max_body = (size_t)n;
 	} else if (strcmp(k, "tolerance") == 0) {
-		if (parse_int(v, 1, 7 * 86400, &n) != 0) {
+		if (decimal_parse(v, 1, 7 * 86400, &n) != 0) {
 			conf_error(c, "tolerance must be a number of seconds between 1 and 604800");
 			return 0;
 		}
@@ -288,13 +273,13 @@ route_key_set(conf *c, route_conf *r, const char *k, const char *v)
 	} else if (strcmp(k, "secret_file") == 0)
 		set_str(&r->secret_file, v);
 	else if (strcmp(k, "timeout") == 0) {
-		if (parse_int(v, 1, 3600, &n) != 0) {
+		if (decimal_parse(v, 1, 3600, &n) != 0) {
 			conf_error(c, "timeout must be a number of seconds between 1 and 3600");
 			return 0;
 		}
 		r->timeout = (int)n;
 	} else if (strcmp(k, "max_attempts") == 0) {
-		if (parse_int(v, 1, 100, &n) != 0) {
+		if (decimal_parse(v, 1, 100, &n) != 0) {
 			conf_error(c, "max_attempts must be an integer between 1 and 100");
 			return 0;
 		}
@@ -351,7 +336,7 @@ worker_key(conf *c, const char *k, const char *v)
 	for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
 		if (strcmp(k, ints[i].key) != 0)
 			continue;
-		if (parse_int(v, ints[i].min, ints[i].max, &n) != 0) {
+		if (decimal_parse(v, ints[i].min, ints[i].max, &n) != 0) {
 			conf_error(c, "%s must be an integer between %lld and %lld", k, ints[i].min,
 				   ints[i].max);
 			return 0;
@@ -440,7 +425,7 @@ on_item(void *user, const char *section, const char *name, const char *value)
 		if (name == NULL)
 			return 1;
 		if (strcmp(name, "max_body") == 0) {
-			if (parse_int(value, 1, 64LL * 1024 * 1024, &n) != 0) {
+			if (decimal_parse(value, 1, 64LL * 1024 * 1024, &n) != 0) {
 				conf_error(c, "max_body must be an integer between 1 and 67108864");
 				return 0;
 			}
@@ -448,7 +433,7 @@ on_item(void *user, const char *section, const char *name, const char *value)
 			return 1;
 		}
 		if (strcmp(name, "threads") == 0) {
-			if (parse_int(value, 1, 256, &n) != 0) {
+			if (decimal_parse(value, 1, 256, &n) != 0) {
 				conf_error(c, "threads must be an integer between 1 and 256");
 				return 0;
 			}
@@ -456,7 +441,7 @@ on_item(void *user, const char *section, const char *name, const char *value)
 			return 1;
 		}
 		if (strcmp(name, "tolerance") == 0) {
-			if (parse_int(value, 1, 7 * 86400, &n) != 0) {
+			if (decimal_parse(value, 1, 7 * 86400, &n) != 0) {
 				conf_error(c, "tolerance must be a number of seconds between 1 and 604800");
 				return 0;
 			}

@@ -10,6 +10,7 @@
  * through CURLOPT_PRIVATE, as curl's 10-at-a-time.c).
  */
 #include "conf.h"
+#include "decimal.h"
 #include "hmac.h"
 #include "secret.h"
 #include "sign.h"
@@ -101,12 +102,9 @@ usage_error(const char *fmt, ...)
 static long long
 parse_number(const char *opt, const char *s, long long lo, long long hi)
 {
-	char *end;
 	long long v;
 
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) {
+	if (decimal_parse(s, lo, hi, &v) != 0) {
 		fprintf(stderr, "%s: invalid value \"%s\" for option %s\n", progname, s, opt);
 		fprintf(stderr, "Try \"%s --help\" for more information.\n", progname);
 		exit(EX_USAGE);

@@ -27,6 +27,7 @@
 #include "clock.h"
 #include "conf.h"
 #include "db.h"
+#include "decimal.h"
 #include "deliver.h"
 #include "failpoint.h"
 #include "fanout.h"
@@ -125,21 +126,6 @@ usage(FILE *f)
 		   "--health-check, 1 unhealthy.\n");
 }
 
-/* strict decimal in [min, max]; 0 or -1 */
-static int
-parse_long(const char *s, long min, long max, long *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || v < min || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 static int
 parse_options(int argc, char **argv, options *o)
 {
@@ -170,7 +156,7 @@ parse_options(int argc, char **argv, options *o)
 		{NULL, 0, NULL, 0},
 	};
 	bool once = false;
-	long v;
+	long long v;
 	int ch;
 
 	while ((ch = getopt_long(argc, argv, "c:hV", longopts, NULL)) != -1) {
@@ -185,21 +171,21 @@ parse_options(int argc, char **argv, options *o)
 			o->loop = true;
 			break;
 		case OPT_MAX_RUNTIME:
-			if (parse_long(optarg, 1, 86400 * 7, &v) != 0) {
+			if (decimal_parse(optarg, 1, 86400 * 7, &v) != 0) {
 				fprintf(stderr, PROG ": invalid --max-runtime \"%s\"\n", optarg);
 				return -1;
 			}
 			o->max_runtime = v;
 			break;
 		case OPT_CONCURRENCY:
-			if (parse_long(optarg, 1, 1024, &v) != 0) {
+			if (decimal_parse(optarg, 1, 1024, &v) != 0) {
 				fprintf(stderr, PROG ": invalid --concurrency \"%s\"\n", optarg);
 				return -1;
 			}
 			o->concurrency = (int)v;
 			break;
 		case OPT_BATCH:
-			if (parse_long(optarg, 1, 10000, &v) != 0) {
+			if (decimal_parse(optarg, 1, 10000, &v) != 0) {
 				fprintf(stderr, PROG ": invalid --batch \"%s\"\n", optarg);
 				return -1;
 			}
@@ -217,7 +203,7 @@ parse_options(int argc, char **argv, options *o)
 			break;
 		case OPT_MAX_PENDING_AGE:
 		case OPT_MAX_PARKED_AGE:
-			if (parse_long(optarg, 1, 365L * 86400, &v) != 0) {
+			if (decimal_parse(optarg, 1, 365L * 86400, &v) != 0) {
 				fprintf(stderr, PROG ": invalid --%s \"%s\"\n",
 					ch == OPT_MAX_PENDING_AGE ? "max-pending-age" : "max-parked-age",
 					optarg);
