@@ -42,6 +42,14 @@ END {
 	}
 }
 
+# a whole file, '' when it cannot be read
+sub slurp {
+	my ($path) = @_;
+	open my $fh, '<', $path or return '';
+	local $/;
+	return <$fh> // '';
+}
+
 sub top {
 	return $ENV{HOOKINBOX_TOP} // abs_path(__FILE__ =~ s{/tests/lib/HookTest\.pm$}{}r);
 }
@@ -448,9 +456,7 @@ sub post {
 # everything the responder logged (lighttpd's error log collects its stderr)
 sub responder_log {
 	my ($self) = @_;
-	open my $fh, '<', "$self->{dir}/responder.log" or return '';
-	local $/;
-	return <$fh> // '';
+	return slurp("$self->{dir}/responder.log");
 }
 
 # ---------------------------------------------------------------- signing helpers

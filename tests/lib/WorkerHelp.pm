@@ -78,7 +78,7 @@ sub worker {
 	my ($pid, $log) = worker_bg($t, @args);
 	waitpid $pid, 0;
 	my $rc = $? & 127 ? 128 + ($? & 127) : $? >> 8;
-	return ($rc, slurp($log));
+	return ($rc, HookTest::slurp($log));
 }
 
 # start a worker in the background; returns (pid, logfile)
@@ -94,13 +94,6 @@ sub worker_bg {
 		exec(@WRAP, bin(), '-c', $t->config, @args) or POSIX::_exit(127);
 	}
 	return ($pid, $log);
-}
-
-sub slurp {
-	my ($f) = @_;
-	open my $fh, '<', $f or return '';
-	local $/;
-	return <$fh> // '';
 }
 
 # run --once until no action is pending (or the time is up); returns the runs' logs

@@ -53,7 +53,7 @@ like($log, qr/event=summary fanned_out=2 unrouted=1 sent=1 done=1/, 'summary lin
 like($log, qr/event=call route=ok action=\d+ attempt=1 status=200 duration_ms=\d+ outcome=done/,
 	'one line per call');
 unlike($log, qr/evt_1|whsec|data/, 'the log names no body, event content or secret');
-like(WorkerHelp::slurp("$tmpd/worker.prom"), qr/^hookinbox_worker_last_run_done 1$/m, 'metrics file written');
+like(HookTest::slurp("$tmpd/worker.prom"), qr/^hookinbox_worker_last_run_done 1$/m, 'metrics file written');
 my @r = grep { $_->{path} eq '/ok' } $d->requests;
 is(scalar @r, 1, 'downstream called once');
 is($r[0]{sha}, Digest::SHA::sha256_hex($body), 'the exact stored body is sent');

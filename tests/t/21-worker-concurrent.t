@@ -22,7 +22,7 @@ sub together {
 	}
 	# a worker may finish before another's retries are due: sweep up
 	WorkerHelp::drain($t, timeout => 60);
-	my $logs = join '', map { WorkerHelp::slurp($_->[1]) } @p;
+	my $logs = join '', map { HookTest::slurp($_->[1]) } @p;
 	is($fail, 0, "$workers workers exit 0") or diag $logs;
 	is($t->sql("select count(*) from hookinbox.action a join hookinbox.inbox i on i.id = a.inbox_id "
 		. "where i.event_id like '${prefix}_%' and a.state = 'done'"), $n, "$workers workers: all $n actions done");
@@ -66,7 +66,7 @@ sleep 1.5;
 kill 'TERM', $pid;
 waitpid $pid, 0;
 is($? >> 8, 0, 'SIGTERM: exit 0');
-like(WorkerHelp::slurp($lf), qr/event=summary/, 'SIGTERM: summary line');
+like(HookTest::slurp($lf), qr/event=summary/, 'SIGTERM: summary line');
 is($t->sql("select count(*) from hookinbox.action where lease_token is not null"), 0,
 	'SIGTERM: no claim left dangling');
 $d->plan('/bulk', '200');

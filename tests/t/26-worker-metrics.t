@@ -30,7 +30,7 @@ my $t = WorkerHelp::setup(routes => {
 # parse a text-format file: { families => {name => type}, samples => [[name, {labels}, value]] }
 sub parse_prom {
 	my ($file) = @_;
-	my $text = WorkerHelp::slurp($file);
+	my $text = HookTest::slurp($file);
 	my (%type, %help, @s, @bad);
 	for my $line (split /\n/, $text) {
 		if ($line =~ /^# HELP (\S+) (.+)$/) { $help{$1} = $2; next }
@@ -193,7 +193,7 @@ cmp_ok($age, '<', 730, 'and about 700');
 waitpid $holder, 0;
 
 # [log] format = json: one object per line, call and summary lines, no body, no secret
-my $all = join("\n", map { WorkerHelp::slurp($_) } glob($t->dir . '/worker.*.log'));
+my $all = join("\n", map { HookTest::slurp($_) } glob($t->dir . '/worker.*.log'));
 my @lines = grep { length } split /\n/, $all;
 my @bad = grep { !eval { ref decode_json($_) eq 'HASH' } } @lines;
 is_deeply(\@bad, [], 'every log line of every run is a JSON object') or diag join("\n", @bad);

@@ -119,16 +119,16 @@ sleep 1;
 $t->{o}{routes}{fresh} = { endpoint => 'shop', events => 'fresh.*', url => $d->url('/fresh'), timeout => 2 };
 $t->write_config;
 kill 'HUP', $pid;
-ok(wait_for(sub { WorkerHelp::slurp($log) =~ /event=reload/ }), 'SIGHUP: the configuration is reloaded')
-	or diag WorkerHelp::slurp($log);
+ok(wait_for(sub { HookTest::slurp($log) =~ /event=reload/ }), 'SIGHUP: the configuration is reloaded')
+	or diag HookTest::slurp($log);
 WorkerHelp::accept($t, event_id => 'e_fresh', type => 'fresh.x');
 ok(wait_for(sub { (WorkerHelp::action($t, 'e_fresh')->{state} // '') eq 'done' }), 'a route added by the reload delivers');
 open my $fh, '>>', $t->config or die;
 print $fh "[route broken]\nno_such_key = 1\n";
 close $fh;
 kill 'HUP', $pid;
-ok(wait_for(sub { WorkerHelp::slurp($log) =~ /reload failed, keeping the running configuration: .*hookinbox\.conf:\d+: / }),
-	'a bad file: logged with file:line, the running configuration kept') or diag WorkerHelp::slurp($log);
+ok(wait_for(sub { HookTest::slurp($log) =~ /reload failed, keeping the running configuration: .*hookinbox\.conf:\d+: / }),
+	'a bad file: logged with file:line, the running configuration kept') or diag HookTest::slurp($log);
 ok(kill(0, $pid), 'the worker keeps running');
 WorkerHelp::accept($t, event_id => 'e_fresh2', type => 'fresh.x');
 ok(wait_for(sub { (WorkerHelp::action($t, 'e_fresh2')->{state} // '') eq 'done' }), 'and keeps delivering with it');
@@ -146,6 +146,6 @@ ok($gone, sprintf('SIGTERM: exited after %.1f s', $took));
 is($rc2 >> 8, 0, 'exit 0');
 cmp_ok($took, '<=', 4 + 1, 'within the route timeout (the bound)');
 is(WorkerHelp::action($t, 'e_slow')->{state}, 'done', 'the call in flight finished and was recorded');
-like(WorkerHelp::slurp($log), qr/event=summary .*exit=0/, 'summary line at exit');
+like(HookTest::slurp($log), qr/event=summary .*exit=0/, 'summary line at exit');
 
 done_testing();

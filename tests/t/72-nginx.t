@@ -80,7 +80,7 @@ my $fcgi = $t->socket_activated(procs => 2);
 	}
 	waitpid $_, 0 for @pids;
 	my %st;
-	$st{ HookTest::WebServers::read_file("$dir/conc.$_") }++ for 1 .. 20;
+	$st{ HookTest::slurp("$dir/conc.$_") }++ for 1 .. 20;
 	is_deeply(\%st, { 200 => 20 }, '20 concurrent deliveries over the shared socket: all 200');
 	is($t->rows(q{event_id like 'evt_web_conc_%'}), 20, '20 rows');
 

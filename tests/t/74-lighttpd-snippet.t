@@ -53,6 +53,6 @@ is($t->sql('select count(*) from hookinbox.inbox'), 1, 'nothing else stored');
 my @procs = grep { kill 0, $_ } split ' ', `pgrep -f -P $h->{pid} hookinbox.fcgi`;
 is(scalar(@procs), 2, 'lighttpd runs the two responder processes the snippet asks for');
 $h->stop;
-like(HookTest::WebServers::read_file("$dir/responder.log"), qr/event=request endpoint=stripe-live outcome=accepted status=200/,
+like(HookTest::slurp("$dir/responder.log"), qr/event=request endpoint=stripe-live outcome=accepted status=200/,
 	'the request log reaches server.breakagelog');
 done_testing();

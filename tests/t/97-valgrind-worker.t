@@ -47,8 +47,8 @@ sub vg_wrap {
 
 sub check_vg {
 	my ($logf, $what) = @_;
-	my $text = WorkerHelp::slurp($logf);
-	my $xml = WorkerHelp::slurp("$logf.xml");
+	my $text = HookTest::slurp($logf);
+	my $xml = HookTest::slurp("$logf.xml");
 	like($xml, qr{<state>FINISHED</state>}, "$what: ran under valgrind to the end (leak check done)");
 	unlike($xml, qr{<error>}, "$what: no valgrind error record");
 	is($text, '', "$what: valgrind reports nothing (no errors, no definite or indirect leaks)")
@@ -77,7 +77,7 @@ $logf = vg_wrap();
 is($rc, 0, 'run 2 exits 0') or diag $log;
 check_vg($logf, 'run 2 (the retry)');
 is(WorkerHelp::action($t, 'v_flaky')->{state}, 'done', 'retry done');
-like(WorkerHelp::slurp("$tmpd/run2.prom"), qr/^hookinbox_worker_calls_total\{route="flaky",class="2xx"\} 1$/m,
+like(HookTest::slurp("$tmpd/run2.prom"), qr/^hookinbox_worker_calls_total\{route="flaky",class="2xx"\} 1$/m,
 	'metrics written');
 
 $logf = vg_wrap();
@@ -105,8 +105,8 @@ sleep 0.3 while time() < $until && (WorkerHelp::action($t, 'v_loop')->{state} //
 is(WorkerHelp::action($t, 'v_loop')->{state}, 'done', '--loop delivers after the reloads');
 kill 'TERM', $pid;
 waitpid $pid, 0;
-is($? >> 8, 0, '--loop exits 0 on SIGTERM') or diag WorkerHelp::slurp($bglog);
-like(WorkerHelp::slurp($bglog), qr/"event":"reload".*reload failed/s, 'both reloads logged');
+is($? >> 8, 0, '--loop exits 0 on SIGTERM') or diag HookTest::slurp($bglog);
+like(HookTest::slurp($bglog), qr/"event":"reload".*reload failed/s, 'both reloads logged');
 check_vg($logf, '--loop with SIGHUP and SIGTERM');
 @WorkerHelp::WRAP = ();
 

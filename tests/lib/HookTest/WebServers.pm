@@ -93,13 +93,6 @@ sub write_file {
 	return $path;
 }
 
-sub read_file {
-	my ($path) = @_;
-	open my $fh, '<', $path or return '';
-	local $/;
-	return <$fh> // '';
-}
-
 sub wait_port {
 	my ($port, $what) = @_;
 	for (1 .. 200) {
@@ -123,7 +116,7 @@ sub wait_gone {
 
 sub pids_in {
 	my ($file) = @_;
-	return grep { /^\d+$/ } split /\s+/, read_file($file);
+	return grep { /^\d+$/ } split /\s+/, HookTest::slurp($file);
 }
 
 # ---------------------------------------------------------------- the responder on a socket
@@ -160,7 +153,7 @@ sub start {
 	$self->{running} = 1;
 	for (1 .. 200) {
 		last if -S $self->{socket};
-		die "spawn-fcgi exited ($?): " . HookTest::WebServers::read_file("$self->{dir}/responder.log")
+		die "spawn-fcgi exited ($?): " . HookTest::slurp("$self->{dir}/responder.log")
 			if waitpid($pid, POSIX::WNOHANG()) == $pid;
 		Time::HiRes::sleep(0.05);
 	}
@@ -314,7 +307,7 @@ sub stop {
 }
 
 sub url { "http://127.0.0.1:$_[0]{port}/hooks" }
-sub log { HookTest::WebServers::read_file("$_[0]{dir}/apache.error.log") }
+sub log { HookTest::slurp("$_[0]{dir}/apache.error.log") }
 
 sub DESTROY {
 	my ($self) = @_;
@@ -393,7 +386,7 @@ sub stop {
 }
 
 sub url { "http://127.0.0.1:$_[0]{port}/hooks" }
-sub log { HookTest::WebServers::read_file("$_[0]{dir}/nginx.error.log") }
+sub log { HookTest::slurp("$_[0]{dir}/nginx.error.log") }
 
 sub DESTROY {
 	my ($self) = @_;
@@ -477,7 +470,7 @@ sub url { my ($self, $ep) = @_; return $self->{web}->url . "/$ep" }
 # every line the responder printed, wherever its server sends it
 sub responder_log {
 	my ($self) = @_;
-	return join '', map { HookTest::WebServers::read_file($self->dir . "/$_") }
+	return join '', map { HookTest::slurp($self->dir . "/$_") }
 		qw(responder.log apache.error.log);
 }
 
