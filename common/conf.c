@@ -33,6 +33,8 @@ struct conf {
 	size_t max_body;
 	int64_t tolerance;
 	int threads;
+	int lock_timeout_ms;
+	int statement_timeout_ms;
 	endpoint_conf *endpoints[CONF_MAX_ITEMS];
 	size_t n_endpoints;
 	route_conf *routes[CONF_MAX_ITEMS];
@@ -440,6 +442,17 @@ on_item(void *user, const char *section, const char *name, const char *value)
 			c->threads = (int)n;
 			return 1;
 		}
+		if (strcmp(name, "lock_timeout") == 0 || strcmp(name, "statement_timeout") == 0) {
+			if (decimal_parse(value, 1, 600000, &n) != 0) {
+				conf_error(c, "%s must be a number of milliseconds between 1 and 600000", name);
+				return 0;
+			}
+			if (name[0] == 'l')
+				c->lock_timeout_ms = (int)n;
+			else
+				c->statement_timeout_ms = (int)n;
+			return 1;
+		}
 		if (strcmp(name, "tolerance") == 0) {
 			if (decimal_parse(value, 1, 7 * 86400, &n) != 0) {
 				conf_error(c, "tolerance must be a number of seconds between 1 and 604800");
@@ -614,6 +627,8 @@ conf_load(const char *path, char *errbuf, size_t errlen)
 	c->errlen = errlen;
 	c->max_body = 1048576;
 	c->threads = 1;
+	c->lock_timeout_ms = 1000;
+	c->statement_timeout_ms = 2000;
 	c->worker = (worker_conf){.concurrency = 16,
 				  .batch = 100,
 				  .lease = 60,
@@ -711,6 +726,8 @@ const char *conf_path(const conf *c) { return c->path; }
 const char *conf_conninfo(const conf *c) { return c->conninfo; }
 const char *conf_log_format(const conf *c) { return c->log_format ? c->log_format : "text"; }
 int conf_threads(const conf *c) { return c->threads; }
+int conf_lock_timeout_ms(const conf *c) { return c->lock_timeout_ms; }
+int conf_statement_timeout_ms(const conf *c) { return c->statement_timeout_ms; }
 size_t conf_endpoint_count(const conf *c) { return c->n_endpoints; }
 const endpoint_conf *conf_endpoint_at(const conf *c, size_t i) { return c->endpoints[i]; }
 size_t conf_route_count(const conf *c) { return c->n_routes; }

@@ -6,6 +6,10 @@
  * extracted string must be 1..255 bytes of valid UTF-8 without control
  * characters, so that what reaches the database and the log is tame.
  *
+ * Only the event id (the delivery key) can refuse a signed event, with a
+ * reason that says what is wrong with it.  A type, object id or version
+ * that does not parse is stored NULL, and env->note says which and why.
+ *
  * Versions: integers are taken as they are (Stripe's "created", Slack's
  * "event_time": seconds); RFC 3339 times become unix microseconds
  * (seconds * 1000000 + microseconds).  Versions only order deliveries of
@@ -14,6 +18,7 @@
 #include "envelope.h"
 
 #include "form.h"
+#include "utf8.h"
 #include "xalloc.h"
 
 #include <limits.h>
@@ -25,7 +30,7 @@
 #include <json.h>
 
 #define JSON_DEPTH_MAX 64
-#define FIELD_MAX 255
+#define FIELD_MAX ENVELOPE_FIELD_MAX
 
 /* ---- strings ---- */
 
@@ -35,64 +40,93 @@ tame_string(const char *s, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;
 
-	if (len == 0 || len > FIELD_MAX)
-		return false;
 	for (size_t i = 0; i < len;) {
-		unsigned c = p[i];
-		size_t n;
-		unsigned cp;
+		uint32_t cp;
+		size_t n = utf8_next(p + i, len - i, &cp);
 
-		if (c < 0x20 || c == 0x7f)
+		if (n == 0 || cp < 0x20 || (cp >= 0x7f && cp <= 0x9f))
 			return false;
-		if (c < 0x80) {
-			i++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf) {
-			n = 1;
-			cp = c & 0x1f;
-		} else if (c >= 0xe0 && c <= 0xef) {
-			n = 2;
-			cp = c & 0x0f;
-		} else if (c >= 0xf0 && c <= 0xf4) {
-			n = 3;
-			cp = c & 0x07;
-		} else {
-			return false;
-		}
-		if (len - i <= n)
-			return false;
-		for (size_t k = 1; k <= n; k++) {
-			if ((p[i + k] & 0xc0) != 0x80)
-				return false;
-			cp = cp << 6 | (p[i + k] & 0x3f);
-		}
-		if ((n == 2 && cp < 0x800) || (n == 3 && (cp < 0x10000 || cp > 0x10ffff)) ||
-		    (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp <= 0x9f))
-			return false;
-		i += n + 1;
+		i += n;
 	}
 	return true;
 }
 
-/* *out = copy of s when tame; -1 otherwise */
+/* why a field was not taken: static texts, used in notes and reasons */
+#define WHY_EMPTY "empty"
+#define WHY_LONG "over 255 bytes"
+#define WHY_UNTAME "not valid UTF-8 or has control characters"
+#define WHY_TYPE "not a string"
+#define WHY_VERSION "not an integer or RFC 3339 time"
+
+/* *out = copy of s when tame; -1 and *why otherwise */
 static int
-take(char **out, const char *s, size_t len)
+take(char **out, const char *s, size_t len, const char **why)
 {
+	if (len == 0)
+		return *why = WHY_EMPTY, -1;
+	if (len > FIELD_MAX)
+		return *why = WHY_LONG, -1;
 	if (!tame_string(s, len))
-		return -1;
+		return *why = WHY_UNTAME, -1;
 	*out = xstrndup(s, len);
 	return 0;
 }
 
+/* 1 when the header is absent, else as take() */
 static int
-take_header(char **out, const request_view *req, const char *name)
+take_header(char **out, const request_view *req, const char *name, const char **why)
 {
 	const char *v = req->header(req->ctx, name);
 
 	if (v == NULL)
 		return 1;
-	return take(out, v, strnlen(v, FIELD_MAX + 1));
+	return take(out, v, strnlen(v, FIELD_MAX + 1), why);
+}
+
+/* add "field: why" to the envelope's note */
+static void
+note(envelope *env, const char *field, const char *why)
+{
+	char *n = env->note == NULL ? xasprintf("%s: %s", field, why)
+				    : xasprintf("%s; %s: %s", env->note, field, why);
+
+	free(env->note);
+	env->note = n;
+}
+
+/* an optional field: a failure (rc < 0) is noted, never fatal */
+static const char *const version_why = WHY_VERSION;
+
+/* why is read after rc was computed (arguments are evaluated in any order) */
+static void
+optional(envelope *env, int rc, const char *field, const char *const *why)
+{
+	if (rc < 0)
+		note(env, field, *why);
+}
+
+/*
+ * The event id: rc 1 (absent) or -1 (bad, why) refuse the event with a
+ * reason that says so.  Returns 0 when the id was taken.
+ */
+static int
+need_id(int rc, const char *const *whyp, const char **reason)
+{
+	const char *why = *whyp;
+
+	if (rc == 0)
+		return 0;
+	if (rc > 0)
+		*reason = "no event id";
+	else if (strcmp(why, WHY_LONG) == 0)
+		*reason = "event id over 255 bytes";
+	else if (strcmp(why, WHY_EMPTY) == 0)
+		*reason = "event id is empty";
+	else if (strcmp(why, WHY_TYPE) == 0)
+		*reason = "event id is not a string";
+	else
+		*reason = "event id is not valid UTF-8 or has control characters";
+	return -1;
 }
 
 /* ---- JSON ---- */
@@ -174,18 +208,19 @@ json_path(json_object *o, const char *path)
  * type or an untame string.
  */
 static int
-take_json(char **out, json_object *v, bool numbers)
+take_json(char **out, json_object *v, bool numbers, const char **why)
 {
 	char buf[32];
 
 	if (v == NULL || json_object_is_type(v, json_type_null))
 		return 1;
 	if (json_object_is_type(v, json_type_string))
-		return take(out, json_object_get_string(v), (size_t)json_object_get_string_len(v));
+		return take(out, json_object_get_string(v), (size_t)json_object_get_string_len(v), why);
 	if (numbers && json_object_is_type(v, json_type_int)) {
 		snprintf(buf, sizeof(buf), "%lld", (long long)json_object_get_int64(v));
-		return take(out, buf, strlen(buf));
+		return take(out, buf, strlen(buf), why);
 	}
+	*why = WHY_TYPE;
 	return -1;
 }
 
@@ -301,25 +336,25 @@ is_form(const request_view *req)
 /* where a provider's JSON body keeps the envelope (dotted paths) */
 typedef struct body_fields {
 	const char *id, *type, *object, *version;
-	const char *bad_version; /* reason for a version that does not parse */
 } body_fields;
 
 /* Stripe: {"id", "type", "created", "data": {"object": {"id"}}} */
-static const body_fields stripe_fields = {"id", "type", "data.object.id", "created", "bad created time"};
+static const body_fields stripe_fields = {"id", "type", "data.object.id", "created"};
 /* Paddle Billing: {"event_id", "event_type", "occurred_at", "data": {"id"}} */
-static const body_fields paddle_fields = {"event_id", "event_type", "data.id", "occurred_at", "bad occurred_at"};
+static const body_fields paddle_fields = {"event_id", "event_type", "data.id", "occurred_at"};
 
 static int
 extract_fields(json_object *b, const body_fields *f, envelope *env, const char **reason)
 {
-	if (take_json(&env->event_id, json_path(b, f->id), false) != 0)
-		return *reason = "no event id", -1;
-	if (take_json(&env->event_type, json_path(b, f->type), false) < 0)
-		return *reason = "bad event type", -1;
-	if (take_json(&env->object_id, json_path(b, f->object), false) < 0)
-		return *reason = "bad object id", -1;
-	if (take_version(env, json_path(b, f->version)) < 0)
-		return *reason = f->bad_version, -1;
+	const char *why = NULL;
+
+	if (b == NULL)
+		return *reason = "body is not a JSON object", -1;
+	if (need_id(take_json(&env->event_id, json_path(b, f->id), false, &why), &why, reason) < 0)
+		return -1;
+	optional(env, take_json(&env->event_type, json_path(b, f->type), false, &why), "type", &why);
+	optional(env, take_json(&env->object_id, json_path(b, f->object), false, &why), "object id", &why);
+	optional(env, take_version(env, json_path(b, f->version)), f->version, &version_why);
 	return 0;
 }
 
@@ -334,25 +369,30 @@ extract_github(const request_view *req, json_object *b, envelope *env, const cha
 {
 	const char *ev = req->header(req->ctx, "X-GitHub-Event");
 	json_object *action = json_path(b, "action"), *obj;
+	const char *why = NULL;
 	char key[FIELD_MAX + 1];
 	size_t n;
 
-	if (take_header(&env->event_id, req, "X-GitHub-Delivery") != 0)
-		return *reason = "no event id", -1;
+	if (need_id(take_header(&env->event_id, req, "X-GitHub-Delivery", &why), &why, reason) < 0)
+		return -1;
 	if (ev == NULL)
 		return 0;
 	n = strnlen(ev, FIELD_MAX + 1);
-	if (!tame_string(ev, n))
-		return *reason = "bad event type", -1;
+	if (take(&env->event_type, ev, n, &why) < 0) {
+		note(env, "type", why);
+		return 0;
+	}
 	if (action != NULL && json_object_is_type(action, json_type_string)) {
 		char *t = xasprintf("%s.%s", ev, json_object_get_string(action));
-		int rc = take(&env->event_type, t, strlen(t));
+		char *with_action = NULL;
 
+		if (take(&with_action, t, strlen(t), &why) == 0) {
+			free(env->event_type);
+			env->event_type = with_action;
+		} else {
+			note(env, "type action", why);
+		}
 		free(t);
-		if (rc < 0)
-			return *reason = "bad event type", -1;
-	} else {
-		env->event_type = xstrdup(ev);
 	}
 	memcpy(key, ev, n + 1);
 	obj = json_path(b, key);
@@ -360,9 +400,8 @@ extract_github(const request_view *req, json_object *b, envelope *env, const cha
 		key[n - 1] = '\0';
 		obj = json_path(b, key);
 	}
-	if (obj != NULL && json_object_is_type(obj, json_type_object) &&
-	    take_json(&env->object_id, json_path(obj, "id"), true) < 0)
-		return *reason = "bad object id", -1;
+	if (obj != NULL && json_object_is_type(obj, json_type_object))
+		optional(env, take_json(&env->object_id, json_path(obj, "id"), true, &why), "object id", &why);
 	return 0;
 }
 
@@ -372,18 +411,18 @@ extract_standard(const endpoint_conf *ep, const request_view *req, json_object *
 {
 	const char *first = ep->provider == PROVIDER_SVIX ? "svix-id" : "webhook-id";
 	const char *second = ep->provider == PROVIDER_SVIX ? "webhook-id" : "svix-id";
-	int rc = take_header(&env->event_id, req, first);
+	const char *why = NULL;
+	int rc = take_header(&env->event_id, req, first, &why);
 
 	if (rc > 0)
-		rc = take_header(&env->event_id, req, second);
-	if (rc != 0)
-		return *reason = "no event id", -1;
-	if (take_json(&env->event_type, json_path(b, "type"), false) < 0)
-		return *reason = "bad event type", -1;
-	if (take_json(&env->object_id, json_path(b, "data.id"), false) < 0)
-		env->object_id = NULL; /* data.id is free-form in the spec: ignore other types */
-	if (take_version(env, json_path(b, "timestamp")) < 0)
-		return *reason = "bad timestamp", -1;
+		rc = take_header(&env->event_id, req, second, &why);
+	if (need_id(rc, &why, reason) < 0)
+		return -1;
+	optional(env, take_json(&env->event_type, json_path(b, "type"), false, &why), "type", &why);
+	/* data.id is free-form in the spec: other types are ignored */
+	if (take_json(&env->object_id, json_path(b, "data.id"), false, &why) < 0)
+		env->object_id = NULL;
+	optional(env, take_version(env, json_path(b, "timestamp")), "timestamp", &version_why);
 	return 0;
 }
 
@@ -391,25 +430,25 @@ static int
 extract_shopify(const request_view *req, json_object *b, envelope *env, const char **reason)
 {
 	const char *at = req->header(req->ctx, "X-Shopify-Triggered-At");
-	int rc = take_header(&env->event_id, req, "X-Shopify-Event-Id");
+	const char *why = NULL;
+	int rc = take_header(&env->event_id, req, "X-Shopify-Event-Id", &why);
 
 	if (rc > 0)
-		rc = take_header(&env->event_id, req, "X-Shopify-Webhook-Id");
-	if (rc != 0)
-		return *reason = "no event id", -1;
-	if (take_header(&env->event_type, req, "X-Shopify-Topic") < 0)
-		return *reason = "bad event type", -1;
-	rc = take_json(&env->object_id, json_path(b, "admin_graphql_api_id"), false);
+		rc = take_header(&env->event_id, req, "X-Shopify-Webhook-Id", &why);
+	if (need_id(rc, &why, reason) < 0)
+		return -1;
+	optional(env, take_header(&env->event_type, req, "X-Shopify-Topic", &why), "type", &why);
+	rc = take_json(&env->object_id, json_path(b, "admin_graphql_api_id"), false, &why);
 	if (rc > 0)
-		rc = take_json(&env->object_id, json_path(b, "id"), true);
-	if (rc < 0)
-		return *reason = "bad object id", -1;
+		rc = take_json(&env->object_id, json_path(b, "id"), true, &why);
+	optional(env, rc, "object id", &why);
 	if (at != NULL) {
-		if (rfc3339_us(at, &env->version) < 0)
-			return *reason = "bad X-Shopify-Triggered-At header", -1;
-		env->has_version = true;
-	} else if (take_version(env, json_path(b, "updated_at")) < 0) {
-		return *reason = "bad updated_at", -1;
+		if (rfc3339_us(at, &env->version) == 0)
+			env->has_version = true;
+		else
+			note(env, "X-Shopify-Triggered-At", "not an RFC 3339 time");
+	} else {
+		optional(env, take_version(env, json_path(b, "updated_at")), "updated_at", &version_why);
 	}
 	return 0;
 }
@@ -426,6 +465,7 @@ extract_slack(const request_view *req, envelope *env, const char **reason)
 	form f = {NULL, 0};
 	json_object *b = NULL;
 	const form_param *p;
+	const char *why = NULL;
 	int rc = -1;
 
 	if (is_form(req)) {
@@ -435,17 +475,18 @@ extract_slack(const request_view *req, envelope *env, const char **reason)
 			b = parse_object((const unsigned char *)p->value, p->value_len);
 			if (b == NULL)
 				BAD("payload is not a JSON object");
-			if (take_json(&env->event_id, json_path(b, "trigger_id"), false) != 0)
-				BAD("no event id");
-			if (take_json(&env->event_type, json_path(b, "type"), false) < 0)
-				BAD("bad event type");
+			if (need_id(take_json(&env->event_id, json_path(b, "trigger_id"), false, &why), &why,
+				    reason) < 0)
+				goto out;
+			optional(env, take_json(&env->event_type, json_path(b, "type"), false, &why), "type",
+				 &why);
 		} else {
-			if ((p = form_get(&f, "trigger_id")) == NULL ||
-			    take(&env->event_id, p->value, p->value_len) < 0)
+			if ((p = form_get(&f, "trigger_id")) == NULL)
 				BAD("no event id");
-			if ((p = form_get(&f, "command")) != NULL &&
-			    take(&env->event_type, p->value, p->value_len) < 0)
-				BAD("bad event type");
+			if (need_id(take(&env->event_id, p->value, p->value_len, &why), &why, reason) < 0)
+				goto out;
+			if ((p = form_get(&f, "command")) != NULL)
+				optional(env, take(&env->event_type, p->value, p->value_len, &why), "type", &why);
 		}
 		rc = 0;
 		goto out;
@@ -458,7 +499,7 @@ extract_slack(const request_view *req, envelope *env, const char **reason)
 
 		if (type != NULL && json_object_is_type(type, json_type_string) &&
 		    strcmp(json_object_get_string(type), "url_verification") == 0) {
-			if (take_json(&env->challenge, json_path(b, "challenge"), false) != 0)
+			if (take_json(&env->challenge, json_path(b, "challenge"), false, &why) != 0)
 				BAD("bad challenge");
 			env->event_id = xstrdup("url_verification");
 			env->event_type = xstrdup("url_verification");
@@ -466,12 +507,10 @@ extract_slack(const request_view *req, envelope *env, const char **reason)
 			goto out;
 		}
 	}
-	if (take_json(&env->event_id, json_path(b, "event_id"), false) != 0)
-		BAD("no event id");
-	if (take_json(&env->event_type, json_path(b, "event.type"), false) < 0)
-		BAD("bad event type");
-	if (take_version(env, json_path(b, "event_time")) < 0)
-		BAD("bad event_time");
+	if (need_id(take_json(&env->event_id, json_path(b, "event_id"), false, &why), &why, reason) < 0)
+		goto out;
+	optional(env, take_json(&env->event_type, json_path(b, "event.type"), false, &why), "type", &why);
+	optional(env, take_version(env, json_path(b, "event_time")), "event_time", &version_why);
 	rc = 0;
 out:
 	form_release(&f);
@@ -493,20 +532,23 @@ extract_twilio(const request_view *req, envelope *env, const char **reason)
 	form f = {NULL, 0};
 	json_object *b = NULL;
 	const form_param *sid = NULL, *status = NULL;
+	const char *why = NULL;
 	int rc = -1, hrc;
 	size_t which = 0;
 
-	hrc = take_header(&env->event_id, req, "I-Twilio-Idempotency-Token");
-	if (hrc < 0)
-		BAD("bad I-Twilio-Idempotency-Token header");
+	hrc = take_header(&env->event_id, req, "I-Twilio-Idempotency-Token", &why);
+	if (hrc < 0 && need_id(hrc, &why, reason) < 0)
+		goto out;
 	if (req->body_len > 0 && (req->body[0] == '{' || req->body[0] == '[')) {
 		b = parse_json(req->body, req->body_len);
-		if (b == NULL)
+		if (b == NULL && hrc > 0)
 			BAD("body is not JSON");
-		if (hrc > 0 && take_json(&env->event_id, json_path(b, "id"), false) != 0)
-			BAD("no event id");
-		if (take_json(&env->event_type, json_path(b, "type"), false) < 0)
-			BAD("bad event type");
+		if (b == NULL)
+			note(env, "body", "not JSON");
+		if (hrc > 0 && need_id(take_json(&env->event_id, json_path(b, "id"), false, &why), &why,
+				       reason) < 0)
+			goto out;
+		optional(env, take_json(&env->event_type, json_path(b, "type"), false, &why), "type", &why);
 		if (env->event_type == NULL)
 			env->event_type = xstrdup("twilio.event");
 		rc = 0;
@@ -520,19 +562,21 @@ extract_twilio(const request_view *req, envelope *env, const char **reason)
 	}
 	for (size_t i = 0; i < 3 && status == NULL; i++)
 		status = form_get(&f, statuses[i]);
-	if (sid != NULL && take(&env->object_id, sid->value, sid->value_len) < 0)
-		BAD("bad sid");
+	if (sid != NULL && take(&env->object_id, sid->value, sid->value_len, &why) < 0) {
+		note(env, "object id", why);
+		sid = NULL;
+	}
 	if (status != NULL) {
 		char *t = xasprintf("twilio.%.*s", (int)status->value_len, status->value);
 
-		if (take(&env->event_type, t, strlen(t)) < 0) {
-			free(t);
-			BAD("bad status");
+		if (take(&env->event_type, t, strlen(t), &why) < 0) {
+			note(env, "type", why);
+			status = NULL;
 		}
 		free(t);
-	} else {
-		env->event_type = xstrdup(sid == NULL ? "twilio.event" : which == 2 ? "twilio.call" : "twilio.message");
 	}
+	if (env->event_type == NULL)
+		env->event_type = xstrdup(sid == NULL ? "twilio.event" : which == 2 ? "twilio.call" : "twilio.message");
 	if (hrc > 0) {
 		char *id;
 		int trc;
@@ -542,10 +586,10 @@ extract_twilio(const request_view *req, envelope *env, const char **reason)
 		id = status != NULL ? xasprintf("%s:%.*s", env->object_id, (int)status->value_len,
 						status->value)
 				    : xstrdup(env->object_id);
-		trc = take(&env->event_id, id, strlen(id));
+		trc = take(&env->event_id, id, strlen(id), &why);
 		free(id);
-		if (trc < 0)
-			BAD("no event id");
+		if (need_id(trc, &why, reason) < 0)
+			goto out;
 	}
 	rc = 0;
 out:
@@ -557,12 +601,13 @@ out:
 static int
 extract_gitlab(const request_view *req, json_object *b, envelope *env, const char **reason)
 {
-	if (take_header(&env->event_id, req, "X-Gitlab-Event-UUID") != 0)
-		return *reason = "no event id", -1;
-	if (take_header(&env->event_type, req, "X-Gitlab-Event") < 0)
-		return *reason = "bad event type", -1;
-	if (take_json(&env->object_id, json_path(b, "object_attributes.id"), true) < 0)
-		return *reason = "bad object id", -1;
+	const char *why = NULL;
+
+	if (need_id(take_header(&env->event_id, req, "X-Gitlab-Event-UUID", &why), &why, reason) < 0)
+		return -1;
+	optional(env, take_header(&env->event_type, req, "X-Gitlab-Event", &why), "type", &why);
+	optional(env, take_json(&env->object_id, json_path(b, "object_attributes.id"), true, &why),
+		 "object id", &why);
 	return 0;
 }
 
@@ -571,26 +616,29 @@ static int
 extract_hmac(const hmac_conf *h, const request_view *req, json_object *b, envelope *env,
 	     const char **reason)
 {
+	const char *why = NULL;
 	int rc = 1;
 
 	if (h->id_header != NULL)
-		rc = take_header(&env->event_id, req, h->id_header);
-	if (rc > 0 && h->id_field != NULL)
-		rc = take_json(&env->event_id, json_path(b, h->id_field), true);
-	if (rc != 0)
-		return *reason = "no event id", -1;
+		rc = take_header(&env->event_id, req, h->id_header, &why);
+	if (rc > 0 && h->id_field != NULL) {
+		if (b == NULL)
+			return *reason = "body is not a JSON object", -1;
+		rc = take_json(&env->event_id, json_path(b, h->id_field), true, &why);
+	}
+	if (need_id(rc, &why, reason) < 0)
+		return -1;
 	rc = 1;
 	if (h->type_header != NULL)
-		rc = take_header(&env->event_type, req, h->type_header);
+		rc = take_header(&env->event_type, req, h->type_header, &why);
 	if (rc > 0 && h->type_field != NULL)
-		rc = take_json(&env->event_type, json_path(b, h->type_field), false);
-	if (rc < 0)
-		return *reason = "bad event type", -1;
-	if (h->object_field != NULL &&
-	    take_json(&env->object_id, json_path(b, h->object_field), true) < 0)
-		return *reason = "bad object id", -1;
-	if (h->version_field != NULL && take_version(env, json_path(b, h->version_field)) < 0)
-		return *reason = "bad version", -1;
+		rc = take_json(&env->event_type, json_path(b, h->type_field), false, &why);
+	optional(env, rc, "type", &why);
+	if (h->object_field != NULL)
+		optional(env, take_json(&env->object_id, json_path(b, h->object_field), true, &why),
+			 "object id", &why);
+	if (h->version_field != NULL)
+		optional(env, take_version(env, json_path(b, h->version_field)), "version", &version_why);
 	return 0;
 }
 
@@ -629,8 +677,13 @@ envelope_extract(const endpoint_conf *ep, const request_view *req, envelope *env
 		} else {
 			b = parse_object(req->body, req->body_len);
 		}
+		/*
+		 * Where the event id is a header, a body that is not JSON only
+		 * loses the fields read from it; where the id is in the body, the
+		 * extractor refuses it.
+		 */
 		if (b == NULL)
-			BAD("body is not a JSON object");
+			note(env, "body", "not a JSON object");
 	}
 	switch (ep->provider) {
 	case PROVIDER_STRIPE:
@@ -658,9 +711,9 @@ envelope_extract(const endpoint_conf *ep, const request_view *req, envelope *env
 	case PROVIDER_SLACK:
 	case PROVIDER_TWILIO:
 	case PROVIDER__COUNT:
-		BAD("unknown provider");
+		*reason = "unknown provider";
+		break;
 	}
-out:
 	json_object_put(b);
 	return rc;
 }
@@ -672,5 +725,6 @@ envelope_release(envelope *env)
 	free(env->event_type);
 	free(env->object_id);
 	free(env->challenge);
+	free(env->note);
 	memset(env, 0, sizeof(*env));
 }

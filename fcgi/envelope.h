@@ -25,12 +25,23 @@ typedef struct envelope {
 	 * answered with it and nothing is stored.  NULL otherwise.
 	 */
 	char *challenge;
+	/*
+	 * What did not parse, e.g. "type: over 255 bytes; version: not an
+	 * integer or RFC 3339 time" (that field is NULL); NULL when all did.
+	 * Built from static texts only, so it is safe to log.
+	 */
+	char *note;
 } envelope;
+
+/* an event id, type or object id is at most this many bytes */
+#define ENVELOPE_FIELD_MAX 255
 
 /*
  * Fill *env from the request.  Returns 0 on success; -1 with a static
- * reason ("no event id", "body is not a JSON object", ...) for a 400.
- * The caller releases *env with envelope_release in every case.
+ * reason ("no event id", "event id over 255 bytes", ...) for a 400: only
+ * the delivery key (the event id) can refuse a signed event.  A type,
+ * object id or version that does not parse is left NULL and described in
+ * env->note.  The caller releases *env with envelope_release in every case.
  */
 int envelope_extract(const endpoint_conf *ep, const request_view *req, envelope *env,
 		     const char **reason);
