@@ -42,6 +42,9 @@ struct conf {
 	worker_conf worker;
 	/* parse state */
 	FILE *fp;
+	char *line; /* the physical line being read (getline's buffer) */
+	size_t line_cap;
+	char section[128]; /* the section that line is in */
 	int lineno;
 	bool failed;
 	char *err;
@@ -482,34 +485,97 @@ on_item(void *user, const char *section, const char *name, const char *value)
 	return 0;
 }
 
-/* fgets-like reader that counts lines for messages */
+static char *
+trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r' || e[-1] == '\n'))
+		e--;
+	*e = '\0';
+	return s;
+}
+
+/*
+ * A "key = value" line longer than libinih's line buffer (200 bytes in
+ * Debian's build: a long conninfo, events list or public_url would be cut
+ * in two and fail with a nonsense error), split as libinih splits lines:
+ * the first '=' or ':', an inline comment after " ;", blanks trimmed.
+ */
+static void
+long_item(conf *c, char *line)
+{
+	char *p = trim(line), *sep, *v;
+
+	if (*p == '\0' || *p == ';' || *p == '#')
+		return;
+	if (*p == '[') {
+		conf_error(c, "section name too long");
+		return;
+	}
+	sep = p + strcspn(p, "=:");
+	if (*sep == '\0') {
+		conf_error(c, "syntax error (expected [section] or key = value)");
+		return;
+	}
+	*sep = '\0';
+	v = sep + 1;
+	for (char *q = v; *q != '\0'; q++) {
+		if (*q == ';' && (q == v || q[-1] == ' ' || q[-1] == '\t')) {
+			*q = '\0';
+			break;
+		}
+	}
+	if (!on_item(c, c->section, trim(p), trim(v)) && !c->failed)
+		conf_error(c, "syntax error (expected [section] or key = value)");
+}
+
+/*
+ * fgets-like reader for libinih that counts lines for messages and takes
+ * lines of any length: one that does not fit libinih's buffer is parsed
+ * here (long_item) and libinih is handed an empty line instead.
+ */
 static char *
 read_line(char *str, int num, void *stream)
 {
 	conf *c = stream;
-	char *r = fgets(str, num, c->fp);
-	const char *p = str, *e;
+	ssize_t n = getline(&c->line, &c->line_cap, c->fp);
+	const char *p, *e;
 
-	if (r == NULL)
+	if (n < 0 || num < 2)
 		return NULL;
 	c->lineno++;
 	/*
 	 * libinih reports a section only with its first key; see headers here
 	 * so that a bad or empty section is reported at its own line.
 	 */
+	p = c->line;
 	while (*p == ' ' || *p == '\t')
 		p++;
 	if (*p == '[' && (e = strchr(p, ']')) != NULL) {
-		char sec[128];
-		size_t n = (size_t)(e - p - 1);
+		size_t len = (size_t)(e - p - 1);
 
-		if (n < sizeof(sec)) {
-			memcpy(sec, p + 1, n);
-			sec[n] = '\0';
-			on_item(c, sec, NULL, NULL);
+		if (len < sizeof(c->section)) {
+			memcpy(c->section, p + 1, len);
+			c->section[len] = '\0';
+			on_item(c, c->section, NULL, NULL);
 		}
 	}
-	return r;
+	if ((size_t)n < (size_t)num && strlen(c->line) == (size_t)n) {
+		memcpy(str, c->line, (size_t)n + 1);
+		return str;
+	}
+	/* longer than libinih's buffer (or holding a NUL byte) */
+	if (strlen(c->line) != (size_t)n)
+		conf_error(c, "NUL byte in the configuration file");
+	else
+		long_item(c, c->line);
+	str[0] = '\n';
+	str[1] = '\0';
+	return str;
 }
 
 static secret_set *
@@ -646,6 +712,8 @@ conf_load(const char *path, char *errbuf, size_t errlen)
 	rc = ini_parse_stream(read_line, c, on_item, c);
 	fclose(c->fp);
 	c->fp = NULL;
+	free(c->line);
+	c->line = NULL;
 	if (c->failed)
 		goto fail;
 	if (rc != 0) {
