@@ -18,6 +18,7 @@
 #include "envelope.h"
 
 #include "form.h"
+#include "jscan.h"
 #include "utf8.h"
 #include "xalloc.h"
 
@@ -27,7 +28,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include <json.h>
 
 #define JSON_DEPTH_MAX 64
 #define FIELD_MAX ENVELOPE_FIELD_MAX
@@ -131,95 +131,85 @@ need_id(int rc, const char *const *whyp, const char **reason)
 
 /* ---- JSON ---- */
 
-/*
- * Parse the whole body as one JSON value; trailing whitespace is allowed,
- * anything else after the value is not.  NULL when it is not JSON.
- */
-static json_object *
+/* a value read from the body, or none (absent, or no body to read) */
+typedef struct jval {
+	bool present;
+	jscan_value v;
+} jval;
+
+static const jval no_value = {false, {JSCAN_NULL, NULL, 0}};
+
+/* the whole body as one JSON value; !present when it is not JSON */
+static jval
 parse_json(const unsigned char *body, size_t len)
 {
-	json_tokener *tok;
-	json_object *obj;
-	size_t end;
+	jval j = no_value;
 
-	if (len == 0 || len > INT_MAX)
-		return NULL;
-	tok = json_tokener_new_ex(JSON_DEPTH_MAX);
-	if (tok == NULL)
-		return NULL;
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-	obj = json_tokener_parse_ex(tok, (const char *)body, (int)len);
-	if (obj != NULL && json_tokener_get_error(tok) == json_tokener_success) {
-		end = json_tokener_get_parse_end(tok);
-		for (; end < len; end++) {
-			if (body[end] != ' ' && body[end] != '\t' && body[end] != '\n' && body[end] != '\r')
-				break;
-		}
-		if (end < len) {
-			json_object_put(obj);
-			obj = NULL;
-		}
-	} else if (obj != NULL) {
-		json_object_put(obj);
-		obj = NULL;
-	}
-	json_tokener_free(tok);
-	return obj;
+	j.present = jscan_parse((const char *)body, len, JSON_DEPTH_MAX, &j.v) == 0;
+	return j;
 }
 
-static json_object *
+static jval
 parse_object(const unsigned char *body, size_t len)
 {
-	json_object *o = parse_json(body, len);
+	jval j = parse_json(body, len);
 
-	if (o != NULL && !json_object_is_type(o, json_type_object)) {
-		json_object_put(o);
-		return NULL;
-	}
-	return o;
+	if (j.present && j.v.type != JSCAN_OBJECT)
+		return no_value;
+	return j;
 }
 
-/* the value at a dotted path ("data.object.id") of nested objects, or NULL */
-static json_object *
-json_path(json_object *o, const char *path)
+/* the value at a dotted path ("data.object.id") of nested objects */
+static jval
+json_path(const jval *o, const char *path)
 {
-	while (o != NULL && json_object_is_type(o, json_type_object)) {
-		size_t n = strcspn(path, ".");
-		char key[FIELD_MAX + 1];
-		json_object *next;
+	jval cur = *o;
 
-		if (n > FIELD_MAX)
-			return NULL;
-		memcpy(key, path, n);
-		key[n] = '\0';
-		if (!json_object_object_get_ex(o, key, &next))
-			return NULL;
+	while (cur.present && cur.v.type == JSCAN_OBJECT) {
+		size_t n = strcspn(path, ".");
+		jscan_value next;
+
+		if (jscan_member(&cur.v, path, n, &next) < 0)
+			return no_value;
+		cur.v = next;
 		if (path[n] == '\0')
-			return next;
-		o = next;
+			return cur;
 		path += n + 1;
 	}
-	return NULL;
+	return no_value;
+}
+
+/* a string value, unescaped; false when v is not one or holds a lone surrogate */
+static bool
+json_text(jval v, char **out, size_t *len)
+{
+	return v.present && jscan_string(&v.v, out, len) == 0;
 }
 
 /*
- * *out = the string (or, with numbers, the integer as decimal text) at
- * v.  Returns 1 when v is NULL or JSON null, 0 on success, -1 for another
+ * *out = the string at v, or with numbers an integer's exact source text
+ * (all its digits: JSON.parse keeps them apart, and so do we).  Returns 1
+ * when v is absent or JSON null, 0 on success, -1 (and *why) for another
  * type or an untame string.
  */
 static int
-take_json(char **out, json_object *v, bool numbers, const char **why)
+take_json(char **out, jval v, bool numbers, const char **why)
 {
-	char buf[32];
+	char *text;
+	size_t len;
+	int rc;
 
-	if (v == NULL || json_object_is_type(v, json_type_null))
+	if (!v.present || v.v.type == JSCAN_NULL)
 		return 1;
-	if (json_object_is_type(v, json_type_string))
-		return take(out, json_object_get_string(v), (size_t)json_object_get_string_len(v), why);
-	if (numbers && json_object_is_type(v, json_type_int)) {
-		snprintf(buf, sizeof(buf), "%lld", (long long)json_object_get_int64(v));
-		return take(out, buf, strlen(buf), why);
+	if (v.v.type == JSCAN_STRING) {
+		if (jscan_string(&v.v, &text, &len) < 0)
+			return *why = WHY_UNTAME, -1; /* a lone surrogate */
+		rc = take(out, text, len, why);
+		free(text);
+		return rc;
 	}
+	if (numbers && jscan_is_integer(&v.v))
+		return take(out, v.v.p, v.v.len, why);
 	*why = WHY_TYPE;
 	return -1;
 }
@@ -298,23 +288,49 @@ rfc3339_us(const char *s, int64_t *out)
 	return 0;
 }
 
+/* an integer's source text as int64; -1 when out of range */
+static int
+integer_value(const jscan_value *v, int64_t *out)
+{
+	const char *p = v->p, *end = v->p + v->len;
+	bool neg = *p == '-';
+	uint64_t limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX, n = 0;
+
+	for (p += neg; p < end; p++) {
+		unsigned d = (unsigned)(*p - '0');
+
+		if (n > (limit - d) / 10)
+			return -1;
+		n = n * 10 + d;
+	}
+	*out = neg ? (int64_t)(0 - n) : (int64_t)n;
+	return 0;
+}
+
 /* version from an integer (as is) or an RFC 3339 string (microseconds); 1 if absent */
 static int
-take_version(envelope *env, json_object *v)
+take_version(envelope *env, jval v)
 {
-	if (v == NULL || json_object_is_type(v, json_type_null))
+	char *text;
+	size_t len;
+	int rc;
+
+	if (!v.present || v.v.type == JSCAN_NULL)
 		return 1;
-	if (json_object_is_type(v, json_type_int)) {
-		env->version = json_object_get_int64(v);
+	if (jscan_is_integer(&v.v)) {
+		if (integer_value(&v.v, &env->version) < 0)
+			return -1;
 		env->has_version = true;
 		return 0;
 	}
-	if (json_object_is_type(v, json_type_string) &&
-	    rfc3339_us(json_object_get_string(v), &env->version) == 0) {
-		env->has_version = true;
-		return 0;
-	}
-	return -1;
+	if (!json_text(v, &text, &len))
+		return -1;
+	rc = strlen(text) == len ? rfc3339_us(text, &env->version) : -1;
+	free(text);
+	if (rc < 0)
+		return -1;
+	env->has_version = true;
+	return 0;
 }
 
 static bool
@@ -344,11 +360,11 @@ static const body_fields stripe_fields = {"id", "type", "data.object.id", "creat
 static const body_fields paddle_fields = {"event_id", "event_type", "data.id", "occurred_at"};
 
 static int
-extract_fields(json_object *b, const body_fields *f, envelope *env, const char **reason)
+extract_fields(const jval *b, const body_fields *f, envelope *env, const char **reason)
 {
 	const char *why = NULL;
 
-	if (b == NULL)
+	if (!b->present)
 		return *reason = "body is not a JSON object", -1;
 	if (need_id(take_json(&env->event_id, json_path(b, f->id), false, &why), &why, reason) < 0)
 		return -1;
@@ -365,13 +381,13 @@ extract_fields(json_object *b, const body_fields *f, envelope *env, const char *
  * "issue"); events without such an object ("push") have none.
  */
 static int
-extract_github(const request_view *req, json_object *b, envelope *env, const char **reason)
+extract_github(const request_view *req, const jval *b, envelope *env, const char **reason)
 {
 	const char *ev = req->header(req->ctx, "X-GitHub-Event");
-	json_object *action = json_path(b, "action"), *obj;
+	jval obj, id;
 	const char *why = NULL;
-	char key[FIELD_MAX + 1];
-	size_t n;
+	char key[FIELD_MAX + 1], *action;
+	size_t n, alen;
 
 	if (need_id(take_header(&env->event_id, req, "X-GitHub-Delivery", &why), &why, reason) < 0)
 		return -1;
@@ -382,31 +398,34 @@ extract_github(const request_view *req, json_object *b, envelope *env, const cha
 		note(env, "type", why);
 		return 0;
 	}
-	if (action != NULL && json_object_is_type(action, json_type_string)) {
-		char *t = xasprintf("%s.%s", ev, json_object_get_string(action));
+	if (json_text(json_path(b, "action"), &action, &alen)) {
+		char *t = xasprintf("%s.%s", ev, action);
 		char *with_action = NULL;
 
-		if (take(&with_action, t, strlen(t), &why) == 0) {
+		if (strlen(action) == alen && take(&with_action, t, strlen(t), &why) == 0) {
 			free(env->event_type);
 			env->event_type = with_action;
 		} else {
-			note(env, "type action", why);
+			note(env, "type action", strlen(action) == alen ? why : WHY_UNTAME);
 		}
 		free(t);
+		free(action);
 	}
 	memcpy(key, ev, n + 1);
 	obj = json_path(b, key);
-	if ((obj == NULL || !json_object_is_type(obj, json_type_object)) && n > 1 && key[n - 1] == 's') {
+	if ((!obj.present || obj.v.type != JSCAN_OBJECT) && n > 1 && key[n - 1] == 's') {
 		key[n - 1] = '\0';
 		obj = json_path(b, key);
 	}
-	if (obj != NULL && json_object_is_type(obj, json_type_object))
-		optional(env, take_json(&env->object_id, json_path(obj, "id"), true, &why), "object id", &why);
+	if (obj.present && obj.v.type == JSCAN_OBJECT) {
+		id = json_path(&obj, "id");
+		optional(env, take_json(&env->object_id, id, true, &why), "object id", &why);
+	}
 	return 0;
 }
 
 static int
-extract_standard(const endpoint_conf *ep, const request_view *req, json_object *b, envelope *env,
+extract_standard(const endpoint_conf *ep, const request_view *req, const jval *b, envelope *env,
 		 const char **reason)
 {
 	const char *first = ep->provider == PROVIDER_SVIX ? "svix-id" : "webhook-id";
@@ -427,7 +446,7 @@ extract_standard(const endpoint_conf *ep, const request_view *req, json_object *
 }
 
 static int
-extract_shopify(const request_view *req, json_object *b, envelope *env, const char **reason)
+extract_shopify(const request_view *req, const jval *b, envelope *env, const char **reason)
 {
 	const char *at = req->header(req->ctx, "X-Shopify-Triggered-At");
 	const char *why = NULL;
@@ -463,7 +482,8 @@ static int
 extract_slack(const request_view *req, envelope *env, const char **reason)
 {
 	form f = {NULL, 0};
-	json_object *b = NULL;
+	jval body;
+	const jval *b = &body;
 	const form_param *p;
 	const char *why = NULL;
 	int rc = -1;
@@ -472,8 +492,8 @@ extract_slack(const request_view *req, envelope *env, const char **reason)
 		if (form_parse((const char *)req->body, req->body_len, &f) < 0)
 			BAD("too many form parameters");
 		if ((p = form_get(&f, "payload")) != NULL) {
-			b = parse_object((const unsigned char *)p->value, p->value_len);
-			if (b == NULL)
+			body = parse_object((const unsigned char *)p->value, p->value_len);
+			if (!body.present)
 				BAD("payload is not a JSON object");
 			if (need_id(take_json(&env->event_id, json_path(b, "trigger_id"), false, &why), &why,
 				    reason) < 0)
@@ -491,14 +511,18 @@ extract_slack(const request_view *req, envelope *env, const char **reason)
 		rc = 0;
 		goto out;
 	}
-	b = parse_object(req->body, req->body_len);
-	if (b == NULL)
+	body = parse_object(req->body, req->body_len);
+	if (!body.present)
 		BAD("body is not a JSON object");
 	{
-		json_object *type = json_path(b, "type");
+		char *type = NULL;
+		size_t tlen = 0;
+		bool verification = json_text(json_path(b, "type"), &type, &tlen) &&
+				    tlen == strlen("url_verification") &&
+				    memcmp(type, "url_verification", tlen) == 0;
 
-		if (type != NULL && json_object_is_type(type, json_type_string) &&
-		    strcmp(json_object_get_string(type), "url_verification") == 0) {
+		free(type);
+		if (verification) {
 			if (take_json(&env->challenge, json_path(b, "challenge"), false, &why) != 0)
 				BAD("bad challenge");
 			env->event_id = xstrdup("url_verification");
@@ -514,7 +538,6 @@ extract_slack(const request_view *req, envelope *env, const char **reason)
 	rc = 0;
 out:
 	form_release(&f);
-	json_object_put(b);
 	return rc;
 }
 
@@ -530,7 +553,8 @@ extract_twilio(const request_view *req, envelope *env, const char **reason)
 	static const char *const sids[] = {"MessageSid", "SmsSid", "CallSid"};
 	static const char *const statuses[] = {"MessageStatus", "SmsStatus", "CallStatus"};
 	form f = {NULL, 0};
-	json_object *b = NULL;
+	jval body;
+	const jval *b = &body;
 	const form_param *sid = NULL, *status = NULL;
 	const char *why = NULL;
 	int rc = -1, hrc;
@@ -540,10 +564,10 @@ extract_twilio(const request_view *req, envelope *env, const char **reason)
 	if (hrc < 0 && need_id(hrc, &why, reason) < 0)
 		goto out;
 	if (req->body_len > 0 && (req->body[0] == '{' || req->body[0] == '[')) {
-		b = parse_json(req->body, req->body_len);
-		if (b == NULL && hrc > 0)
+		body = parse_json(req->body, req->body_len);
+		if (!body.present && hrc > 0)
 			BAD("body is not JSON");
-		if (b == NULL)
+		if (!body.present)
 			note(env, "body", "not JSON");
 		if (hrc > 0 && need_id(take_json(&env->event_id, json_path(b, "id"), false, &why), &why,
 				       reason) < 0)
@@ -594,12 +618,11 @@ extract_twilio(const request_view *req, envelope *env, const char **reason)
 	rc = 0;
 out:
 	form_release(&f);
-	json_object_put(b);
 	return rc;
 }
 
 static int
-extract_gitlab(const request_view *req, json_object *b, envelope *env, const char **reason)
+extract_gitlab(const request_view *req, const jval *b, envelope *env, const char **reason)
 {
 	const char *why = NULL;
 
@@ -613,7 +636,7 @@ extract_gitlab(const request_view *req, json_object *b, envelope *env, const cha
 
 /* generic HMAC endpoints: each field from a header or a dotted JSON path */
 static int
-extract_hmac(const hmac_conf *h, const request_view *req, json_object *b, envelope *env,
+extract_hmac(const hmac_conf *h, const request_view *req, const jval *b, envelope *env,
 	     const char **reason)
 {
 	const char *why = NULL;
@@ -622,7 +645,7 @@ extract_hmac(const hmac_conf *h, const request_view *req, json_object *b, envelo
 	if (h->id_header != NULL)
 		rc = take_header(&env->event_id, req, h->id_header, &why);
 	if (rc > 0 && h->id_field != NULL) {
-		if (b == NULL)
+		if (!b->present)
 			return *reason = "body is not a JSON object", -1;
 		rc = take_json(&env->event_id, json_path(b, h->id_field), true, &why);
 	}
@@ -646,7 +669,9 @@ int
 envelope_extract(const endpoint_conf *ep, const request_view *req, envelope *env,
 		 const char **reason)
 {
-	json_object *b = NULL;
+	jval body = no_value;
+	const jval *b = &body;
+	form f = {NULL, 0};
 	int rc = -1;
 	bool need_json = true;
 
@@ -666,23 +691,21 @@ envelope_extract(const endpoint_conf *ep, const request_view *req, envelope *env
 	}
 	if (need_json) {
 		if (ep->provider == PROVIDER_GITHUB && is_form(req)) {
-			/* GitHub's form content type: payload=<JSON> */
-			form f = {NULL, 0};
+			/* GitHub's form content type: payload=<JSON> (body points into f) */
 			const form_param *p;
 
 			if (form_parse((const char *)req->body, req->body_len, &f) == 0 &&
 			    (p = form_get(&f, "payload")) != NULL)
-				b = parse_object((const unsigned char *)p->value, p->value_len);
-			form_release(&f);
+				body = parse_object((const unsigned char *)p->value, p->value_len);
 		} else {
-			b = parse_object(req->body, req->body_len);
+			body = parse_object(req->body, req->body_len);
 		}
 		/*
 		 * Where the event id is a header, a body that is not JSON only
 		 * loses the fields read from it; where the id is in the body, the
 		 * extractor refuses it.
 		 */
-		if (b == NULL)
+		if (!body.present)
 			note(env, "body", "not a JSON object");
 	}
 	switch (ep->provider) {
@@ -714,7 +737,7 @@ envelope_extract(const endpoint_conf *ep, const request_view *req, envelope *env
 		*reason = "unknown provider";
 		break;
 	}
-	json_object_put(b);
+	form_release(&f);
 	return rc;
 }
 
