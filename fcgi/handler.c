@@ -378,6 +378,7 @@ serve(handler *h, const http_io *io, const endpoint_conf **epp, char **challenge
 		.body_len = len,
 		.body_dedup = unsigned_delivery_id(ep),
 		.note = env.note,
+		.signed_sha256 = vr.has_signed_sha256 ? vr.signed_sha256 : NULL,
 	};
 	FAILPOINT("fcgi-before-insert");
 	o = (outcome){.status = 200, .secret_index = vr.secret_index};

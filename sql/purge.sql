@@ -33,7 +33,7 @@ with old as (
 	  from hookinbox.inbox i
 	 where i.received_at < now() - make_interval(days => :'payload_days'::integer)
 	   and i.body is not null
-	   and i.state <> 'pending'
+	   and i.state not in ('pending', 'review')
 	   and not exists (select 1 from hookinbox.action a
 			    where a.inbox_id = i.id and a.state = 'pending')
 	 limit 10000
@@ -48,7 +48,7 @@ with old as (
 	select i.id
 	  from hookinbox.inbox i
 	 where i.received_at < now() - make_interval(days => :'dedup_days'::integer)
-	   and i.state <> 'pending'
+	   and i.state not in ('pending', 'review')
 	   and not exists (select 1 from hookinbox.action a
 			    where a.inbox_id = i.id and a.state = 'pending')
 	 limit 10000

@@ -20,6 +20,7 @@ select endpoint,
        count(*) filter (where state = 'pending')    as pending,
        count(*) filter (where state = 'dispatched') as dispatched,
        count(*) filter (where state = 'unrouted')   as unrouted,
+       count(*) filter (where state = 'review')     as held_for_review,
        count(*) filter (where received_at > now() - interval '1 hour') as accepted_last_hour,
        count(*) filter (where body is null)         as body_purged,
        date_trunc('second', now() - min(received_at) filter (where state = 'pending'))
