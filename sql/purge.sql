@@ -10,6 +10,14 @@
 -- 2. Inbox rows older than dedup_days are deleted with their finished
 --    actions; a row with a pending action is kept.  Old rejection counts go
 --    too.  dedup_days must not be shorter than payload_days.
+--
+-- The delivery keys are the replay defence: once a row is deleted, a
+-- captured delivery (or a late retry) of that event is stored again.  So
+-- dedup_days may not be shorter than the replay horizon of any provider
+-- with rows in the inbox: how long it retries or lets a delivery be
+-- re-sent (stripe 3 days, paddle 3, github 3, hmac 3, shopify 2,
+-- standard 2, svix 2, gitlab 2, slack 1, twilio 1; docs/providers.md).
+-- Below that the script refuses, unless run with -v force=1.
 -- Runs in batches of 10,000 rows per statement; run it again if it reports
 -- a full batch.
 \set ON_ERROR_STOP 1
@@ -21,10 +29,28 @@
 \else
 \set dedup_days 30
 \endif
+\if :{?force}
+\else
+\set force 0
+\endif
 select (:'payload_days'::integer < 0 or :'dedup_days'::integer < :'payload_days'::integer) as bad \gset
 \if :bad
 \echo 'purge.sql: need 0 <= payload_days <= dedup_days'
 \quit
+\endif
+
+-- the replay horizon of each provider, in days (docs/providers.md)
+select coalesce(string_agg(f.provider || ' (' || f.days || ' days)', ', ' order by f.provider), '') as too_short
+  from (values ('stripe', 3), ('paddle', 3), ('github', 3), ('hmac', 3), ('shopify', 2),
+	       ('standard', 2), ('svix', 2), ('gitlab', 2), ('slack', 1), ('twilio', 1)) f(provider, days)
+ where f.days > :'dedup_days'::integer
+   and exists (select 1 from hookinbox.inbox i where i.provider = f.provider) \gset
+select (:'too_short' <> '' and :'force' <> '1') as refuse \gset
+\if :refuse
+select set_config('hookinbox.purge_refused', 'purge.sql: dedup_days = ' || :'dedup_days'
+	|| ' is shorter than the replay horizon of ' || :'too_short'
+	|| ': a replayed delivery would be stored again; use -v force=1 to purge anyway', false) \g /dev/null
+do $$ begin raise exception '%', current_setting('hookinbox.purge_refused'); end $$;
 \endif
 
 begin;

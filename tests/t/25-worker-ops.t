@@ -60,7 +60,7 @@ is($t->sql("select duplicate from hookinbox.accept('shop', 'stripe', 'shop', 'de
 my (undef, $log) = WorkerHelp::worker($t, '--once');
 is(scalar(grep { $_->{event_id} eq 'y1' } $d->requests), 1, 'and is not delivered again');
 
-($rc, $out) = $t->pg->psql_file("$sql/purge.sql", vars => { payload_days => 0, dedup_days => 0 });
+($rc, $out) = $t->pg->psql_file("$sql/purge.sql", vars => { payload_days => 0, dedup_days => 0, force => 1 });
 is($rc, 0, 'purge at the dedup horizon') or diag $out;
 is($t->sql("select count(*) from hookinbox.inbox"), 0, 'old rows deleted');
 is($t->sql("select count(*) from hookinbox.action"), 0, 'with their finished actions');
