@@ -558,7 +558,10 @@ read_line(char *str, int num, void *stream)
 	if (*p == '[' && (e = strchr(p, ']')) != NULL) {
 		size_t len = (size_t)(e - p - 1);
 
-		if (len < sizeof(c->section)) {
+		if (len >= sizeof(c->section)) {
+			/* no valid name is this long; keys after it must not land elsewhere */
+			conf_error(c, "section name too long");
+		} else {
 			memcpy(c->section, p + 1, len);
 			c->section[len] = '\0';
 			on_item(c, c->section, NULL, NULL);
