@@ -1,10 +1,13 @@
 /*
  * envelope.c - the envelope fields of a verified delivery
  *
- * The body is parsed with json-c under a depth limit and UTF-8 validation
- * (JSON nested 10,000 deep is a clean 400, not a stack overflow); every
- * extracted string must be 1..255 bytes of valid UTF-8 without control
- * characters, so that what reaches the database and the log is tame.
+ * The body is checked with jscan (strict RFC 8259, well-formed UTF-8, a
+ * depth limit: JSON nested 10,000 deep is a clean error, not a stack
+ * overflow) and read as JSON.parse reads it: keys with all their bytes, the
+ * last repeated key, integers as their source text, no lone surrogate
+ * replaced.  Every extracted string must be 1..255 bytes of valid UTF-8
+ * without control characters, so that what reaches the database and the
+ * log is tame.
  *
  * Only the event id (the delivery key) can refuse a signed event, with a
  * reason that says what is wrong with it.  A type, object id or version
@@ -22,12 +25,10 @@
 #include "utf8.h"
 #include "xalloc.h"
 
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
 
 #define JSON_DEPTH_MAX 64
 #define FIELD_MAX ENVELOPE_FIELD_MAX

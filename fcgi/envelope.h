@@ -2,8 +2,9 @@
  * envelope.h - the envelope fields of a verified delivery
  *
  * Reads the event id, type, object id and version/creation time from the
- * verified headers and body (json-c), per provider.  The body is parsed,
- * never re-serialised: what is stored is the exact bytes received.
+ * verified headers and body (jscan.h: as JSON.parse reads them), per
+ * provider.  The body is parsed, never re-serialised: what is stored is the
+ * exact bytes received.
  */
 #ifndef HOOKINBOX_ENVELOPE_H
 #define HOOKINBOX_ENVELOPE_H
