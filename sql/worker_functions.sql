@@ -165,6 +165,49 @@ begin
 end
 $$;
 
+-- Renew the leases of claimed actions whose call is about to start, so that
+-- every call starts under a lease that outlives its timeout.  Each renewal
+-- is guarded by the claim's lease token.  order = object: under the same
+-- advisory lock as the claim, and only while the lease has not run out
+-- (once it has, a newer sibling may have been claimed and sent); an action
+-- whose lease ran out is handed back to the claim, due now and with the
+-- attempt it never made given back.  Returns the ids renewed; the caller
+-- drops the others without calling.
+create or replace function hookinbox.renew_leases(p_ids bigint[], p_tokens uuid[], p_lease_s integer)
+returns setof bigint
+language plpgsql
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+	r record;
+begin
+	for r in
+		select a.id, a.route, a.object_id, a.ordered, a.lease_until
+		  from unnest(p_ids, p_tokens) as t(id, token)
+		  join hookinbox.action a on a.id = t.id
+		 where a.lease_token = t.token and a.state = 'pending'
+		 order by a.id
+		   for no key update of a
+	loop
+		if r.ordered and r.object_id is not null then
+			perform pg_advisory_xact_lock(hashtext(r.route), hashtext(r.object_id));
+			if r.lease_until <= clock_timestamp() then
+				update hookinbox.action a
+				   set lease_token = null, lease_until = null, due_at = now(),
+				       attempts = greatest(a.attempts - 1, 0), updated_at = now()
+				 where a.id = r.id;
+				continue;
+			end if;
+		end if;
+		update hookinbox.action a
+		   set lease_until = clock_timestamp() + make_interval(secs => p_lease_s),
+		       due_at = clock_timestamp() + make_interval(secs => p_lease_s), updated_at = now()
+		 where a.id = r.id;
+		return next r.id;
+	end loop;
+end
+$$;
+
 -- Record the outcomes of calls (parallel arrays, one element per action).
 -- Each write is guarded by the lease token of the claim that made the
 -- call: a worker whose lease expired and was taken over changes nothing.

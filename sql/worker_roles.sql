@@ -7,6 +7,7 @@ grant select, insert, update, delete on hookinbox.action, hookinbox.object_state
 grant execute on function hookinbox.action_key(text, text, text, text, text, text, text, text),
 	hookinbox.fan_out(bigint[], bigint[], text[], text[], boolean[], integer[]),
 	hookinbox.claim_actions(integer, integer, integer),
+	hookinbox.renew_leases(bigint[], uuid[], integer),
 	hookinbox.record_actions(bigint[], uuid[], text[], integer[], text[], text[], double precision[]),
 	hookinbox.action_event(bigint)
 	to hookinbox_worker, hookinbox_admin;

@@ -29,4 +29,13 @@ typedef struct claim_counts {
 int claim_run(PGconn *conn, const conf *c, int limit, job ***jobs, size_t *n, size_t *cap,
 	      claim_counts *counts, metrics *m) __attribute__((warn_unused_result));
 
+/*
+ * Renew the leases of jobs[0..n-1] (hookinbox.renew_leases(), guarded by
+ * each job's token) for lease_s seconds from now.  A renewed job gets its
+ * new lease_until_ms; a job whose lease is gone, or (order = object) ran
+ * out, gets outcome JOB_LOST and must not be called.  Returns 0, or -1 on
+ * a database error (logged; the jobs are left as they were).
+ */
+int claim_renew(PGconn *conn, job **jobs, size_t n, int lease_s) __attribute__((warn_unused_result));
+
 #endif

@@ -35,7 +35,8 @@ typedef struct job {
 	char *idem_key;
 	int attempt;		 /* this attempt, counted at claim time (1-based) */
 	int max_attempts;
-	double age_s;		 /* seconds since the action was made */
+	double age_s;		 /* seconds since the action's retry window opened */
+	int64_t lease_until_ms;	 /* the lease ends no earlier than this (clock_mono ms) */
 	char *event_id;
 	char *event_type;	 /* may be NULL */
 	char *object_id;	 /* may be NULL */

@@ -60,6 +60,7 @@ typedef struct options {
 
 typedef struct counters {
 	long fanned_out, unrouted, actions, sent, done, retry, parked, stale, lost;
+	long renewed; /* leases renewed before a call */
 	int64_t fanout_us, claim_us, record_us; /* time in the database, by step */
 } counters;
 
@@ -302,9 +303,11 @@ decide(worker *w, job *j)
 	call_class cls;
 	double delay;
 
+	if (j->outcome == JOB_LOST)
+		return; /* the lease was lost: nothing of ours to record */
 	if (j->route != NULL && j->route->handler != NULL) {
-		if (j->outcome == JOB_DONE || j->outcome == JOB_LOST)
-			return; /* sqlfn.c recorded it, or the lease was lost */
+		if (j->outcome == JOB_DONE)
+			return; /* sqlfn.c recorded it */
 		cls = CALL_RETRY;
 	} else if (j->outcome == JOB_PARK) {
 		return; /* decided before any call (payload purged) */
@@ -395,15 +398,64 @@ finished(worker *w, job *j)
 }
 
 /*
+ * Lease a job needs left to start its call: the route's timeout plus a
+ * margin to record the outcome (1 s, less when the lease is short).
+ */
+static int64_t
+lease_needed_ms(const worker *w, const job *j)
+{
+	int64_t t = (int64_t)j->route->timeout * 1000;
+	int64_t margin = ((int64_t)conf_worker(w->c)->lease * 1000 - t) / 2;
+
+	return t + (margin < 1000 ? margin : 1000);
+}
+
+static bool
+lease_short(const worker *w, const job *j, int64_t now)
+{
+	return j->route != NULL && j->body != NULL && j->outcome != JOB_LOST &&
+	       now + lease_needed_ms(w, j) > j->lease_until_ms;
+}
+
+/*
+ * Renew, in one statement, the leases of the claimed jobs too short for
+ * their call; jobs whose lease is gone come back JOB_LOST.  The connection
+ * must be free.
+ */
+static void
+renew_leases(worker *w)
+{
+	int64_t now = now_ms();
+	job **short_jobs = xcalloc(w->n_claimed + 1, sizeof(*short_jobs));
+	size_t n = 0;
+
+	for (size_t i = 0; i < w->n_claimed; i++)
+		if (lease_short(w, w->claimed[i], now))
+			short_jobs[n++] = w->claimed[i];
+	if (n > 0 && claim_renew(w->conn, short_jobs, n, conf_worker(w->c)->lease) != 0) {
+		if (db_lost(w->conn))
+			w->db_failed = true;
+	} else {
+		for (size_t i = 0; i < n; i++)
+			w->n.renewed += short_jobs[i]->outcome != JOB_LOST;
+	}
+	free(short_jobs);
+}
+
+/*
  * Start claimed jobs while a call slot is free, or carry them out at once
  * (SQL handlers, jobs that cannot be sent); the rest wait in w->claimed
  * for the next slot.  Claiming ahead like this keeps every slot busy while
- * the worker is inside a database round trip.
+ * the worker is inside a database round trip.  A call starts only under a
+ * lease that outlives its timeout: a job whose lease is too short waits
+ * until the connection is free to renew it (guarded by its token), and is
+ * dropped uncalled when the lease is gone.
  */
 static void
-dispatch(worker *w)
+dispatch(worker *w, bool may_renew)
 {
 	size_t keep = 0;
+	bool renew = false;
 
 	for (size_t i = 0; i < w->n_claimed; i++) {
 		job *j = w->claimed[i];
@@ -415,6 +467,11 @@ dispatch(worker *w)
 			job_free(j);
 			continue;
 		}
+		if (j->outcome == JOB_LOST) {
+			snprintf(j->error, sizeof(j->error), "lease ran out before the call");
+			finished(w, j);
+			continue;
+		}
 		/* no free slot; or a handler while the connection is busy */
 		if ((call && deliver_inflight(w->dl) >= (size_t)w->concurrency) ||
 		    (!call && w->in_db)) {
@@ -422,6 +479,11 @@ dispatch(worker *w)
 			continue;
 		}
 		t0 = clock_mono_us();
+		if (lease_short(w, j, t0 / 1000)) {
+			renew = renew || (may_renew && !w->in_db);
+			w->claimed[keep++] = j;
+			continue;
+		}
 		if (j->route == NULL) {
 			snprintf(j->error, sizeof(j->error), "route \"%s\" is not configured",
 				 j->route_name);
@@ -447,6 +509,10 @@ dispatch(worker *w)
 			finished(w, j);
 	}
 	w->n_claimed = keep;
+	if (renew) {
+		renew_leases(w);
+		dispatch(w, false);
+	}
 }
 
 /* collect the calls that have finished and refill their slots */
@@ -461,7 +527,7 @@ pump(worker *w, int timeout_ms)
 			FAILPOINT("worker-after-call");
 		finished(w, w->done[i]);
 	}
-	dispatch(w);
+	dispatch(w, true);
 	w->pumping = false;
 	return got;
 }
@@ -625,6 +691,7 @@ run(worker *w)
 	int64_t start = now_ms(), next_fan = 0, next_claim = 0, last_flush = start;
 	int64_t deadline = w->opt.max_runtime ? start + w->opt.max_runtime * 1000 : 0;
 	bool stopping = false, fan_idle = false, claim_idle = false;
+	int ahead = conf_worker(w->c)->claim_ahead;
 
 	w->done = xcalloc((size_t)w->concurrency, sizeof(*w->done));
 	db_set_idle(while_in_db, w);
@@ -664,16 +731,18 @@ run(worker *w)
 		}
 
 		/*
-		 * Claim ahead: up to two more rounds of calls wait in w->claimed, so
-		 * that a fan-out or record statement of several round-trip times
-		 * (slots refill from w->claimed while it runs) does not leave slots
-		 * idle.  One round ahead measured 0.70-0.89x of the ideal rate in
-		 * the benchmark, two 0.89-0.92x, three no better.
+		 * Claim ahead: up to claim_ahead more rounds of calls wait in
+		 * w->claimed, so that a fan-out or record statement of several
+		 * round-trip times (slots refill from w->claimed while it runs) does
+		 * not leave slots idle.  One round ahead measured 0.70-0.89x of the
+		 * ideal rate in the benchmark, two 0.89-0.92x, three no better.  The
+		 * configuration keeps the rounds within the lease (conf.c).
 		 */
 		inflight = deliver_inflight(w->dl);
-		if (!stopping && now >= next_claim && w->n_claimed < 2 * (size_t)w->concurrency &&
-		    inflight + w->n_claimed < 3 * (size_t)w->concurrency) {
-			int want = 3 * w->concurrency - (int)(inflight + w->n_claimed);
+		if (!stopping && now >= next_claim &&
+		    w->n_claimed < (size_t)(ahead > 0 ? ahead : 1) * (size_t)w->concurrency &&
+		    inflight + w->n_claimed < (size_t)(ahead + 1) * (size_t)w->concurrency) {
+			int want = (ahead + 1) * w->concurrency - (int)(inflight + w->n_claimed);
 			claim_counts cc;
 
 			if (want > w->batch)
@@ -872,7 +941,7 @@ main(int argc, char **argv)
 	}
 out:
 	{
-		char b[13][24];
+		char b[15][24];
 
 		snprintf(b[0], sizeof(b[0]), "%ld", w.n.fanned_out);
 		snprintf(b[1], sizeof(b[1]), "%ld", w.n.unrouted);
@@ -887,10 +956,12 @@ out:
 		snprintf(b[10], sizeof(b[10]), "%lld", (long long)(w.n.fanout_us / 1000));
 		snprintf(b[11], sizeof(b[11]), "%lld", (long long)(w.n.claim_us / 1000));
 		snprintf(b[12], sizeof(b[12]), "%lld", (long long)(w.n.record_us / 1000));
+		snprintf(b[13], sizeof(b[13]), "%d", conf_worker(w.c)->claim_ahead);
+		snprintf(b[14], sizeof(b[14]), "%ld", w.n.renewed);
 		log_kv("summary", "fanned_out", b[0], "unrouted", b[1], "sent", b[2], "done", b[3],
 		       "retry", b[4], "parked", b[5], "stale", b[6], "lease_lost", b[7],
 		       "duration_ms", b[8], "fanout_ms", b[10], "claim_ms", b[11], "record_ms", b[12],
-		       "exit", b[9], LOG_END);
+		       "claim_ahead", b[13], "renewed", b[14], "exit", b[9], LOG_END);
 		write_metrics(&w);
 	}
 	for (size_t i = 0; i < w.n_claimed; i++)
