@@ -10,6 +10,7 @@
 #include "clock.h"
 #include "db.h"
 #include "failpoint.h"
+#include "log.h"
 #include "xalloc.h"
 
 enum {
@@ -80,10 +81,12 @@ claim_run(PGconn *conn, const conf *c, int limit, job ***jobs, size_t *n, size_t
 	static const char sql[] = "select action_id, lease_token, route, idem_key, attempts,"
 				  " max_attempts, age_s, event_id, event_type, object_id,"
 				  " content_type, body, outcome"
-				  " from hookinbox.claim_actions($1::integer, $2::integer, $3::integer)";
+				  " from hookinbox.claim_actions($1::integer, $2::integer, $3::integer,"
+				  " $4::text[])";
 	const worker_conf *w = conf_worker(c);
 	char b0[16], b1[16], b2[16];
-	const char *p[3] = {b0, b1, b2};
+	const char *p[4] = {b0, b1, b2, NULL};
+	db_array routes;
 	PGresult *r;
 	int rc = -1, got;
 	/* the server starts the lease after this: a safe lower bound for its end */
@@ -93,7 +96,12 @@ claim_run(PGconn *conn, const conf *c, int limit, job ***jobs, size_t *n, size_t
 	snprintf(b0, sizeof(b0), "%d", limit);
 	snprintf(b1, sizeof(b1), "%d", w->lease);
 	snprintf(b2, sizeof(b2), "%d", w->retry_window);
-	r = db_exec(conn, sql, 3, p);
+	/* only the routes configured here: the others are left alone */
+	db_array_init(&routes);
+	for (size_t i = 0; i < conf_route_count(c); i++)
+		db_array_add(&routes, conf_route_at(c, i)->name);
+	p[3] = db_array_get(&routes);
+	r = db_exec(conn, sql, 4, p);
 	if (db_check(conn, r, PGRES_TUPLES_OK, "claim") != 0 || PQnfields(r) != COL__COUNT)
 		goto out;
 	got = PQntuples(r);
@@ -124,6 +132,7 @@ claim_run(PGconn *conn, const conf *c, int limit, job ***jobs, size_t *n, size_t
 		FAILPOINT("worker-after-claim");
 out:
 	PQclear(r);
+	db_array_release(&routes);
 	return rc;
 }
 
@@ -181,5 +190,56 @@ out:
 	free(got);
 	db_array_release(&ids);
 	db_array_release(&tokens);
+	return rc;
+}
+
+int
+claim_release(PGconn *conn, job **jobs, size_t n)
+{
+	static const char sql[] = "select hookinbox.release_actions($1::bigint[], $2::uuid[])";
+	db_array ids, tokens;
+	const char *p[2];
+	PGresult *r;
+	int rc;
+
+	db_array_init(&ids);
+	db_array_init(&tokens);
+	for (size_t i = 0; i < n; i++) {
+		db_array_addf_int(&ids, jobs[i]->action_id);
+		db_array_add(&tokens, jobs[i]->token);
+	}
+	p[0] = db_array_get(&ids);
+	p[1] = db_array_get(&tokens);
+	r = db_exec(conn, sql, 2, p);
+	rc = db_check(conn, r, PGRES_TUPLES_OK, "release claims");
+	PQclear(r);
+	db_array_release(&ids);
+	db_array_release(&tokens);
+	return rc;
+}
+
+int
+claim_unserved(PGconn *conn, const conf *c)
+{
+	static const char sql[] = "select route, due from hookinbox.unserved_routes($1::text[])";
+	db_array routes;
+	const char *p[1];
+	PGresult *r;
+	int rc = -1;
+
+	db_array_init(&routes);
+	for (size_t i = 0; i < conf_route_count(c); i++)
+		db_array_add(&routes, conf_route_at(c, i)->name);
+	p[0] = db_array_get(&routes);
+	r = db_exec(conn, sql, 1, p);
+	if (db_check(conn, r, PGRES_TUPLES_OK, "routes not configured") != 0 || PQnfields(r) != 2)
+		goto out;
+	for (int i = 0; i < PQntuples(r); i++)
+		log_kv("route-not-configured", "route", PQgetvalue(r, i, 0), "due", PQgetvalue(r, i, 1),
+		       "note", "left alone: this worker's configuration has no such route", LOG_END);
+	rc = 0;
+out:
+	PQclear(r);
+	db_array_release(&routes);
 	return rc;
 }

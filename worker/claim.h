@@ -19,7 +19,8 @@ typedef struct claim_counts {
 } claim_counts;
 
 /*
- * Claim up to limit due actions with hookinbox.claim_actions() (one
+ * Claim up to limit due actions of the routes c configures with
+ * hookinbox.claim_actions() (one
  * statement, committed when this returns: no transaction is held while the
  * calls run).  On success returns 0 and appends the new jobs to
  * (*jobs)[*n...], growing the xrealloc'd array; the caller owns them.
@@ -37,5 +38,19 @@ int claim_run(PGconn *conn, const conf *c, int limit, job ***jobs, size_t *n, si
  * a database error (logged; the jobs are left as they were).
  */
 int claim_renew(PGconn *conn, job **jobs, size_t n, int lease_s) __attribute__((warn_unused_result));
+
+/*
+ * Hand jobs[0..n-1] back uncalled (hookinbox.release_actions(), guarded by
+ * their tokens): due now, the attempt given back.  The caller still frees
+ * the jobs.  Returns 0, or -1 on a database error (logged; their leases
+ * then expire on their own).
+ */
+int claim_release(PGconn *conn, job **jobs, size_t n) __attribute__((warn_unused_result));
+
+/*
+ * Log one line per route that has due actions but is not configured in c
+ * (this worker leaves them alone).  Returns 0, or -1 on error (logged).
+ */
+int claim_unserved(PGconn *conn, const conf *c) __attribute__((warn_unused_result));
 
 #endif

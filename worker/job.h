@@ -49,6 +49,7 @@ typedef struct job {
 	bool called;		 /* a call was started (HTTP or SQL handler) */
 	bool transport_error;	 /* no usable HTTP answer (timeout, connection...) */
 	bool timed_out;		 /* of which: the route's timeout ran out */
+	bool permanent;		 /* SQL handler: raised SQLSTATE class ZP, park at once */
 	double retry_after_s;	 /* Retry-After in seconds, or -1 */
 	char error[JOB_ERROR_MAX];	/* short, never a body or a secret */
 	char ref[JOB_REF_MAX];		/* short response reference */
