@@ -31,3 +31,7 @@ grant execute on function
 	hookinbox.find_actions(text[], bigint, text, text, text, timestamptz, timestamptz),
 	hookinbox.operate_actions(bigint[], text, text, boolean)
 	to hookinbox_admin;
+revoke execute on procedure hookinbox.purge(integer, integer, integer, bigint, bigint, bigint, bigint, bigint)
+	from hookinbox_worker, public;
+grant execute on procedure hookinbox.purge(integer, integer, integer, bigint, bigint, bigint, bigint, bigint)
+	to hookinbox_admin;
