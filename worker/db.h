@@ -1,8 +1,8 @@
 /*
  * db.h - the worker's database connection and small libpq helpers
  *
- * Only the database modules (fanout.c, claim.c, record.c, sqlfn.c) include
- * this header and libpq.
+ * Only the database modules (fanout.c, claim.c, record.c, sqlfn.c, queue.c)
+ * and the two that connect (loop.c, health.c) include this header and libpq.
  */
 #ifndef HOOKINBOX_DB_H
 #define HOOKINBOX_DB_H

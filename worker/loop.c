@@ -223,8 +223,13 @@ static void
 renew_leases(worker *w)
 {
 	job **jobs = xcalloc(w->n_claimed + 1, sizeof(*jobs));
-	size_t n = take_claimed(w, lease_short, jobs);
+	int64_t now = now_ms();
+	size_t n = 0;
 
+	/* they stay in w->claimed, in claim order; claim_renew updates them */
+	for (size_t i = 0; i < w->n_claimed; i++)
+		if (lease_short(w, w->claimed[i], now))
+			jobs[n++] = w->claimed[i];
 	if (n > 0 && claim_renew(w->conn, jobs, n, conf_worker(w->ctl->c)->lease) != 0) {
 		if (db_lost(w->conn))
 			w->db_failed = true;
@@ -232,8 +237,6 @@ renew_leases(worker *w)
 		for (size_t i = 0; i < n; i++)
 			w->n->renewed += jobs[i]->outcome != JOB_LOST;
 	}
-	for (size_t i = 0; i < n; i++)
-		push(&w->claimed, &w->n_claimed, &w->cap_claimed, jobs[i]);
 	free(jobs);
 }
 
