@@ -26,11 +26,12 @@ select i.id as inbox_id, i.endpoint, i.event_id, i.event_type, i.received_at,
 	  from hookinbox.action a
 	 where a.inbox_id = i.id
 	union all
-	select c.route, 'collapsed into action ' || c.action_id || ' (event ' || ci.event_id
-	       || ', ' || ca.state || ')', null, null, null, null
+	select c.route, 'collapsed into action ' || c.action_id
+	       || coalesce(' (event ' || ci.event_id || ', ' || ca.state || ')', ' (since purged)'),
+	       null, null, null, null
 	  from hookinbox.action_collapse c
-	  join hookinbox.action ca on ca.id = c.action_id
-	  join hookinbox.inbox ci on ci.id = ca.inbox_id
+	  left join hookinbox.action ca on ca.id = c.action_id
+	  left join hookinbox.inbox ci on ci.id = ca.inbox_id
 	 where c.inbox_id = i.id
   ) o on true
  where i.event_id = :'event_id'

@@ -57,14 +57,14 @@ db_connect(const char *conninfo, db_idle_fn idle, void *idle_arg, bool *refused)
 		 * error (authentication, role or database name), REJECT that it is
 		 * starting or stopping, NO_RESPONSE that it is not there.
 		 */
-		bool no = PQpingParams(keys, vals, 1) == PQPING_OK;
+		bool answered = PQpingParams(keys, vals, 1) == PQPING_OK;
 
 		snprintf(msg, sizeof(msg), "%s", conn ? PQerrorMessage(conn) : "out of memory");
 		msg[strcspn(msg, "\n")] = '\0';
 		log_error("could not connect to the database: %s%s", msg,
-			  no ? " (the server refused the worker: check [database] conninfo)" : "");
+			  answered ? " (the server refused the worker: check [database] conninfo)" : "");
 		if (refused != NULL)
-			*refused = no;
+			*refused = answered;
 		PQfinish(conn);
 		return NULL;
 	}

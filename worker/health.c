@@ -28,14 +28,14 @@ health_check(const conf *c, long max_pending, long max_parked)
 	const char *ev_name, *act_name, *park_name;
 	double ev_age, act_age, park_age;
 	char bad[768] = "";
-	bool no = false;
-	PGconn *conn = db_connect(conf_conninfo(c), NULL, NULL, &no);
+	bool refused_us = false;
+	PGconn *conn = db_connect(conf_conninfo(c), NULL, NULL, &refused_us);
 	int rc;
 
 	if (conn == NULL) {
-		printf(no ? "unavailable: the database refused the connection (check [database] conninfo)\n"
+		printf(refused_us ? "unavailable: the database refused the connection (check [database] conninfo)\n"
 			  : "unavailable: could not connect to the database\n");
-		return no ? EX_CONFIG : EX_TEMPFAIL;
+		return refused_us ? EX_CONFIG : EX_TEMPFAIL;
 	}
 	if (queue_snapshot_take(conn, &q) != 0) {
 		printf("unavailable: could not query the queue%s%s\n", db_refusal(conn) ? ": " : "",

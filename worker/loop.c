@@ -435,7 +435,7 @@ write_metrics(worker *w)
 	run = (metrics_run){.started = w->started_wall,
 			    .now = clock_now(),
 			    .duration_s = (double)(now_ms() - w->started_ms) / 1000.0,
-			    .ok = ok && !refused(w),
+			    .ok = ok,
 			    .fanned_out = n->fanned_out,
 			    .unrouted = n->unrouted,
 			    .sent = n->sent,
@@ -684,7 +684,7 @@ reconnect(worker *w)
 	w->conn = NULL;
 	for (;;) {
 		int64_t until = now_ms() + delay;
-		bool no = false;
+		bool refused_us = false;
 
 		while (now_ms() < until && !stop_requested(w)) {
 			if (deliver_inflight(w->dl) > 0)
@@ -694,7 +694,7 @@ reconnect(worker *w)
 		}
 		if (stop_requested(w))
 			return EX_TEMPFAIL;
-		w->conn = db_connect(conf_conninfo(w->ctl->c), while_in_db, w, &no);
+		w->conn = db_connect(conf_conninfo(w->ctl->c), while_in_db, w, &refused_us);
 		if (w->conn != NULL) {
 			w->db_failed = false;
 			if (connected(w) == 0) {
@@ -706,7 +706,7 @@ reconnect(worker *w)
 				return EX_CONFIG;
 			PQfinish(w->conn);
 			w->conn = NULL;
-		} else if (no) {
+		} else if (refused_us) {
 			return EX_CONFIG;
 		}
 		delay = delay * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS : delay * 2;
@@ -718,7 +718,7 @@ loop_run(loop_ctl *ctl)
 {
 	worker w = {.ctl = ctl, .n = &ctl->n};
 	int status = EX_OK;
-	bool no = false;
+	bool refused_us = false;
 
 	w.m = metrics_new();
 	configure(&w);
@@ -728,11 +728,11 @@ loop_run(loop_ctl *ctl)
 		w.deadline_ms = w.started_ms + ctl->max_runtime_s * 1000;
 	w.dl = deliver_new(w.concurrency);
 
-	w.conn = db_connect(conf_conninfo(ctl->c), while_in_db, &w, &no);
+	w.conn = db_connect(conf_conninfo(ctl->c), while_in_db, &w, &refused_us);
 	if (w.conn == NULL) {
 		w.db_failed = true;
-		status = no ? EX_CONFIG : EX_TEMPFAIL;
-		if (!no && ctl->loop)
+		status = refused_us ? EX_CONFIG : EX_TEMPFAIL;
+		if (!refused_us && ctl->loop)
 			status = reconnect(&w);
 	} else if (connected(&w) != 0) {
 		status = refused(&w) ? EX_CONFIG : EX_TEMPFAIL;
