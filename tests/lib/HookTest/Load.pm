@@ -42,7 +42,7 @@ sub body_for {
 sub post_until_accepted {
 	my ($self, $http, $out, $ev, $body, $u) = @_;
 	my $urls = $self->{urls};
-	my $give_up = time() + 120;
+	my $give_up = time() + 60;
 	while (1) {
 		my $url = $urls->[$u % @$urls];
 		my $r = $http->request('POST', $url, { content => $body,
