@@ -165,18 +165,22 @@ sub sum { my $s; $s += $_ for @_; return $s }
 
 # The worker's invariants against the downstream and the SQL handler:
 # every action done, one effect per idempotency key, one key per action.
-# o: sql, downstream, tag, routes (http route names), sql_table (the
-# handler's table of applied event ids, or undef), what
+# o: sql, downstream, tag, routes (http route names), sql_route and
+# sql_table (the SQL handler's route, default apply, and its table of
+# applied event ids; no table: no such route), what
 sub check_worker {
 	my (%o) = @_;
 	my ($sql, $d, $what) = @o{qw(sql downstream what)};
 	my $like = "evt\\_$o{tag}\\_%";
 	my $n = $sql->("select count(*) from hookinbox.inbox where event_id like '$like'");
-	my $nroutes = @{ $o{routes} } + ($o{sql_table} ? 1 : 0);
+	my @all = (@{ $o{routes} }, $o{sql_table} ? ($o{sql_route} // 'apply') : ());
+	my $in = join(', ', map { "'$_'" } @all);
 	is($sql->("select count(*) from hookinbox.action a join hookinbox.inbox i on i.id = a.inbox_id "
-		. "where i.event_id like '$like' and a.state = 'done'"), $n * $nroutes, "$what: every action done");
+		. "where i.event_id like '$like' and a.route in ($in) and a.state = 'done'"), $n * @all,
+		"$what: every action done");
 	my (%calls, %eff);
-	for my $r (grep { ($_->{event_id} // '') =~ /^evt_$o{tag}_/ } $d->requests) {
+	my %paths = map { ("/$_" => 1) } @{ $o{routes} };
+	for my $r (grep { ($_->{event_id} // '') =~ /^evt_$o{tag}_/ && $paths{ $_->{path} } } $d->requests) {
 		$calls{ $r->{key} }++;
 		$eff{ $r->{key} } += $r->{effect} ? 1 : 0;
 	}
@@ -193,6 +197,40 @@ sub check_worker {
 			"$what: the SQL handler applied each event once");
 	}
 	return { calls_again => $again };
+}
+
+# An ordered route (order = object, load made with objects => N): every
+# action done or stale, the downstream never got an older version of an
+# object after a newer one, and each object's newest version was applied.
+# o: sql, downstream, tag, route (its url path is /<route>), what
+sub check_order {
+	my (%o) = @_;
+	my ($sql, $d, $what, $route) = @o{qw(sql downstream what route)};
+	my $like = "evt\\_$o{tag}\\_%";
+	my $n = $sql->("select count(*) from hookinbox.inbox where event_id like '$like'");
+	is($sql->("select count(*) from hookinbox.action a join hookinbox.inbox i on i.id = a.inbox_id "
+		. "where i.event_id like '$like' and a.route = '$route' and a.state in ('done', 'stale')"), $n,
+		"$what: every ordered action done or stale");
+	my %version = map { split /\|/ } split /\n/,
+		$sql->("select event_id, event_version from hookinbox.inbox where event_id like '$like'");
+	my %object = map { split /\|/ } split /\n/,
+		$sql->("select event_id, object_id from hookinbox.inbox where event_id like '$like'");
+	my (%last, $older, %newest);
+	for my $r (grep { $_->{path} eq "/$route" && $_->{effect} && ($_->{event_id} // '') =~ /^evt_$o{tag}_/ }
+		$d->requests) {
+		my ($obj, $v) = ($object{ $r->{event_id} }, $version{ $r->{event_id} });
+		$older++ if defined $last{$obj} && $v < $last{$obj};
+		$last{$obj} = $v if !defined $last{$obj} || $v > $last{$obj};
+	}
+	is($older // 0, 0, "$what: no older version applied after a newer one");
+	for my $ev (keys %version) {
+		my $obj = $object{$ev};
+		$newest{$obj} = $version{$ev} if !defined $newest{$obj} || $version{$ev} > $newest{$obj};
+	}
+	my $applied = { map { split /\|/ } split /\n/, $sql->("select object_id, applied_version "
+		. "from hookinbox.object_state where route = '$route' and object_id like 'obj\\_$o{tag}\\_%'") };
+	is(scalar(grep { ($applied->{$_} // -1) != $newest{$_} } keys %newest), 0,
+		"$what: each object's newest version was applied (" . scalar(keys %newest) . ' objects)');
 }
 
 1;
