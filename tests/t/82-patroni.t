@@ -12,11 +12,15 @@
 # without a primary and the 503s are printed (diag).  Then the non-strict
 # synchronous mode is seen for what it is (the new primary commits alone),
 # and the old leader rejoins (pg_rewind) as the synchronous standby with
-# every acknowledged delivery.
+# every acknowledged delivery.  Last, synchronous_mode_strict: with the
+# standby lost, a delivery is not acknowledged until a standby has it.
 use strict;
 use warnings;
 use Test::More;
 use File::Temp ();
+use HTTP::Tiny;
+use JSON::PP ();
+use POSIX ();
 use Time::HiRes qw(sleep time);
 use HookTest;
 use HookTest::HA;
@@ -101,6 +105,43 @@ $p->wait_for(sub { $p->pg($old)->sql("select count(*) from hookinbox.inbox where
 is($p->pg($old)->sql("select count(*) from hookinbox.inbox where event_id like 'evt\\_pat\\_%'"), $n_new,
 	'the rejoined node has every acknowledged delivery');
 isnt($pg->sql('show synchronous_standby_names'), '', 'synchronous again');
+
+# synchronous_mode_strict: the standby is lost again, and now a commit
+# waits for a standby instead of going ahead alone, so no delivery is
+# acknowledged on one machine; it is answered once the standby is back
+$p->patch_config($new, { synchronous_mode_strict => JSON::PP::true() });
+$p->wait_for(sub { ($p->rest($new, '/config'))[1]{synchronous_mode_strict} }, 10, 'strict mode');
+sleep 2;   # a loop of each node
+$p->crash($old);
+sleep 3;   # non-strict, Patroni would have emptied synchronous_standby_names by now
+isnt($pg->sql('show synchronous_standby_names'), '', 'strict: still waiting for a synchronous standby');
+my $ans = "$dir/strict.answer";
+my $kid = fork // die "fork: $!";
+if ($kid == 0) {
+	my $body = JSON::PP::encode_json({ id => 'evt_strict_1', object => 'event', type => 'invoice.paid',
+		created => 1700000000, data => { object => { id => 'in_strict' } } });
+	my $res = HTTP::Tiny->new(timeout => 120)->request('POST', $t->url('st'), { content => $body,
+		headers => { 'Stripe-Signature' => HookTest::stripe_sig($secret, $body), 'Content-Type' => 'application/json' } });
+	open my $fh, '>', "$ans.tmp" or POSIX::_exit(2);
+	print $fh "$res->{status} " . time() . "\n";
+	close $fh;
+	rename "$ans.tmp", $ans;
+	POSIX::_exit(0);
+}
+my $sent = time();
+sleep 3;
+ok(!-e $ans, 'strict: no answer while no standby has the commit (3 s)');
+$p->rejoin($old);
+$p->wait_for(sub { -e $ans }, 90, 'the answer after the rejoin');
+waitpid $kid, 0;
+my ($status, $at) = split ' ', HookTest::slurp($ans);
+is($status, 200, 'strict: answered 2xx once the standby was back');
+diag(sprintf('strict mode: the delivery waited %.1f s for the standby to rejoin', $at - $sent));
+for my $node ($new, $old) {
+	$p->wait_for(sub { $p->pg($node)->sql("select count(*) from hookinbox.inbox where event_id = 'evt_strict_1'") == 1 },
+		30, "the strict delivery on $node");
+	pass("strict: the delivery is on $node");
+}
 $t->{httpd}->stop;
 $p->stop;
 

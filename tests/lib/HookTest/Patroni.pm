@@ -165,6 +165,15 @@ sub rest {
 	return ($r->{status}, eval { decode_json($r->{content}) });
 }
 
+# change the cluster's dynamic configuration (PATCH /config on a node)
+sub patch_config {
+	my ($self, $name, $changes) = @_;
+	my $r = $self->{http}->request('PATCH', "http://127.0.0.1:$self->{nodes}{$name}{rest}/config",
+		{ content => encode_json($changes), headers => { 'Content-Type' => 'application/json' } });
+	die "patroni: PATCH /config: $r->{status} $r->{content}\n" unless $r->{success};
+	return decode_json($r->{content});
+}
+
 # the node Patroni runs as primary (read-write), or undef
 sub leader {
 	my ($self) = @_;
