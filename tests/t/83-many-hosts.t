@@ -22,7 +22,7 @@ use HookTest::Load;
 use HookTest::Netns;
 use Downstream;
 
-plan skip_all => 'built with a sanitizer: this test exercises the network set-up, not new C paths'
+plan skip_all => 'heavy, and built with a sanitizer: the responder paths it reaches run under the sanitizers in 84'
 	if HookTest::HA::sanitized();
 if (my $why = HookTest::Netns::unavailable()) {
 	plan skip_all => "network namespaces cannot be made here: $why";

@@ -97,6 +97,13 @@ sub stop {
 	$self->{pids} = [];
 }
 
+# wait until every sender has sent its max deliveries (new with max)
+sub finish {
+	my ($self) = @_;
+	waitpid $_, 0 for @{ $self->{pids} // [] };
+	$self->{pids} = [];
+}
+
 # the attempts so far: [event, url index, status, id, duplicate, time]
 sub attempts {
 	my ($self) = @_;
