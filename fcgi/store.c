@@ -133,7 +133,7 @@ drop_connection(store *s)
 
 /*
  * A named prepared statement saves PostgreSQL the parse and plan of every
- * call: a fifth of its CPU per delivery in single-row mode (BENCHMARKS.md;
+ * call: a fifth of its CPU per delivery in single-row mode (docs/scaling.md;
  * nothing measurable in group commit).  Behind a pooler in transaction
  * mode (PgBouncer before 1.21) a statement prepared on one server
  * connection is missing on the next (26000), or another client prepared it
