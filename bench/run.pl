@@ -11,7 +11,8 @@
 #   web   lighttpd + obj/test/null.fcgi (reads the body, answers 200)
 #   hookinbox: unique signed deliveries, 30 % redeliveries, 256 KB bodies,
 #         and the group-commit mode ([intake] threads) when the responder has it
-# then the worker half (20,000 events x 2 routes against a 20 ms downstream)
+# then the same through PgBouncer (transaction mode) at 16 and 64
+# connections, the worker half (20,000 events x 2 routes against a 20 ms downstream)
 # and EXPLAIN of the claim with 100,000 due actions beside 1,000,000 done.
 #
 # Every 2xx of every hookinbox run is checked against the inbox afterwards;
@@ -21,12 +22,13 @@
 #
 # Environment: BENCH_SECONDS (default 5) per measured run, BENCH_LEVELS
 # (default "1 16 64"), BENCH_NO_WORKER=1, BENCH_NO_EXPLAIN=1,
-# BENCH_NO_256K=1, HOOKINBOX_KEEP=1 keeps the temp dir.
+# BENCH_NO_256K=1, BENCH_NO_POOLER=1, HOOKINBOX_KEEP=1 keeps the temp dir.
 use strict;
 use warnings;
 use FindBin;
 use lib "$FindBin::Bin/../tests/lib";
 use HookTest;
+use HookTest::PgBouncer;
 use File::Temp qw(tempdir);
 use File::Path qw(make_path);
 use POSIX qw(strftime sysconf _SC_CLK_TCK WNOHANG);
@@ -178,7 +180,7 @@ for my $f ("$dir/secrets/bench") {
 sub write_conf {
 	my ($path, %o) = @_;
 	my $c = "; written by bench/run.pl\n[database]\nconninfo = "
-		. $pg->conninfo($o{role} // 'hookinbox_intake') . "\n[intake]\nmax_body = 300000\n";
+		. ($o{conninfo} // $pg->conninfo($o{role} // 'hookinbox_intake')) . "\n[intake]\nmax_body = 300000\n";
 	$c .= "threads = $o{threads}\n" if $o{threads};
 	$c .= "[log]\nformat = text\n";
 	$c .= "[worker]\n" . join('', map { "$_ = $o{worker}{$_}\n" } sort keys %{ $o{worker} }) if $o{worker};
@@ -560,6 +562,41 @@ sub half_peak {
 half_peak(\%peak, 'hookinbox', 'hookinbox', 'h');
 half_peak(\%gpeak, 'group', 'group commit', 'gh', 1, $gpeak{c} && "$dir/group-$gpeak{c}.conf");
 
+# ---------------------------------------------------------------- pooler
+
+# PgBouncer in transaction mode between the responders and the same
+# cluster, POOL server connections: the single-row and group-commit runs
+# again at 16 and 64 connections, for ratios to the direct runs above.
+# PgBouncer's own CPU is printed in the check column (it is not in set-up).
+my $POOL = 16;
+if (!$ENV{BENCH_NO_POOLER} && HookTest::PgBouncer::available()) {
+	my $b = HookTest::PgBouncer->new(dir => $dir, pg => $pg, pool_size => $POOL)->start;
+	my $ci = $b->conninfo('hookinbox_intake');
+	for my $c (grep { $_ >= 16 } @LEVELS) {
+		note("---- $c connections through PgBouncer (transaction mode, pool $POOL)");
+		for my $mode ('single', 'group') {
+			my ($procs, $conf_p) = $mode eq 'single'
+				? ($c, write_conf("$dir/pooled-$c.conf", conninfo => $ci))
+				: (1, write_conf("$dir/pooled-group-$c.conf", conninfo => $ci, threads => $c));
+			my $h = httpd_start("$top/fcgi/hookinbox.fcgi", $procs, $conf_p);
+			my $w = measure_http('warm-up', $h, c => $c, seconds => 1, tag => "pw$mode");
+			verify($w) if $w;
+			fresh_inbox();
+			my $b0 = cpu_s($b->pid);
+			my $r = measure_http($mode eq 'single' ? 'hookinbox' : 'group', $h, c => $c, tag => "p$mode");
+			my $bcpu = cpu_s($b->pid) - $b0;
+			if ($r) {
+				verify($r);
+				$r->{check} .= sprintf('; pgbouncer CPU %s', fmt_cpu($bcpu, $r->{n}));
+				$res{"pooled-$mode/$SMALL/$c"} = $r;
+			}
+			add_row($r, $mode eq 'single' ? "via PgBouncer (pool $POOL)" : "group commit via PgBouncer");
+			$h->stop;
+		}
+	}
+	$b->stop;
+}
+
 # ---------------------------------------------------------------- worker
 
 my ($worker_line, $explain);
@@ -723,6 +760,12 @@ for my $c (@LEVELS) {
 	say "- group commit / single-row db ceiling at $c connections: "
 		. ($g ? ratio($g->{rps}, $db && $db->{rps}) : 'not measured (placeholder)') . ' (target >= 1.5x)'
 		. ($c == 1 ? ': one delivery at a time has nothing to share a commit with' : '');
+}
+for my $c (grep { $_ >= 16 } @LEVELS) {
+	my ($p, $h, $pg_, $g) = map { $res{"$_/$SMALL/$c"} } qw(pooled-single hookinbox pooled-group group);
+	next unless $p || $pg_;
+	say "- through PgBouncer (transaction mode, pool $POOL) / direct at $c connections: single-row "
+		. ratio($p && $p->{rps}, $h && $h->{rps}) . ', group commit ' . ratio($pg_ && $pg_->{rps}, $g && $g->{rps});
 }
 {
 	# PSS shares the library pages among the responder processes: read it

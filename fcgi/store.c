@@ -48,6 +48,7 @@ struct store {
 	PGconn *conn;
 	pthread_mutex_t conn_lock; /* one user of conn and param at a time */
 	pgarray *param[ACCEPT_NPARAMS]; /* accept_batch()'s arrays, reused */
+	bool unnamed; /* named statements do not last here: parse every call */
 
 	/* group commit only */
 	bool group;
@@ -141,6 +142,29 @@ drop_connection(store *s)
 	s->conn = NULL;
 }
 
+/*
+ * A named prepared statement saves PostgreSQL the parse and plan of every
+ * call: a fifth of its CPU per delivery in single-row mode (docs/scaling.md;
+ * nothing measurable in group commit).  Behind a pooler in transaction
+ * mode (PgBouncer before 1.21) a statement prepared on one server
+ * connection is missing on the next (26000), or another client prepared it
+ * there first (42P05): from then on, this store sends the statement with
+ * every call, unnamed, which any pooler passes through.
+ */
+static bool
+named_statement_lost(store *s, const PGresult *res)
+{
+	const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+
+	if (s->unnamed || state == NULL ||
+	    (strcmp(state, "26000") != 0 && strcmp(state, "42P05") != 0))
+		return false;
+	log_info("prepared statements do not last between transactions on this connection "
+		 "(a pooler in transaction mode?): sending the statement with each call");
+	s->unnamed = true;
+	return true;
+}
+
 /* connect and prepare; 0 or -1 (logged).  Caller holds conn_lock. */
 static int
 ensure_connection(store *s)
@@ -174,7 +198,12 @@ ensure_connection(store *s)
 		}
 		PQclear(res);
 	}
-	res = PQprepare(s->conn, "accept", ACCEPT_SQL, ACCEPT_NPARAMS, NULL);
+	/* unnamed too: it checks that the schema has accept_batch() */
+	res = PQprepare(s->conn, s->unnamed ? "" : "accept", ACCEPT_SQL, ACCEPT_NPARAMS, NULL);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK && named_statement_lost(s, res)) {
+		PQclear(res);
+		res = PQprepare(s->conn, "", ACCEPT_SQL, ACCEPT_NPARAMS, NULL);
+	}
 	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
 		log_error("could not prepare hookinbox.accept_batch: %s (is sql/install.sql applied?)",
 			  first_line(PQresultErrorMessage(res), msg, sizeof(msg)));
@@ -203,8 +232,14 @@ classify(PGconn *conn, const PGresult *res)
 	/* 57014 query_canceled (statement_timeout), 55P03 lock_not_available */
 	if (strcmp(state, "57014") == 0 || strcmp(state, "55P03") == 0)
 		return FAIL_TIMEOUT;
-	/* 08: connection exception, 57: operator intervention (shutdown) */
-	if (strncmp(state, "08", 2) == 0 || strncmp(state, "57", 2) == 0)
+	/*
+	 * 08: connection exception, 57: operator intervention (shutdown),
+	 * 25006: the server is read-only (a standby, or a primary being
+	 * demoted): a new connection lets a multi-host conninfo with
+	 * target_session_attrs=read-write find the primary
+	 */
+	if (strncmp(state, "08", 2) == 0 || strncmp(state, "57", 2) == 0 ||
+	    strcmp(state, "25006") == 0)
 		return FAIL_LOST;
 	return FAIL_ROW;
 }
@@ -214,6 +249,20 @@ static bool
 connection_lost(PGconn *conn, const PGresult *res)
 {
 	return classify(conn, res) == FAIL_LOST;
+}
+
+/* the accept_batch() statement: prepared, unless that stopped working */
+static PGresult *
+accept_exec(store *s, const char *const *vals, const int *lens, const int *fmts)
+{
+	if (!s->unnamed) {
+		PGresult *res = PQexecPrepared(s->conn, "accept", ACCEPT_NPARAMS, vals, lens, fmts, 0);
+
+		if (PQresultStatus(res) != PGRES_FATAL_ERROR || !named_statement_lost(s, res))
+			return res;
+		PQclear(res);
+	}
+	return PQexecParams(s->conn, ACCEPT_SQL, ACCEPT_NPARAMS, NULL, vals, lens, fmts, 0);
 }
 
 /*
@@ -260,7 +309,7 @@ accept_call(store *s, pending **batch, int n, failure *why)
 		vals[k] = pgarray_value(s->param[k], &lens[k]);
 		fmts[k] = 1;
 	}
-	res = PQexecPrepared(s->conn, "accept", ACCEPT_NPARAMS, vals, lens, fmts, 0);
+	res = accept_exec(s, vals, lens, fmts);
 	*why = FAIL_ROW;
 	if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == n && PQnfields(res) == 3) {
 		for (int i = 0; i < n; i++) {

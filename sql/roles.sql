@@ -30,6 +30,11 @@ begin
 end
 $$;
 
+-- The responder sets this on its own session too; the role setting covers a
+-- pooler in transaction mode, where a session setting stays with whichever
+-- server connection ran it (docs/scaling.md).
+alter role hookinbox_intake set synchronous_commit = on;
+
 revoke all on schema hookinbox from public;
 revoke all on all tables in schema hookinbox from public;
 revoke all on all functions in schema hookinbox from public;

@@ -1,0 +1,140 @@
+# HookTest::HA - configuration and worker runs for the tests where the
+# programs do not talk to the HookTest cluster directly (tests/t/8x-*.t):
+# through PgBouncer, to a multi-host conninfo, from other network namespaces.
+#
+#   HookTest::HA::configure($t, intake => $conninfo, worker => $conninfo);
+#   my $log = HookTest::HA::workers($t, 3);     # three --once runs at once
+package HookTest::HA;
+
+use strict;
+use warnings;
+use HookTest;
+use POSIX ();
+use Time::HiRes qw(sleep time);
+
+# an SQL handler (route handler = sql:app.apply) recording each event it
+# applies in app.applied: a second application would fail on the key
+our $APPLY_SQL = q{
+	create schema app;
+	create table app.applied (event_id text primary key, at timestamptz not null default now());
+	create function app.apply(e jsonb) returns void language sql as
+		$$ insert into app.applied (event_id) values (e->>'event_id') $$;
+	grant usage on schema app to hookinbox_worker;
+	grant insert on app.applied to hookinbox_worker;
+	grant execute on function app.apply(jsonb) to hookinbox_worker;
+};
+
+# Built with a sanitizer (make SANITIZE=...)?  These tests exercise
+# PostgreSQL, PgBouncer, Patroni and the network, not new C paths: the
+# sanitizer runs of the other tests cover the code they run.
+sub sanitized {
+	return 1 if $ENV{SANITIZE};
+	my $bin = HookTest::slurp(HookTest::top() . '/obj/test/hookinbox.fcgi');
+	return $bin =~ /__(?:asan|tsan|ubsan)_/ ? 1 : 0;
+}
+
+sub worker_config { return $_[0]->dir . '/worker.conf' }
+
+# Write the responder's configuration ($t->config) with the intake
+# conninfo and a copy for the worker ($t->dir/worker.conf) with its own.
+sub configure {
+	my ($t, %ci) = @_;
+	$t->write_config;
+	my $c = HookTest::slurp($t->config);
+	for my $which (['intake', $t->config], ['worker', worker_config($t)]) {
+		my ($role, $path) = @$which;
+		my $text = $c =~ s/^conninfo = .*$/conninfo = $ci{$role}/mr;
+		open my $fh, '>', "$path.tmp" or die $!;
+		print $fh $text;
+		close $fh;
+		rename "$path.tmp", $path or die $!;
+	}
+}
+
+# start n workers with these arguments (default --once); returns
+# [[pid, log], ...].  o: wrap (a command prefix, e.g. ip netns exec),
+# config (default worker.conf)
+sub workers_bg {
+	my ($t, $n, %o) = @_;
+	my @p;
+	for my $k (1 .. $n) {
+		my $log = $t->dir . '/worker.' . int(rand(1e9)) . '.log';
+		my $pid = fork // die "fork: $!";
+		if ($pid == 0) {
+			open STDERR, '>', $log or POSIX::_exit(2);
+			open STDOUT, '>&', \*STDERR or POSIX::_exit(2);
+			my @wrap = ref $o{wrap} eq 'ARRAY' ? @{ $o{wrap} } : ref $o{wrap} eq 'CODE' ? $o{wrap}->($k) : ();
+			exec(@wrap, HookTest::top() . '/obj/test/hookinbox-worker', '-c', $o{config} // worker_config($t),
+				@{ $o{args} // ['--once'] }) or POSIX::_exit(127);
+		}
+		push @p, [$pid, $log];
+	}
+	return \@p;
+}
+
+# wait for them; returns (number that exited non-zero, their logs)
+sub wait_workers {
+	my ($p) = @_;
+	my $fail = 0;
+	for (@$p) {
+		waitpid $_->[0], 0;
+		$fail++ if $? != 0;
+	}
+	return ($fail, join('', map { HookTest::slurp($_->[1]) } @$p));
+}
+
+# Rounds of n --once workers, as cron starts them, until stop_rounds: a
+# round that fails (the database went away under it) is simply followed
+# by the next.  Returns a handle for stop_rounds.
+sub rounds_bg {
+	my ($t, $n, %o) = @_;
+	my $stop = $t->dir . '/rounds.' . int(rand(1e9));
+	my $pid = fork // die "fork: $!";
+	if ($pid == 0) {
+		my ($runs, $fail) = (0, 0);
+		open my $fh, '>', "$stop.log" or POSIX::_exit(2);
+		$fh->autoflush(1);
+		until (-e "$stop.stop") {
+			my ($f, $log) = wait_workers(workers_bg($t, $n, %o));
+			print $fh $log;
+			$runs += $n;
+			$fail += $f;
+			sleep($o{pause} // 0.3);
+		}
+		print $fh "rounds: runs=$runs failed=$fail\n";
+		close $fh;
+		POSIX::_exit(0);
+	}
+	return { pid => $pid, stop => $stop };
+}
+
+# stop the rounds; returns (runs, runs that failed, all logs)
+sub stop_rounds {
+	my ($r) = @_;
+	open my $fh, '>', "$r->{stop}.stop" or die $!;
+	close $fh;
+	waitpid $r->{pid}, 0;
+	my $log = HookTest::slurp("$r->{stop}.log");
+	my ($runs, $fail) = $log =~ /^rounds: runs=(\d+) failed=(\d+)$/m;
+	return ($runs // 0, $fail // 0, $log);
+}
+
+# n --once workers at a time until nothing is pending (sql: how to ask
+# the primary); returns (runs that failed, all logs)
+sub drain {
+	my ($t, $n, %o) = @_;
+	my $until = time() + ($o{timeout} // 60);
+	my ($fail, $all) = (0, '');
+	while (time() < $until) {
+		my ($f, $log) = wait_workers(workers_bg($t, $n, %o));
+		$fail += $f;
+		$all .= $log;
+		my $left = $o{sql}->("select (select count(*) from hookinbox.action where state = 'pending')"
+			. " + (select count(*) from hookinbox.inbox where state = 'pending')");
+		last if $left == 0;
+		sleep($o{pause} // 0.5);
+	}
+	return ($fail, $all);
+}
+
+1;

@@ -1,0 +1,110 @@
+# A plain streaming standby, promoted by hand (pg_ctl promote), for users
+# who run without Patroni.  The responders and the workers are given one
+# multi-host conninfo (three clusters: A, B, C) with
+# target_session_attrs=read-write, and are never restarted or reconfigured.
+#
+# 1. A is the primary, B its synchronous standby.  Under signed load with
+#    redeliveries, A's postmaster and every process of it are killed -9
+#    (the machine is gone); a second later the operator promotes B.
+# 2. C is made a synchronous standby of B.  Under load, B turns read-only
+#    (default_transaction_read_only, as a primary being demoted), C catches
+#    up and is promoted.  A responder whose connection to B now fails with
+#    SQLSTATE 25006 must answer 503, not 500, and reconnect: the multi-host
+#    conninfo then finds C.
+#
+# After each: every 2xx is on the new primary exactly once under the id it
+# carried; everything answered 503 was accepted on retry; workers (--once,
+# in rounds as cron runs them) on the new primary finished every action,
+# with one downstream effect per idempotency key and no key called twice
+# except as a recorded retry.  The time without a primary and the 503s are
+# printed (diag).
+use strict;
+use warnings;
+use Test::More;
+use File::Temp ();
+use Time::HiRes qw(sleep time);
+use HookTest;
+use HookTest::HA;
+use HookTest::Load;
+use HookTest::Replica;
+use Downstream;
+
+plan skip_all => 'heavy, and built with a sanitizer: the responder paths it reaches run under the sanitizers in 84' if HookTest::HA::sanitized();
+
+my $secret = 'whsec_standby_test_7e3a91d0c4';
+my $tmpd = File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+my $d = Downstream->new(dir => $tmpd);
+my $t = HookTest->new(
+	endpoints => { st => { provider => 'stripe', secrets => [$secret] } },
+	routes => {
+		down => { endpoint => 'st', url => $d->url('/down'), timeout => 3 },
+		apply => { endpoint => 'st', handler => 'sql:app.apply', timeout => 3 },
+	},
+	worker => { lease => 5, backoff_base => 1, backoff_cap => 2, batch => 20, concurrency => 8 },
+	no_lighttpd => 1,
+);
+$t->sql($HookTest::HA::APPLY_SQL);
+my $dir = $t->dir;
+my $a = $t->pg;
+my $b = HookTest::Replica::standby($a, "$dir/b");
+HookTest::Replica::synchronous($a);
+my $c = HookTest::Replica::empty_pg("$dir/c");   # not there yet: its socket refuses
+my @hosts = ($a, $b, $c);
+HookTest::HA::configure($t, intake => HookTest::Replica::conninfo('hookinbox_intake', @hosts),
+	worker => HookTest::Replica::conninfo('hookinbox_worker', @hosts));
+$t->{httpd} = HookTest::Lighttpd->new(dir => $dir, fcgi => HookTest::top() . '/obj/test/hookinbox.fcgi',
+	config => $t->config, procs => 4)->start;
+
+sub wait_accepted {
+	my ($load, $n) = @_;
+	my $until = time() + 30;
+	my $base = $load->accepted;
+	sleep 0.1 while $load->accepted < $base + $n && time() < $until;
+}
+
+sub phase {
+	my ($tag, $primary, $break, $what) = @_;
+	my $load = HookTest::Load->new(dir => $dir, urls => [$t->url('st')], secret => $secret, tag => $tag)
+		->start(senders => 4);
+	my $rounds = HookTest::HA::rounds_bg($t, 2);
+	wait_accepted($load, 60);
+	my $new = $break->();
+	wait_accepted($load, 60);
+	$load->stop;
+	my ($runs, $failed, $wlog) = HookTest::HA::stop_rounds($rounds);
+	my $sql = sub { $new->sql(@_) };
+	my $r = $load->reconcile(sql => $sql, what => $what);
+	cmp_ok($r->{status}{503} // 0, '>', 0, "$what: the switch was seen as 503s");
+	diag(sprintf('%s: %d 503s; longest time without a 2xx %.1f s; %d worker runs during the load, %d failed',
+		$what, $r->{status}{503} // 0, $r->{gap}, $runs, $failed));
+	my ($f2, $l2) = HookTest::HA::drain($t, 2, sql => $sql);
+	is($f2, 0, "$what: worker runs on the new primary exit 0") or diag($l2 =~ /(.*error.*)/g);
+	HookTest::Load::check_worker(sql => $sql, downstream => $d, tag => $tag, routes => ['down'],
+		sql_table => 'app.applied', what => "$what: workers");
+	return $r;
+}
+
+# ---- 1: the primary's machine is lost; the standby is promoted by hand
+phase('crash', $a, sub {
+	HookTest::Replica::crash($a);
+	sleep 1;   # the operator's (or a script's) reaction
+	HookTest::Replica::promote($b);
+	return $b;
+}, 'kill -9 of the primary, pg_ctl promote');
+is($b->sql('select pg_is_in_recovery()'), 'f', 'B is the primary');
+
+# ---- 2: the primary turns read-only; its standby is promoted
+HookTest::Replica::standby($b, $c);
+HookTest::Replica::synchronous($b);
+phase('ro', $b, sub {
+	$b->sql('alter system set default_transaction_read_only = on');
+	$b->sql('select pg_reload_conf()');
+	ok(HookTest::Replica::caught_up($b, $c), 'C replayed everything B flushed');
+	sleep 0.5;
+	HookTest::Replica::promote($c);
+	return $c;
+}, 'primary turned read-only, standby promoted');
+unlike($t->responder_log, qr/status=500/, 'no 500 in any phase');
+like($t->responder_log, qr/read-only transaction/, 'the responders met the read-only primary (SQLSTATE 25006)');
+
+done_testing();

@@ -1,0 +1,148 @@
+# Patroni + etcd, synchronous_mode: true.  Two nodes; responders (group
+# commit) and --once workers are given a multi-host conninfo with
+# target_session_attrs=read-write and never restarted.  Under signed load
+# with redeliveries, the leader's machine is lost: kill -9 of its
+# postmaster (and its processes), then of its Patroni.  Patroni promotes
+# the synchronous standby once the leader key expires (ttl).
+#
+# Afterwards: every 2xx is on the new primary exactly once under the id it
+# carried, everything answered 503 was accepted on retry, the workers on
+# the new primary finished every action with one downstream effect per
+# idempotency key and the SQL handler applied each event once.  The time
+# without a primary and the 503s are printed (diag).  Then the non-strict
+# synchronous mode is seen for what it is (the new primary commits alone),
+# and the old leader rejoins (pg_rewind) as the synchronous standby with
+# every acknowledged delivery.  Last, synchronous_mode_strict: with the
+# standby lost, a delivery is not acknowledged until a standby has it.
+use strict;
+use warnings;
+use Test::More;
+use File::Temp ();
+use HTTP::Tiny;
+use JSON::PP ();
+use POSIX ();
+use Time::HiRes qw(sleep time);
+use HookTest;
+use HookTest::HA;
+use HookTest::Load;
+use HookTest::Patroni;
+use Downstream;
+
+plan skip_all => 'heavy, and built with a sanitizer: the responder paths it reaches run under the sanitizers in 84' if HookTest::HA::sanitized();
+if (my $why = HookTest::Patroni::available()) {
+	plan skip_all => "Patroni cannot run here: $why";
+}
+
+my $secret = 'whsec_patroni_test_3b6d2e9f10';
+my $tmpd = File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+my $d = Downstream->new(dir => $tmpd);
+my $t = HookTest->new(
+	endpoints => { st => { provider => 'stripe', secrets => [$secret] } },
+	routes => {
+		down => { endpoint => 'st', url => $d->url('/down'), timeout => 3 },
+		apply => { endpoint => 'st', handler => 'sql:app.apply', timeout => 3 },
+	},
+	intake => { threads => 8 },
+	worker => { lease => 5, backoff_base => 1, backoff_cap => 2, batch => 20, concurrency => 8 },
+	no_lighttpd => 1,
+);
+$t->pg->stop;   # everything lives in the Patroni cluster
+my $dir = $t->dir;
+my $t0 = time();
+my $p = HookTest::Patroni->new(dir => $dir, ttl => 10)->start;
+my $old = $p->leader;
+my $standby = $p->sync_standby;
+diag(sprintf('Patroni cluster up in %.1f s: leader %s, synchronous standby %s', time() - $t0, $old, $standby));
+$p->pg($old)->sql($HookTest::HA::APPLY_SQL);
+HookTest::HA::configure($t, intake => $p->conninfo('hookinbox_intake'), worker => $p->conninfo('hookinbox_worker'));
+$t->{httpd} = HookTest::Lighttpd->new(dir => $dir, fcgi => HookTest::top() . '/obj/test/hookinbox.fcgi',
+	config => $t->config, procs => 2)->start;
+
+sub wait_accepted {
+	my ($load, $n, $seconds) = @_;
+	my $until = time() + $seconds;
+	my $base = $load->accepted;
+	sleep 0.1 while $load->accepted < $base + $n && time() < $until;
+}
+
+my $what = 'Patroni failover (kill -9 of postmaster and Patroni)';
+my $load = HookTest::Load->new(dir => $dir, urls => [$t->url('st')], secret => $secret, tag => 'pat')
+	->start(senders => 4);
+my $rounds = HookTest::HA::rounds_bg($t, 2);
+wait_accepted($load, 60, 30);
+my $killed = time();
+$p->crash($old);
+$p->wait_for(sub { $p->leader }, 60, 'new leader');
+my $promoted = time() - $killed;
+wait_accepted($load, 60, 60);
+$load->stop;
+my ($runs, $failed) = HookTest::HA::stop_rounds($rounds);
+my $new = $p->leader;
+is($new, $standby, 'the synchronous standby was promoted');
+my $pg = $p->pg($new);
+my $sql = sub { $pg->sql(@_) };
+my $r = $load->reconcile(sql => $sql, what => $what);
+cmp_ok($r->{status}{503} // 0, '>', 0, "$what: the switch was seen as 503s");
+diag(sprintf('%s: new leader after %.1f s (ttl 10); %d 503s; longest time without a 2xx %.1f s; '
+	. '%d worker runs during the load, %d failed', $what, $promoted, $r->{status}{503} // 0, $r->{gap}, $runs, $failed));
+my ($f2, $l2) = HookTest::HA::drain($t, 2, sql => $sql);
+is($f2, 0, "$what: worker runs on the new primary exit 0") or diag($l2 =~ /(.*error.*)/g);
+HookTest::Load::check_worker(sql => $sql, downstream => $d, tag => 'pat', routes => ['down'],
+	sql_table => 'app.applied', what => "$what: workers");
+unlike($t->responder_log, qr/status=500/, 'no 500');
+
+# synchronous_mode (not strict): alone, the new primary commits without a
+# standby; a 2xx now means one machine, until the old leader is back
+is($pg->sql('show synchronous_standby_names'), '', 'non-strict: the lone primary commits without a standby');
+
+# the old leader rejoins (crash recovery, pg_rewind) as the synchronous standby
+$p->rejoin($old);
+$p->wait_for(sub { ($p->sync_standby // '') eq $old }, 90, "$old as synchronous standby");
+pass("$old rejoined as the synchronous standby");
+my $n_new = $sql->("select count(*) from hookinbox.inbox where event_id like 'evt\\_pat\\_%'");
+$p->wait_for(sub { $p->pg($old)->sql("select count(*) from hookinbox.inbox where event_id like 'evt\\_pat\\_%'") == $n_new },
+	30, 'replay on the rejoined node');
+is($p->pg($old)->sql("select count(*) from hookinbox.inbox where event_id like 'evt\\_pat\\_%'"), $n_new,
+	'the rejoined node has every acknowledged delivery');
+isnt($pg->sql('show synchronous_standby_names'), '', 'synchronous again');
+
+# synchronous_mode_strict: the standby is lost again, and now a commit
+# waits for a standby instead of going ahead alone, so no delivery is
+# acknowledged on one machine; it is answered once the standby is back
+$p->patch_config($new, { synchronous_mode_strict => JSON::PP::true() });
+$p->wait_for(sub { ($p->rest($new, '/config'))[1]{synchronous_mode_strict} }, 10, 'strict mode');
+sleep 2;   # a loop of each node
+$p->crash($old);
+sleep 3;   # non-strict, Patroni would have emptied synchronous_standby_names by now
+isnt($pg->sql('show synchronous_standby_names'), '', 'strict: still waiting for a synchronous standby');
+my $ans = "$dir/strict.answer";
+my $kid = fork // die "fork: $!";
+if ($kid == 0) {
+	my $body = JSON::PP::encode_json({ id => 'evt_strict_1', object => 'event', type => 'invoice.paid',
+		created => 1700000000, data => { object => { id => 'in_strict' } } });
+	my $res = HTTP::Tiny->new(timeout => 120)->request('POST', $t->url('st'), { content => $body,
+		headers => { 'Stripe-Signature' => HookTest::stripe_sig($secret, $body), 'Content-Type' => 'application/json' } });
+	open my $fh, '>', "$ans.tmp" or POSIX::_exit(2);
+	print $fh "$res->{status} " . time() . "\n";
+	close $fh;
+	rename "$ans.tmp", $ans;
+	POSIX::_exit(0);
+}
+my $sent = time();
+sleep 3;
+ok(!-e $ans, 'strict: no answer while no standby has the commit (3 s)');
+$p->rejoin($old);
+$p->wait_for(sub { -e $ans }, 90, 'the answer after the rejoin');
+waitpid $kid, 0;
+my ($status, $at) = split ' ', HookTest::slurp($ans);
+is($status, 200, 'strict: answered 2xx once the standby was back');
+diag(sprintf('strict mode: the delivery waited %.1f s for the standby to rejoin', $at - $sent));
+for my $node ($new, $old) {
+	$p->wait_for(sub { $p->pg($node)->sql("select count(*) from hookinbox.inbox where event_id = 'evt_strict_1'") == 1 },
+		30, "the strict delivery on $node");
+	pass("strict: the delivery is on $node");
+}
+$t->{httpd}->stop;
+$p->stop;
+
+done_testing();
