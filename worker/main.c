@@ -27,6 +27,7 @@
 #include "clock.h"
 #include "conf.h"
 #include "db.h"
+#include "dbcheck.h"
 #include "decimal.h"
 #include "deliver.h"
 #include "failpoint.h"
@@ -56,6 +57,9 @@ typedef struct options {
 	bool health_check;
 	long max_pending_age; /* seconds, 0 = from the configuration */
 	long max_parked_age;
+	bool check;	/* --check: the configuration only, then exit */
+	bool connect;	/* --check --connect: and the database */
+	bool verbose;	/* -v: a line per call and a summary; else only failures */
 } options;
 
 typedef struct counters {
@@ -117,10 +121,16 @@ usage(FILE *f)
 		   "                         older ([worker] health_max_pending_age, 900)\n"
 		   "      --max-parked-age=SECS   unhealthy when a parked action is older\n"
 		   "                         ([worker] health_max_parked_age, 86400)\n"
+		   "      --check            load and check the configuration, then exit\n"
+		   "      --connect          with --check: also connect with [worker] conninfo and\n"
+		   "                         check the schema and the role's privileges\n"
+		   "  -v, --verbose          log every call and a summary of the run; without\n"
+		   "                         it a run that goes well prints nothing (cron)\n"
 		   "  -h, --help             show this help and exit\n"
 		   "  -V, --version          show the version and exit\n\n"
 		   "SIGTERM or SIGINT: stop claiming, finish the calls in flight, exit.\n"
 		   "SIGHUP (--loop): reload the configuration between sweeps.\n\n"
+		   "The worker connects with [worker] conninfo (else [database] conninfo).\n"
 		   "Exit status: 0 ok, 64 usage error, 70 internal error, 75 database\n"
 		   "unavailable (try again later), 78 configuration error; with\n"
 		   "--health-check, 1 unhealthy.\n");
@@ -138,7 +148,9 @@ parse_options(int argc, char **argv, options *o)
 		OPT_METRICS_FILE,
 		OPT_HEALTH_CHECK,
 		OPT_MAX_PENDING_AGE,
-		OPT_MAX_PARKED_AGE
+		OPT_MAX_PARKED_AGE,
+		OPT_CHECK,
+		OPT_CONNECT
 	};
 	static const struct option longopts[] = {
 		{"config", required_argument, NULL, 'c'},
@@ -151,6 +163,9 @@ parse_options(int argc, char **argv, options *o)
 		{"health-check", no_argument, NULL, OPT_HEALTH_CHECK},
 		{"max-pending-age", required_argument, NULL, OPT_MAX_PENDING_AGE},
 		{"max-parked-age", required_argument, NULL, OPT_MAX_PARKED_AGE},
+		{"check", no_argument, NULL, OPT_CHECK},
+		{"connect", no_argument, NULL, OPT_CONNECT},
+		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -159,7 +174,7 @@ parse_options(int argc, char **argv, options *o)
 	long long v;
 	int ch;
 
-	while ((ch = getopt_long(argc, argv, "c:hV", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "c:hvV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
 			o->config = optarg;
@@ -201,6 +216,15 @@ parse_options(int argc, char **argv, options *o)
 		case OPT_HEALTH_CHECK:
 			o->health_check = true;
 			break;
+		case OPT_CHECK:
+			o->check = true;
+			break;
+		case OPT_CONNECT:
+			o->connect = true;
+			break;
+		case 'v':
+			o->verbose = true;
+			break;
 		case OPT_MAX_PENDING_AGE:
 		case OPT_MAX_PARKED_AGE:
 			if (decimal_parse(optarg, 1, 365L * 86400, &v) != 0) {
@@ -234,6 +258,15 @@ parse_options(int argc, char **argv, options *o)
 	}
 	if (o->health_check && (once || o->loop || o->max_runtime)) {
 		fprintf(stderr, PROG ": --health-check runs no sweep: drop --once, --loop, --max-runtime\n");
+		return -1;
+	}
+	if (o->check && (once || o->loop || o->max_runtime || o->health_check)) {
+		fprintf(stderr, PROG ": --check runs no sweep: drop --once, --loop, --max-runtime, "
+				     "--health-check\n");
+		return -1;
+	}
+	if (o->connect && !o->check) {
+		fprintf(stderr, PROG ": --connect goes with --check\n");
 		return -1;
 	}
 	if (!o->health_check && (o->max_pending_age || o->max_parked_age)) {
@@ -592,7 +625,7 @@ reload(worker *w)
 	int old_concurrency = w->concurrency;
 
 	reload_requested = 0;
-	nc = conf_load(conf_path(w->c), err, sizeof(err));
+	nc = conf_load_for(conf_path(w->c), CONF_WORKER, err, sizeof(err));
 	if (nc == NULL) {
 		log_error("reload failed, keeping the running configuration: %s", err);
 		return;
@@ -807,6 +840,24 @@ out:
 	return rc;
 }
 
+/* --check [--connect]: one line on stdout when good, on stderr when not */
+static int
+check(const conf *c, const options *opt)
+{
+	char msg[512] = "";
+	bool unavailable;
+
+	if (opt->connect && dbcheck_connect(conf_conninfo(c), DBCHECK_WORKER, PROG " --check", msg,
+					    sizeof(msg), &unavailable) != 0) {
+		log_error("%s: %s", conf_path(c), msg);
+		return unavailable ? EX_TEMPFAIL : EX_CONFIG;
+	}
+	printf("%s: ok (%zu routes; connects with [%s] conninfo)%s%s\n", conf_path(c),
+	       conf_route_count(c), conf_worker_conninfo_set(c) ? "worker" : "database",
+	       opt->connect ? "; database: " : "", msg);
+	return EX_OK;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -822,13 +873,19 @@ main(int argc, char **argv)
 		usage(stderr);
 		return EX_USAGE;
 	}
-	c = conf_load(conf_default_path(opt.config), err, sizeof(err));
+	log_set_quiet(!opt.verbose);
+	c = conf_load_for(conf_default_path(opt.config), CONF_WORKER, err, sizeof(err));
 	if (c == NULL) {
 		log_error("%s", err);
 		return EX_CONFIG;
 	}
 	if (strcmp(conf_log_format(c), "json") == 0)
 		log_set_format(LOG_FORMAT_JSON);
+	if (opt.check) {
+		status = check(c, &opt);
+		conf_free(c);
+		return status;
+	}
 	if (opt.health_check) {
 		status = health_check(c, &opt);
 		conf_free(c);
