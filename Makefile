@@ -172,8 +172,19 @@ uninstall:
 	for f in $(MAN_PAGES); do rm -f $(DESTDIR)$(MANDIR)/man$${f##*.}/$${f##*/}; done
 	-rmdir $(DESTDIR)$(DATADIR)
 
+# The Debian package (debian/), built from a copy of the tree under obj/deb
+# so that dpkg-buildpackage's files (written to the parent directory) stay
+# there: obj/deb/hookinbox_$(VERSION)_*.deb
+deb:
+	rm -rf obj/deb
+	mkdir -p obj/deb/hookinbox-$(VERSION)
+	tar -cf - --exclude=./obj --exclude=./.git --exclude=./tests/tmp --exclude=./var \
+		--exclude=./bench/out $(PROGRAMS:%=--exclude=./%) . | tar -xf - -C obj/deb/hookinbox-$(VERSION)
+	cd obj/deb/hookinbox-$(VERSION) && dpkg-buildpackage -us -uc -b
+	@ls obj/deb/*.deb
+
 clean:
 	rm -rf obj $(PROGRAMS)
 
-.PHONY: all check bench install uninstall clean build-tests analyze fuzz fuzz-build fuzz-regress
--include $(shell find obj -name '*.d' 2>/dev/null)
+.PHONY: all check bench install uninstall deb clean build-tests analyze fuzz fuzz-build fuzz-regress
+-include $(shell find obj -path obj/deb -prune -o -name '*.d' -type f -print 2>/dev/null)
