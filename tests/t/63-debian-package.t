@@ -13,6 +13,7 @@
 use strict;
 use warnings;
 use Test::More;
+use Fcntl qw(:flock);
 use File::Temp qw(tempdir);
 use HookTest qw(stripe_sig);
 use Downstream;
@@ -27,6 +28,10 @@ for my $p (qw(/usr/bin/dpkg-buildpackage /usr/bin/dh /usr/bin/lintian /usr/sbin/
 	plan skip_all => 'sanitizer build: the package is tested in the plain run'
 		if index($bin, '__asan_init') >= 0 || index($bin, '__tsan_init') >= 0;
 }
+
+# one test at a time installs the package (t/64 too)
+open my $lock, '>', '/tmp/hookinbox-dpkg-test.lock' or die $!;
+flock $lock, LOCK_EX or die $!;
 
 sub sh {
 	my ($cmd) = @_;
