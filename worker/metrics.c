@@ -265,6 +265,9 @@ write_run(FILE *f, const metrics_run *run, int64_t now)
 	};
 	char name[96], help[160];
 
+	header(f, "hookinbox_build_info", "gauge", "The worker's version; always 1.");
+	fprintf(f, "hookinbox_build_info{program=\"hookinbox-worker\",version=\"%s\"} 1\n",
+		HOOKINBOX_VERSION);
 	header(f, "hookinbox_worker_last_run_timestamp_seconds", "gauge",
 	       "When this file was written (end of a run; every 15 s with --loop).");
 	series_l(f, "hookinbox_worker_last_run_timestamp_seconds", NULL, NULL, NULL, NULL, now);
