@@ -34,6 +34,8 @@ grant execute on function hookinbox.accept(text, text, text, text, text, text, t
 grant execute on function hookinbox.reject(text, text, bigint) to hookinbox_intake;
 
 grant select, update on hookinbox.inbox to hookinbox_worker;
+-- the worker's metrics file counts the responders' rejections
+grant select on hookinbox.rejection to hookinbox_worker;
 grant select, insert, update, delete on all tables in schema hookinbox to hookinbox_admin;
 grant execute on all functions in schema hookinbox to hookinbox_worker, hookinbox_admin;
 grant usage on all sequences in schema hookinbox to hookinbox_worker, hookinbox_admin;

@@ -232,6 +232,13 @@ write_queue(FILE *f, const queue_snapshot *q)
 			series_l(f, "hookinbox_actions", "route", r->name, "state", states[s], v[s]);
 	}
 
+	header(f, "hookinbox_rejections_total", "counter",
+	       "Requests the responders rejected, by endpoint and reason (hookinbox.rejection, "
+	       "flushed every 10 s; the retention purge drops the oldest hours).");
+	for (size_t i = 0; i < q->n_rej; i++)
+		series_l(f, "hookinbox_rejections_total", "endpoint", q->rej[i].endpoint, "reason",
+			 q->rej[i].reason, q->rej[i].count);
+
 	age = queue_oldest_pending_event(q, &which);
 	header(f, "hookinbox_oldest_pending_event_age_seconds", "gauge",
 	       "Age of the oldest accepted event not yet fanned out (0 when none).");
