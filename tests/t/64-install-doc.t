@@ -50,6 +50,7 @@ my $port = HookTest::free_port();
 my $fcgid_was_on = -e '/etc/apache2/mods-enabled/fcgid.load';
 my $nodeexp_dir = '/var/lib/prometheus/node-exporter';
 my $nodeexp_existed = -d $nodeexp_dir;
+my @nodeexp_stat = stat $nodeexp_dir; # (Debian's prometheus-node-exporter makes it)
 my %done;
 END {
 	local $?;
@@ -60,7 +61,13 @@ END {
 	unlink '/etc/hookinbox/secrets/stripe-live';
 	sh('dpkg -P hookinbox') if $done{dpkg};
 	unlink '/var/backups/hookinbox.dump', '/var/backups/hookinbox-etc.tar.gz', '/tmp/event.json';
-	if ($nodeexp_existed) { unlink "$nodeexp_dir/hookinbox.prom" } else { sh("rm -rf $nodeexp_dir") }
+	if ($nodeexp_existed) {
+		unlink "$nodeexp_dir/hookinbox.prom", "$nodeexp_dir/hookinbox.prom.lock";
+		chown $nodeexp_stat[4], $nodeexp_stat[5], $nodeexp_dir;
+		chmod $nodeexp_stat[2] & 07777, $nodeexp_dir;
+	} else {
+		sh("rm -rf $nodeexp_dir");
+	}
 }
 
 # ---- the package and the cluster the page assumes
