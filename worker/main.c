@@ -55,6 +55,7 @@ typedef struct options {
 	int batch;
 	const char *metrics_file; /* NULL = [worker] metrics_file */
 	bool health_check;
+	bool nagios;	      /* --health-check in the Nagios plugin convention */
 	long max_pending_age; /* seconds, 0 = from the configuration */
 	long max_parked_age;
 	bool check;	/* --check: the configuration only, then exit */
@@ -121,6 +122,8 @@ usage(FILE *f)
 		   "                         older ([worker] health_max_pending_age, 900)\n"
 		   "      --max-parked-age=SECS   unhealthy when a parked action is older\n"
 		   "                         ([worker] health_max_parked_age, 86400)\n"
+		   "      --nagios           with --health-check: the Nagios plugin convention\n"
+		   "                         (HOOKINBOX OK|CRITICAL - ... | perfdata; exit 0 or 2)\n"
 		   "      --check            load and check the configuration, then exit\n"
 		   "      --connect          with --check: also connect with [worker] conninfo and\n"
 		   "                         check the schema and the role's privileges\n"
@@ -150,7 +153,8 @@ parse_options(int argc, char **argv, options *o)
 		OPT_MAX_PENDING_AGE,
 		OPT_MAX_PARKED_AGE,
 		OPT_CHECK,
-		OPT_CONNECT
+		OPT_CONNECT,
+		OPT_NAGIOS
 	};
 	static const struct option longopts[] = {
 		{"config", required_argument, NULL, 'c'},
@@ -165,6 +169,7 @@ parse_options(int argc, char **argv, options *o)
 		{"max-parked-age", required_argument, NULL, OPT_MAX_PARKED_AGE},
 		{"check", no_argument, NULL, OPT_CHECK},
 		{"connect", no_argument, NULL, OPT_CONNECT},
+		{"nagios", no_argument, NULL, OPT_NAGIOS},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
@@ -222,6 +227,9 @@ parse_options(int argc, char **argv, options *o)
 		case OPT_CONNECT:
 			o->connect = true;
 			break;
+		case OPT_NAGIOS:
+			o->nagios = true;
+			break;
 		case 'v':
 			o->verbose = true;
 			break;
@@ -263,6 +271,10 @@ parse_options(int argc, char **argv, options *o)
 	if (o->check && (once || o->loop || o->max_runtime || o->health_check)) {
 		fprintf(stderr, PROG ": --check runs no sweep: drop --once, --loop, --max-runtime, "
 				     "--health-check\n");
+		return -1;
+	}
+	if (o->nagios && !o->health_check) {
+		fprintf(stderr, PROG ": --nagios goes with --health-check\n");
 		return -1;
 	}
 	if (o->connect && !o->check) {
@@ -787,6 +799,23 @@ health_append(char *buf, size_t cap, const char *what, double age, const char *l
 }
 
 /*
+ * One line on stdout and the exit status: as is, or with --nagios in the
+ * plugin convention (status word, performance data, 0 OK or 2 CRITICAL; a
+ * database that does not answer is critical for the service too).
+ */
+static int
+health_report(const options *opt, int rc, const char *line, const char *perf)
+{
+	if (!opt->nagios) {
+		printf("%s\n", line);
+		return rc;
+	}
+	printf("HOOKINBOX %s - %s%s%s\n", rc == EX_OK ? "OK" : "CRITICAL", line, perf[0] ? " | " : "",
+	       perf);
+	return rc == EX_OK ? 0 : 2;
+}
+
+/*
  * --health-check: one line on stdout and EX_OK, EX_UNHEALTHY, or
  * EX_TEMPFAIL when the database does not answer.
  */
@@ -799,17 +828,14 @@ health_check(const conf *c, const options *opt)
 	queue_snapshot q = {.n_ep = 0};
 	const char *ev_name, *act_name, *park_name;
 	double ev_age, act_age, park_age;
-	char bad[768] = "";
+	char bad[768] = "", line[1024], perf[256] = "";
 	PGconn *conn = db_connect(conf_conninfo(c));
 	int rc;
 
-	if (conn == NULL) {
-		printf("unavailable: could not connect to the database\n");
-		return EX_TEMPFAIL;
-	}
+	if (conn == NULL)
+		return health_report(opt, EX_TEMPFAIL, "unavailable: could not connect to the database", "");
 	if (queue_snapshot_take(conn, &q) != 0) {
-		printf("unavailable: could not query the queue\n");
-		rc = EX_TEMPFAIL;
+		rc = health_report(opt, EX_TEMPFAIL, "unavailable: could not query the queue", "");
 		goto out;
 	}
 	ev_age = queue_oldest_pending_event(&q, &ev_name);
@@ -824,16 +850,21 @@ health_check(const conf *c, const options *opt)
 	if (park_age > (double)max_parked)
 		health_append(bad, sizeof(bad), "oldest parked action", park_age, "route", park_name,
 			      max_parked);
+	snprintf(perf, sizeof(perf),
+		 "pending_event_age=%.0fs;;%ld pending_action_age=%.0fs;;%ld parked_action_age=%.0fs;;%ld",
+		 ev_age < 0 ? 0 : ev_age, max_pending, act_age < 0 ? 0 : act_age, max_pending,
+		 park_age < 0 ? 0 : park_age, max_parked);
 	if (bad[0] != '\0') {
-		printf("unhealthy: %s\n", bad);
-		rc = EX_UNHEALTHY;
+		snprintf(line, sizeof(line), "unhealthy: %s", bad);
+		rc = health_report(opt, EX_UNHEALTHY, line, perf);
 		goto out;
 	}
-	printf("ok: oldest pending event %.0f s, oldest pending action %.0f s (limit %ld s), "
-	       "oldest parked action %.0f s (limit %ld s)\n",
-	       ev_age < 0 ? 0 : ev_age, act_age < 0 ? 0 : act_age, max_pending,
-	       park_age < 0 ? 0 : park_age, max_parked);
-	rc = EX_OK;
+	snprintf(line, sizeof(line),
+		 "ok: oldest pending event %.0f s, oldest pending action %.0f s (limit %ld s), "
+		 "oldest parked action %.0f s (limit %ld s)",
+		 ev_age < 0 ? 0 : ev_age, act_age < 0 ? 0 : act_age, max_pending,
+		 park_age < 0 ? 0 : park_age, max_parked);
+	rc = health_report(opt, EX_OK, line, perf);
 out:
 	queue_snapshot_release(&q);
 	PQfinish(conn);

@@ -105,6 +105,30 @@ is($rc, 75, 'worker run, database unreachable: 75');
 like($out, qr/^hookinbox-worker: error: could not connect to the database/, 'one clear line');
 is(scalar(() = $out =~ /\n/g), 1, 'only one');
 
+# ---- --health-check --nagios: the plugin convention (0 OK, 2 CRITICAL, perfdata)
+($rc, $out) = run_prog($worker, '-c', $conf, '--health-check', '--nagios');
+is($rc, 2, '--nagios, database unreachable: 2 (CRITICAL)');
+like($out, qr/^HOOKINBOX CRITICAL - unavailable: could not connect to the database$/m, 'the status word first (the reason on stderr)');
+write_conf($workerc);
+($rc, $out) = run_prog($worker, '-c', $conf, '--health-check', '--nagios');
+is($rc, 0, '--nagios, healthy: 0 (OK)') or diag $out;
+like($out, qr/^HOOKINBOX OK - ok: .* \| pending_event_age=0s;;900 pending_action_age=0s;;900 parked_action_age=0s;;86400$/,
+	'OK with performance data and the thresholds');
+$body = '{"id":"evt_old_1","type":"invoice.paid","created":1}';
+$t->post('shop', $body, { 'Stripe-Signature' => stripe_sig($secret, $body) });
+$t->sql(q{update hookinbox.inbox set received_at = now() - interval '1000 seconds' where event_id = 'evt_old_1'});
+($rc, $out) = run_prog($worker, '-c', $conf, '--health-check', '--nagios');
+is($rc, 2, '--nagios, an event pending for 1000 s: 2 (CRITICAL)');
+like($out, qr/^HOOKINBOX CRITICAL - unhealthy: oldest pending event is 10\d\d s old \(endpoint "shop"\), over 900 s \| pending_event_age=10\d\ds;;900 /,
+	'says which and how old, with performance data');
+($rc, $out) = run_prog($worker, '-c', $conf, '--health-check');
+is($rc, 1, 'without --nagios: 1 (unhealthy), as before');
+($rc, $out) = run_prog($worker, '-c', $conf, '--nagios');
+is($rc, 64, '--nagios without --health-check: usage error');
+($rc, $out) = run_prog($worker, '-c', $conf, '--once');
+is($rc, 0, 'a run delivers it');
+write_conf($down);
+
 # ---- reload with a conninfo libpq cannot parse: refused, deliveries go on
 write_conf($workerc);
 my $lighttpd = $t->httpd->pid;
