@@ -3,8 +3,10 @@
  *
  * libinih does the tokenising; we feed it through ini_parse_stream with our
  * own line reader so that every message can name the line, and check every
- * key strictly: an unknown section or key, a bad number or a missing
- * secret file stops the program at start.  Values are never echoed in
+ * key strictly: an unknown section or key, a section defined twice, a key
+ * given twice, a bad number, a conninfo libpq cannot parse or a missing
+ * secret file (of those the reading program needs) stops the program at
+ * start.  Values are never echoed in
  * messages except for enumerations, since conninfo may hold a password.
  */
 #include "conf.h"

@@ -4,7 +4,8 @@
  * Verify-and-insert only: every request is answered by handler_serve; no
  * business work happens here.  Run by the web server (lighttpd bin-path,
  * spawn-fcgi, mod_fcgid, systemd socket) with the listening socket on
- * stdin, or as plain CGI when stdin is not a socket.
+ * stdin, or as plain CGI (GATEWAY_INTERFACE set); started by hand, with
+ * neither, it says so and exits 64.
  */
 #include "conf.h"
 #include "dbcheck.h"
