@@ -71,9 +71,14 @@ END {
 }
 
 # ---- the package and the cluster the page assumes
-my ($rc, $out) = sh("make -s -C $top deb");
-is($rc, 0, 'make deb') or diag $out;
+# (unless t/63 just built it from this very tree: no file is newer than the .deb)
 my ($deb) = glob("$top/obj/deb/hookinbox_*_*.deb");
+my ($rc, $out) = (0, 'up to date');
+if (!$deb || `find $top -path $top/obj -prune -o -path $top/.git -prune -o -path $top/tests/tmp -prune -o -path $top/var -prune -o -type f -newer $deb -print -quit` ne '') {
+	($rc, $out) = sh("make -s -C $top deb");
+	($deb) = glob("$top/obj/deb/hookinbox_*_*.deb");
+}
+is($rc, 0, 'make deb') or diag $out;
 sh('dpkg -P hookinbox');
 ($rc, $out) = sh("dpkg -i $deb");
 is($rc, 0, 'the package installed (step 1)') or diag $out;
