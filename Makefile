@@ -7,6 +7,8 @@
 #   make VALGRIND=1 check run the programs under valgrind in the tests
 #   make bench            benchmarks (not part of check)
 #   make install PREFIX=/usr DESTDIR=/tmp/stage
+#   make uninstall PREFIX=/usr DESTDIR=/tmp/stage
+#   make deb              Debian binary package (dpkg-buildpackage -us -uc -b)
 #
 # The user's CFLAGS/LDFLAGS are kept apart from the project's own flags.
 
@@ -30,7 +32,8 @@ WARN = -std=c17 -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wstrict-prototyp
 	-Wwrite-strings -Wundef -Wformat=2 -Wimplicit-fallthrough -Wvla -fno-common -Werror
 HARDEN = -D_FORTIFY_SOURCE=2 -fstack-protector-strong
 HARDEN_LD = -Wl,-z,relro,-z,now
-DEFS = -D_GNU_SOURCE -DHOOKINBOX_VERSION='"$(VERSION)"'
+DEFS = -D_GNU_SOURCE -DHOOKINBOX_VERSION='"$(VERSION)"' -DHOOKINBOX_SYSCONFDIR='"$(SYSCONFDIR)"' \
+	-DHOOKINBOX_SCHEMA_VERSION=$(words $(wildcard sql/migrations/[0-9]*.sql))
 INCS = -Icommon -Ifcgi -Iworker $(shell $(PKG_CONFIG) --cflags libpq json-c libcurl inih openssl)
 
 ifdef SANITIZE
@@ -135,21 +138,53 @@ analyze:
 # make fuzz, fuzz-build, fuzz-regress: libFuzzer harnesses (clang)
 include tests/fuzz/fuzz.mk
 
+# The files under etc/ and man/ name the default installed paths
+# (/usr/local/sbin/hookinbox..., /usr/local/share/hookinbox, /etc/hookinbox),
+# so they are usable as they stand after a default install; install writes
+# each with the paths of this installation instead.
+SUBST_PATHS = sed -e 's|/usr/local/sbin/hookinbox|$(SBINDIR)/hookinbox|g' \
+	-e 's|/usr/local/bin/hookinbox|$(BINDIR)/hookinbox|g' \
+	-e 's|/usr/local/share/hookinbox|$(DATADIR)|g' \
+	-e 's|/etc/hookinbox|$(SYSCONFDIR)|g'
+ETC_FILES = $(patsubst etc/%,%,$(shell find etc -type f | sort))
+MAN_PAGES = $(wildcard man/*.[158])
+
 install: all
-	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/sql \
-		$(DESTDIR)$(DATADIR)/sql/migrations $(DESTDIR)$(DATADIR)/etc
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/sql/migrations
 	install -m 755 fcgi/hookinbox.fcgi worker/hookinbox-worker $(DESTDIR)$(SBINDIR)/
 	install -m 755 contrib/hookinbox-send $(DESTDIR)$(BINDIR)/
 	install -m 644 sql/*.sql $(DESTDIR)$(DATADIR)/sql/
 	install -m 644 sql/migrations/*.sql $(DESTDIR)$(DATADIR)/sql/migrations/
-	cp -R etc/. $(DESTDIR)$(DATADIR)/etc/
-	if [ -d man ]; then for s in 5 8; do \
-		install -d $(DESTDIR)$(MANDIR)/man$$s; \
-		for f in man/*.$$s; do if [ -e "$$f" ]; then install -m 644 $$f $(DESTDIR)$(MANDIR)/man$$s/; fi; done; \
-	done; fi
+	for f in $(ETC_FILES); do \
+		install -d $(DESTDIR)$(DATADIR)/etc/$$(dirname $$f) && \
+		$(SUBST_PATHS) etc/$$f > $(DESTDIR)$(DATADIR)/etc/$$f && \
+		chmod 644 $(DESTDIR)$(DATADIR)/etc/$$f || exit 1; done
+	for f in $(MAN_PAGES); do s=$${f##*.}; \
+		install -d $(DESTDIR)$(MANDIR)/man$$s && \
+		$(SUBST_PATHS) $$f > $(DESTDIR)$(MANDIR)/man$$s/$${f##*/} && \
+		chmod 644 $(DESTDIR)$(MANDIR)/man$$s/$${f##*/} || exit 1; done
+
+# removes what install wrote (and DATADIR, which is hookinbox's own)
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/hookinbox.fcgi $(DESTDIR)$(SBINDIR)/hookinbox-worker \
+		$(DESTDIR)$(BINDIR)/hookinbox-send
+	rm -rf $(DESTDIR)$(DATADIR)/sql $(DESTDIR)$(DATADIR)/etc
+	for f in $(MAN_PAGES); do rm -f $(DESTDIR)$(MANDIR)/man$${f##*.}/$${f##*/}; done
+	-rmdir $(DESTDIR)$(DATADIR)
+
+# The Debian package (debian/), built from a copy of the tree under obj/deb
+# so that dpkg-buildpackage's files (written to the parent directory) stay
+# there: obj/deb/hookinbox_$(VERSION)_*.deb
+deb:
+	rm -rf obj/deb
+	mkdir -p obj/deb/hookinbox-$(VERSION)
+	tar -cf - --exclude=./obj --exclude=./.git --exclude=./tests/tmp --exclude=./var \
+		--exclude=./bench/out $(PROGRAMS:%=--exclude=./%) . | tar -xf - -C obj/deb/hookinbox-$(VERSION)
+	cd obj/deb/hookinbox-$(VERSION) && dpkg-buildpackage -us -uc -b
+	@ls obj/deb/*.deb
 
 clean:
 	rm -rf obj $(PROGRAMS)
 
-.PHONY: all check bench install clean build-tests analyze fuzz fuzz-build fuzz-regress
--include $(shell find obj -name '*.d' 2>/dev/null)
+.PHONY: all check bench install uninstall deb clean build-tests analyze fuzz fuzz-build fuzz-regress
+-include $(shell find obj -path obj/deb -prune -o -name '*.d' -type f -print 2>/dev/null)

@@ -3,12 +3,15 @@
  *
  * libinih does the tokenising; we feed it through ini_parse_stream with our
  * own line reader so that every message can name the line, and check every
- * key strictly: an unknown section or key, a bad number or a missing
- * secret file stops the program at start.  Values are never echoed in
+ * key strictly: an unknown section or key, a section defined twice, a key
+ * given twice, a bad number, a conninfo libpq cannot parse or a missing
+ * secret file (of those the reading program needs) stops the program at
+ * start.  Values are never echoed in
  * messages except for enumerations, since conninfo may hold a password.
  */
 #include "conf.h"
 
+#include "dbcheck.h"
 #include "decimal.h"
 #include "xalloc.h"
 
@@ -25,10 +28,18 @@
 
 #define CONF_MAX_ITEMS 256
 
+/* a section or key already seen, for "given twice" */
+typedef struct seen {
+	char *name;
+	int line;
+} seen;
+
 struct conf {
 	char *path;
 	char *dir; /* directory of path, for relative secret files */
-	char *conninfo;
+	conf_program prog;
+	char *conninfo;	       /* [database]: the responder's */
+	char *worker_conninfo; /* [worker]: the worker's, else [database] */
 	char *log_format;
 	size_t max_body;
 	int64_t tolerance;
@@ -46,6 +57,10 @@ struct conf {
 	size_t line_cap;
 	char section[128]; /* the section that line is in */
 	int lineno;
+	seen *sections; /* every [section] so far */
+	size_t n_sections;
+	seen *keys; /* the keys of the current section */
+	size_t n_keys;
 	bool failed;
 	char *err;
 	size_t errlen;
@@ -159,6 +174,68 @@ set_str(char **dst, const char *v)
 {
 	free(*dst);
 	*dst = xstrdup(v);
+}
+
+static void
+seen_free(seen *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(list[i].name);
+	free(list);
+}
+
+/* 0, or -1 when name is already in list (*first: its line); else added */
+static int
+seen_add(seen **list, size_t *n, const char *name, int line, int *first)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp((*list)[i].name, name) == 0) {
+			*first = (*list)[i].line;
+			return -1;
+		}
+	*list = xrealloc(*list, (*n + 1) * sizeof(**list));
+	(*list)[*n] = (seen){xstrdup(name), line};
+	(*n)++;
+	return 0;
+}
+
+/* a [section] header: defined once, and its keys counted afresh */
+static void
+section_start(conf *c, const char *name)
+{
+	int first;
+
+	seen_free(c->keys, c->n_keys);
+	c->keys = NULL;
+	c->n_keys = 0;
+	if (seen_add(&c->sections, &c->n_sections, name, c->lineno, &first) != 0)
+		conf_error(c, "section [%s] is defined twice (first at line %d)", name, first);
+}
+
+/* a key of the current section: given once */
+static int
+key_once(conf *c, const char *section, const char *key)
+{
+	int first;
+
+	if (seen_add(&c->keys, &c->n_keys, key, c->lineno, &first) == 0)
+		return 0;
+	conf_error(c, "key \"%s\" is given twice in [%s] (first at line %d)", key, section, first);
+	return -1;
+}
+
+/* a conninfo libpq can parse; never echoed (it may hold a password) */
+static int
+conninfo_key(conf *c, char **dst, const char *section, const char *v)
+{
+	if (dbcheck_conninfo(v) != 0) {
+		conf_error(c, "[%s] conninfo cannot be parsed by libpq (key=value pairs or a "
+			      "postgresql:// URI)",
+			   section);
+		return 0;
+	}
+	set_str(dst, v);
+	return 1;
 }
 
 static endpoint_conf *
@@ -335,6 +412,8 @@ worker_key(conf *c, const char *k, const char *v)
 	};
 	long long n;
 
+	if (strcmp(k, "conninfo") == 0)
+		return conninfo_key(c, &c->worker_conninfo, "worker", v);
 	if (strcmp(k, "metrics_file") == 0) {
 		set_str(&c->worker.metrics_file, v);
 		return 1;
@@ -362,6 +441,8 @@ on_item(void *user, const char *section, const char *name, const char *value)
 	long long n;
 
 	if (c->failed)
+		return 0;
+	if (name != NULL && key_once(c, section, name) != 0)
 		return 0;
 	if (strncmp(section, "endpoint ", 9) == 0) {
 		const char *ename = section + 9;
@@ -423,10 +504,8 @@ on_item(void *user, const char *section, const char *name, const char *value)
 	if (strcmp(section, "database") == 0) {
 		if (name == NULL)
 			return 1;
-		if (strcmp(name, "conninfo") == 0) {
-			set_str(&c->conninfo, value);
-			return 1;
-		}
+		if (strcmp(name, "conninfo") == 0)
+			return conninfo_key(c, &c->conninfo, "database", value);
 	} else if (strcmp(section, "intake") == 0) {
 		if (name == NULL)
 			return 1;
@@ -565,6 +644,7 @@ read_line(char *str, int num, void *stream)
 		} else {
 			memcpy(c->section, p + 1, len);
 			c->section[len] = '\0';
+			section_start(c, c->section);
 			on_item(c, c->section, NULL, NULL);
 		}
 	}
@@ -632,7 +712,8 @@ check_endpoint(conf *c, endpoint_conf *ep)
 		ep->max_body = c->max_body;
 	if (ep->tolerance == 0)
 		ep->tolerance = c->tolerance;
-	ep->secrets = load_secrets(c, ep->secret_file, ep->line);
+	if (c->prog != CONF_WORKER) /* the worker never verifies a signature */
+		ep->secrets = load_secrets(c, ep->secret_file, ep->line);
 }
 
 static void
@@ -663,7 +744,7 @@ check_route(conf *c, route_conf *r)
 			   r->name, r->timeout, c->worker.lease);
 		return;
 	}
-	if (r->secret_file != NULL)
+	if (r->secret_file != NULL && c->prog != CONF_RESPONDER) /* the responder signs nothing */
 		r->secrets = load_secrets(c, r->secret_file, r->line);
 }
 
@@ -712,10 +793,17 @@ conf_default_path(const char *opt)
 conf *
 conf_load(const char *path, char *errbuf, size_t errlen)
 {
+	return conf_load_for(path, CONF_ALL, errbuf, errlen);
+}
+
+conf *
+conf_load_for(const char *path, conf_program prog, char *errbuf, size_t errlen)
+{
 	conf *c = xcalloc(1, sizeof(*c));
 	const char *slash;
 	int rc;
 
+	c->prog = prog;
 	c->path = xstrdup(path);
 	slash = strrchr(path, '/');
 	c->dir = slash ? xstrndup(path, (size_t)(slash - path)) : xstrdup(".");
@@ -758,7 +846,11 @@ conf_load(const char *path, char *errbuf, size_t errlen)
 		goto fail;
 	}
 	c->lineno = 0;
-	if (c->conninfo == NULL) {
+	if (prog == CONF_WORKER && c->conninfo == NULL && c->worker_conninfo == NULL) {
+		conf_error(c, "[worker] conninfo is not set");
+		goto fail;
+	}
+	if (prog != CONF_WORKER && c->conninfo == NULL) {
 		conf_error(c, "[database] conninfo is not set");
 		goto fail;
 	}
@@ -820,6 +912,9 @@ conf_free(conf *c)
 		free(r);
 	}
 	free(c->worker.metrics_file);
+	seen_free(c->sections, c->n_sections);
+	seen_free(c->keys, c->n_keys);
+	free(c->worker_conninfo);
 	free(c->conninfo);
 	free(c->log_format);
 	free(c->path);
@@ -828,7 +923,15 @@ conf_free(conf *c)
 }
 
 const char *conf_path(const conf *c) { return c->path; }
-const char *conf_conninfo(const conf *c) { return c->conninfo; }
+const char *
+conf_conninfo(const conf *c)
+{
+	if (c->prog == CONF_WORKER && c->worker_conninfo != NULL)
+		return c->worker_conninfo;
+	return c->conninfo;
+}
+
+bool conf_worker_conninfo_set(const conf *c) { return c->worker_conninfo != NULL; }
 const char *conf_log_format(const conf *c) { return c->log_format ? c->log_format : "text"; }
 int conf_threads(const conf *c) { return c->threads; }
 int conf_lock_timeout_ms(const conf *c) { return c->lock_timeout_ms; }

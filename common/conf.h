@@ -15,7 +15,11 @@
 
 #include "secret.h"
 
-#define CONF_DEFAULT_PATH "/etc/hookinbox/hookinbox.conf"
+/* the Makefile's SYSCONFDIR */
+#ifndef HOOKINBOX_SYSCONFDIR
+#define HOOKINBOX_SYSCONFDIR "/etc/hookinbox"
+#endif
+#define CONF_DEFAULT_PATH HOOKINBOX_SYSCONFDIR "/hookinbox.conf"
 
 typedef enum provider {
 	PROVIDER_STRIPE,
@@ -105,10 +109,24 @@ typedef struct route_conf {
 typedef struct conf conf;
 
 /*
- * Load and check path.  On error returns NULL with "path:line: message"
- * (or "path: message") in errbuf.  The caller frees the result with
- * conf_free.
+ * Which program reads the file.  Each loads only the secret files it
+ * needs: the responder the endpoints' (to verify), the worker the routes'
+ * (to sign), so each secret file can be readable by one program's user.
  */
+typedef enum conf_program {
+	CONF_ALL,	/* every secret file (tests) */
+	CONF_RESPONDER, /* [endpoint] secrets; connects with [database] conninfo */
+	CONF_WORKER	/* [route] secrets; [worker] conninfo, else [database] conninfo */
+} conf_program;
+
+/*
+ * Load and check path for prog.  On error returns NULL with
+ * "path:line: message" (or "path: message") in errbuf.  The caller frees
+ * the result with conf_free.  A section defined twice, a key given twice in
+ * a section and a conninfo libpq cannot parse are errors.
+ */
+conf *conf_load_for(const char *path, conf_program prog, char *errbuf, size_t errlen);
+/* conf_load_for(path, CONF_ALL, ...) */
 conf *conf_load(const char *path, char *errbuf, size_t errlen);
 void conf_free(conf *c);
 
@@ -116,7 +134,10 @@ void conf_free(conf *c);
 const char *conf_default_path(const char *opt);
 
 const char *conf_path(const conf *c);
-const char *conf_conninfo(const conf *c);     /* [database] conninfo */
+/* the program's connection: [database] conninfo, or the worker's (see conf_program) */
+const char *conf_conninfo(const conf *c);
+/* [worker] conninfo is set */
+bool conf_worker_conninfo_set(const conf *c);
 const char *conf_log_format(const conf *c);   /* [log] format = text | json */
 /*
  * [intake] threads: request threads per responder process (default 1).

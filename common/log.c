@@ -7,6 +7,7 @@
  */
 #include "log.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -16,6 +17,7 @@
 
 static const char *log_prog = "hookinbox";
 static log_format log_fmt = LOG_FORMAT_TEXT;
+static bool log_quiet;
 
 typedef struct line {
 	char buf[LOG_LINE_MAX];
@@ -101,6 +103,12 @@ log_set_format(log_format fmt)
 	log_fmt = fmt;
 }
 
+void
+log_set_quiet(bool quiet)
+{
+	log_quiet = quiet;
+}
+
 static void log_msg(const char *level, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
 static void
@@ -156,6 +164,8 @@ log_info(const char *fmt, ...)
 {
 	va_list ap;
 
+	if (log_quiet)
+		return;
 	va_start(ap, fmt);
 	log_msg("info", fmt, ap);
 	va_end(ap);
@@ -169,6 +179,8 @@ log_kv(const char *event, ...)
 	const char *k;
 	int json = log_fmt == LOG_FORMAT_JSON;
 
+	if (log_quiet)
+		return;
 	if (json) {
 		line_puts(&l, "{\"ts\":\"");
 		line_time(&l);

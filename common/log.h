@@ -9,6 +9,7 @@
 #define HOOKINBOX_LOG_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 
 typedef enum log_format {
 	LOG_FORMAT_TEXT,
@@ -18,6 +19,11 @@ typedef enum log_format {
 /* program name used as the line prefix ("hookinbox.fcgi") */
 void log_init(const char *progname);
 void log_set_format(log_format fmt);
+/*
+ * Quiet: only warnings and errors are written; info lines and log_kv
+ * records are dropped (the worker from cron, where any output is mailed).
+ */
+void log_set_quiet(bool quiet);
 
 /* free-form messages: "progname: level: message" */
 void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -4,9 +4,11 @@
  * Verify-and-insert only: every request is answered by handler_serve; no
  * business work happens here.  Run by the web server (lighttpd bin-path,
  * spawn-fcgi, mod_fcgid, systemd socket) with the listening socket on
- * stdin, or as plain CGI when stdin is not a socket.
+ * stdin, or as plain CGI (GATEWAY_INTERFACE set); started by hand, with
+ * neither, it says so and exits 64.
  */
 #include "conf.h"
+#include "dbcheck.h"
 #include "handler.h"
 #include "log.h"
 #include "server.h"
@@ -35,19 +37,24 @@ static void
 usage(FILE *fp)
 {
 	fprintf(fp,
-		"Usage: hookinbox.fcgi [-c FILE] [--check]\n"
+		"Usage: hookinbox.fcgi [-c FILE] [--check [--connect]]\n"
 		"FastCGI responder of hookinbox: verifies signed webhooks and stores them.\n"
-		"Started with a listening socket on stdin it serves FastCGI; otherwise it\n"
-		"answers one plain CGI request.\n\n"
+		"Started by a web server: with a listening socket on stdin (lighttpd\n"
+		"bin-path, mod_fcgid, spawn-fcgi, a systemd socket unit) it serves FastCGI;\n"
+		"run as CGI (GATEWAY_INTERFACE set) it answers one request.\n\n"
 		"  -c, --config FILE  configuration (default: $HOOKINBOX_CONFIG, else %s)\n"
 		"  --check            load and check the configuration, then exit\n"
+		"  --connect          with --check: also connect with [database] conninfo and\n"
+		"                     check the schema and the role's privileges\n"
 		"  -h, --help         show this help\n"
 		"  -V, --version      show the version\n\n"
 		"Signals: SIGHUP checks the configuration and, if it is good, finishes the\n"
 		"requests in progress and re-executes itself with it (the listening socket\n"
 		"stays open, so no request is dropped); SIGTERM, SIGINT and SIGUSR1 finish\n"
 		"the requests in progress (at most 30 s) and exit.\n"
-		"Exit status: 0 ok, 64 usage error, 70 internal error, 78 configuration error.\n",
+		"Exit status: 0 ok, 64 usage error (also: started by hand, outside a web\n"
+		"server), 70 internal error, 75 database unavailable (--check --connect),\n"
+		"78 configuration error.\n",
 		CONF_DEFAULT_PATH);
 }
 
@@ -55,7 +62,7 @@ static conf *
 load(const char *path)
 {
 	char err[1024];
-	conf *c = conf_load(path, err, sizeof(err));
+	conf *c = conf_load_for(path, CONF_RESPONDER, err, sizeof(err));
 
 	if (c == NULL)
 		log_error("%s", err);
@@ -173,11 +180,11 @@ main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"config", required_argument, NULL, 'c'}, {"check", no_argument, NULL, 'k'},
-		{"help", no_argument, NULL, 'h'},	  {"version", no_argument, NULL, 'V'},
-		{NULL, 0, NULL, 0},
+		{"connect", no_argument, NULL, 'C'},	  {"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},	  {NULL, 0, NULL, 0},
 	};
 	const char *opt_config = NULL;
-	bool check_only = false;
+	bool check_only = false, check_connect = false;
 	const char *path;
 	conf *cfg;
 	int c, rc;
@@ -190,6 +197,9 @@ main(int argc, char **argv)
 			break;
 		case 'k':
 			check_only = true;
+			break;
+		case 'C':
+			check_connect = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -207,22 +217,46 @@ main(int argc, char **argv)
 		usage(stderr);
 		return EX_USAGE;
 	}
+	if (check_connect && !check_only) {
+		fprintf(stderr, "hookinbox.fcgi: --connect goes with --check\n");
+		usage(stderr);
+		return EX_USAGE;
+	}
+	if (FCGX_Init() != 0) {
+		log_error("could not initialise libfcgi");
+		return EX_SOFTWARE;
+	}
+	if (!check_only && FCGX_IsCGI() && getenv("GATEWAY_INTERFACE") == NULL) {
+		/* by hand, from a shell: neither a FastCGI socket nor a CGI request */
+		fprintf(stderr, "hookinbox.fcgi: not started by a web server: it serves FastCGI on a "
+				"listening socket on stdin (lighttpd bin-path, mod_fcgid, spawn-fcgi, "
+				"hookinbox-fcgi.socket) or one CGI request; to check a configuration "
+				"run hookinbox.fcgi --check [--connect] [-c FILE]\n");
+		return EX_USAGE;
+	}
 	path = conf_default_path(opt_config);
 	cfg = load(path);
 	if (cfg == NULL)
 		return EX_CONFIG;
 	if (check_only) {
-		printf("%s: ok (%zu endpoints, %zu routes)\n", path, conf_endpoint_count(cfg),
-		       conf_route_count(cfg));
+		char msg[512];
+		bool unavailable;
+
+		rc = 0;
+		if (check_connect &&
+		    dbcheck_connect(conf_conninfo(cfg), DBCHECK_INTAKE, "hookinbox.fcgi --check", msg,
+				    sizeof(msg), &unavailable) != 0) {
+			log_error("%s: %s", path, msg);
+			rc = unavailable ? EX_TEMPFAIL : EX_CONFIG;
+		} else {
+			printf("%s: ok (%zu endpoints, %zu routes)%s%s\n", path, conf_endpoint_count(cfg),
+			       conf_route_count(cfg), check_connect ? "; database: " : "",
+			       check_connect ? msg : "");
+		}
 		conf_free(cfg);
-		return 0;
+		return rc;
 	}
 	signal(SIGPIPE, SIG_IGN);
-	if (FCGX_Init() != 0) {
-		log_error("could not initialise libfcgi");
-		conf_free(cfg);
-		return EX_SOFTWARE;
-	}
 	if (FCGX_IsCGI()) {
 		/* stdin is not a listening socket: plain CGI, one request */
 		serve_cgi(cfg);

@@ -62,6 +62,8 @@ grant execute on function hookinbox.reject(text, text, bigint) to hookinbox_inta
 revoke update on hookinbox.inbox from hookinbox_worker;
 grant select on hookinbox.inbox to hookinbox_worker;
 grant update (state, dispatched_at) on hookinbox.inbox to hookinbox_worker;
+-- the worker's metrics file counts the responders' rejections
+grant select on hookinbox.rejection to hookinbox_worker;
 grant select, insert, update, delete on all tables in schema hookinbox to hookinbox_admin;
 grant execute on all functions in schema hookinbox to hookinbox_worker, hookinbox_admin;
 -- the intake's functions are the responder's alone: a worker that could call

@@ -3,6 +3,7 @@
  */
 #include "health.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sysexits.h>
@@ -21,26 +22,46 @@ health_append(char *buf, size_t cap, const char *what, double age, const char *l
 		 what, age, label, name ? name : "?", limit);
 }
 
+/*
+ * One line on stdout and the exit status: as is, or with --nagios in the
+ * plugin convention (status word, performance data, 0 OK or 2 CRITICAL; a
+ * database that does not answer is critical for the service too).
+ */
+static int
+health_report(bool nagios, int rc, const char *line, const char *perf)
+{
+	if (!nagios) {
+		printf("%s\n", line);
+		return rc;
+	}
+	printf("HOOKINBOX %s - %s%s%s\n", rc == EX_OK ? "OK" : "CRITICAL", line, perf[0] ? " | " : "",
+	       perf);
+	return rc == EX_OK ? 0 : 2;
+}
+
 int
-health_check(const conf *c, long max_pending, long max_parked)
+health_check(const conf *c, long max_pending, long max_parked, bool nagios)
 {
 	queue_snapshot q = {.n_ep = 0};
 	const char *ev_name, *act_name, *park_name;
 	double ev_age, act_age, park_age;
-	char bad[768] = "";
+	char bad[768] = "", line[1024], perf[256] = "";
 	bool refused_us = false;
 	PGconn *conn = db_connect(conf_conninfo(c), NULL, NULL, &refused_us);
 	int rc;
 
 	if (conn == NULL) {
-		printf(refused_us ? "unavailable: the database refused the connection (check [database] conninfo)\n"
-			  : "unavailable: could not connect to the database\n");
-		return refused_us ? EX_CONFIG : EX_TEMPFAIL;
+		if (refused_us)
+			return health_report(nagios, EX_CONFIG,
+					     "unavailable: the database refused the connection "
+					     "(check [worker] conninfo)", "");
+		return health_report(nagios, EX_TEMPFAIL, "unavailable: could not connect to the database",
+				     "");
 	}
 	if (queue_snapshot_take(conn, &q) != 0) {
-		printf("unavailable: could not query the queue%s%s\n", db_refusal(conn) ? ": " : "",
-		       db_refusal(conn) ? db_refusal(conn) : "");
-		rc = db_refusal(conn) ? EX_CONFIG : EX_TEMPFAIL;
+		snprintf(line, sizeof(line), "unavailable: could not query the queue%s%s",
+			 db_refusal(conn) ? ": " : "", db_refusal(conn) ? db_refusal(conn) : "");
+		rc = health_report(nagios, db_refusal(conn) ? EX_CONFIG : EX_TEMPFAIL, line, "");
 		goto out;
 	}
 	ev_age = queue_oldest_pending_event(&q, &ev_name);
@@ -55,16 +76,21 @@ health_check(const conf *c, long max_pending, long max_parked)
 	if (park_age > (double)max_parked)
 		health_append(bad, sizeof(bad), "oldest parked action", park_age, "route", park_name,
 			      max_parked);
+	snprintf(perf, sizeof(perf),
+		 "pending_event_age=%.0fs;;%ld pending_action_age=%.0fs;;%ld parked_action_age=%.0fs;;%ld",
+		 ev_age < 0 ? 0 : ev_age, max_pending, act_age < 0 ? 0 : act_age, max_pending,
+		 park_age < 0 ? 0 : park_age, max_parked);
 	if (bad[0] != '\0') {
-		printf("unhealthy: %s\n", bad);
-		rc = EX_UNHEALTHY;
+		snprintf(line, sizeof(line), "unhealthy: %s", bad);
+		rc = health_report(nagios, EX_UNHEALTHY, line, perf);
 		goto out;
 	}
-	printf("ok: oldest pending event %.0f s, oldest pending action %.0f s (limit %ld s), "
-	       "oldest parked action %.0f s (limit %ld s)\n",
-	       ev_age < 0 ? 0 : ev_age, act_age < 0 ? 0 : act_age, max_pending,
-	       park_age < 0 ? 0 : park_age, max_parked);
-	rc = EX_OK;
+	snprintf(line, sizeof(line),
+		 "ok: oldest pending event %.0f s, oldest pending action %.0f s (limit %ld s), "
+		 "oldest parked action %.0f s (limit %ld s)",
+		 ev_age < 0 ? 0 : ev_age, act_age < 0 ? 0 : act_age, max_pending,
+		 park_age < 0 ? 0 : park_age, max_parked);
+	rc = health_report(nagios, EX_OK, line, perf);
 out:
 	queue_snapshot_release(&q);
 	PQfinish(conn);

@@ -499,7 +499,7 @@ static void
 reload(worker *w)
 {
 	char err[1024];
-	conf *nc = conf_load(conf_path(w->ctl->c), err, sizeof(err));
+	conf *nc = conf_load_for(conf_path(w->ctl->c), CONF_WORKER, err, sizeof(err));
 	int old_concurrency = w->concurrency;
 
 	if (nc == NULL) {

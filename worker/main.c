@@ -21,6 +21,7 @@
 
 #include "clock.h"
 #include "conf.h"
+#include "dbcheck.h"
 #include "decimal.h"
 #include "deliver.h"
 #include "health.h"
@@ -40,8 +41,12 @@ typedef struct options {
 	int batch;
 	const char *metrics_file; /* NULL = [worker] metrics_file */
 	bool health_check;
+	bool nagios;	      /* --health-check in the Nagios plugin convention */
 	long max_pending_age; /* seconds, 0 = from the configuration */
 	long max_parked_age;
+	bool check;	/* --check: the configuration only, then exit */
+	bool connect;	/* --check --connect: and the database */
+	bool verbose;	/* -v: a line per call and a summary; else only failures */
 } options;
 
 static void
@@ -79,11 +84,19 @@ usage(FILE *f)
 		   "                         older ([worker] health_max_pending_age, 900)\n"
 		   "      --max-parked-age=SECS   unhealthy when a parked action is older\n"
 		   "                         ([worker] health_max_parked_age, 86400)\n"
+		   "      --nagios           with --health-check: the Nagios plugin convention\n"
+		   "                         (HOOKINBOX OK|CRITICAL - ... | perfdata; exit 0 or 2)\n"
+		   "      --check            load and check the configuration, then exit\n"
+		   "      --connect          with --check: also connect with [worker] conninfo and\n"
+		   "                         check the schema and the role's privileges\n"
+		   "  -v, --verbose          log every call and a summary of the run; without\n"
+		   "                         it a run that goes well prints nothing (cron)\n"
 		   "  -h, --help             show this help and exit\n"
 		   "  -V, --version          show the version and exit\n\n"
 		   "SIGTERM or SIGINT: stop claiming, hand back what has not started, finish\n"
 		   "the calls in flight, exit.\n"
 		   "SIGHUP (--loop): reload the configuration between sweeps.\n\n"
+		   "The worker connects with [worker] conninfo (else [database] conninfo).\n"
 		   "Exit status: 0 ok, 64 usage error, 70 internal error, 75 database\n"
 		   "unavailable (try again later), 78 configuration error (also when the\n"
 		   "database refuses the role, or its schema is older than this worker);\n"
@@ -102,7 +115,10 @@ parse_options(int argc, char **argv, options *o)
 		OPT_METRICS_FILE,
 		OPT_HEALTH_CHECK,
 		OPT_MAX_PENDING_AGE,
-		OPT_MAX_PARKED_AGE
+		OPT_MAX_PARKED_AGE,
+		OPT_CHECK,
+		OPT_CONNECT,
+		OPT_NAGIOS
 	};
 	static const struct option longopts[] = {
 		{"config", required_argument, NULL, 'c'},
@@ -115,6 +131,10 @@ parse_options(int argc, char **argv, options *o)
 		{"health-check", no_argument, NULL, OPT_HEALTH_CHECK},
 		{"max-pending-age", required_argument, NULL, OPT_MAX_PENDING_AGE},
 		{"max-parked-age", required_argument, NULL, OPT_MAX_PARKED_AGE},
+		{"check", no_argument, NULL, OPT_CHECK},
+		{"connect", no_argument, NULL, OPT_CONNECT},
+		{"nagios", no_argument, NULL, OPT_NAGIOS},
+		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -123,7 +143,7 @@ parse_options(int argc, char **argv, options *o)
 	long long v;
 	int ch;
 
-	while ((ch = getopt_long(argc, argv, "c:hV", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "c:hvV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
 			o->config = optarg;
@@ -165,6 +185,18 @@ parse_options(int argc, char **argv, options *o)
 		case OPT_HEALTH_CHECK:
 			o->health_check = true;
 			break;
+		case OPT_CHECK:
+			o->check = true;
+			break;
+		case OPT_CONNECT:
+			o->connect = true;
+			break;
+		case OPT_NAGIOS:
+			o->nagios = true;
+			break;
+		case 'v':
+			o->verbose = true;
+			break;
 		case OPT_MAX_PENDING_AGE:
 		case OPT_MAX_PARKED_AGE:
 			if (decimal_parse(optarg, 1, 365L * 86400, &v) != 0) {
@@ -198,6 +230,19 @@ parse_options(int argc, char **argv, options *o)
 	}
 	if (o->health_check && (once || o->loop || o->max_runtime)) {
 		fprintf(stderr, PROG ": --health-check runs no sweep: drop --once, --loop, --max-runtime\n");
+		return -1;
+	}
+	if (o->check && (once || o->loop || o->max_runtime || o->health_check)) {
+		fprintf(stderr, PROG ": --check runs no sweep: drop --once, --loop, --max-runtime, "
+				     "--health-check\n");
+		return -1;
+	}
+	if (o->nagios && !o->health_check) {
+		fprintf(stderr, PROG ": --nagios goes with --health-check\n");
+		return -1;
+	}
+	if (o->connect && !o->check) {
+		fprintf(stderr, PROG ": --connect goes with --check\n");
 		return -1;
 	}
 	if (!o->health_check && (o->max_pending_age || o->max_parked_age)) {
@@ -254,6 +299,24 @@ summary(const loop_ctl *ctl, int64_t duration_ms, int status)
 	       "renewed", b[14], "released", b[15], "reconnects", b[16], "exit", b[9], LOG_END);
 }
 
+/* --check [--connect]: one line on stdout when good, on stderr when not */
+static int
+check(const conf *c, const options *opt)
+{
+	char msg[512] = "";
+	bool unavailable;
+
+	if (opt->connect && dbcheck_connect(conf_conninfo(c), DBCHECK_WORKER, PROG " --check", msg,
+					    sizeof(msg), &unavailable) != 0) {
+		log_error("%s: %s", conf_path(c), msg);
+		return unavailable ? EX_TEMPFAIL : EX_CONFIG;
+	}
+	printf("%s: ok (%zu routes; connects with [%s] conninfo)%s%s\n", conf_path(c),
+	       conf_route_count(c), conf_worker_conninfo_set(c) ? "worker" : "database",
+	       opt->connect ? "; database: " : "", msg);
+	return EX_OK;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -270,19 +333,26 @@ main(int argc, char **argv)
 		usage(stderr);
 		return EX_USAGE;
 	}
-	c = conf_load(conf_default_path(opt.config), err, sizeof(err));
+	log_set_quiet(!opt.verbose);
+	c = conf_load_for(conf_default_path(opt.config), CONF_WORKER, err, sizeof(err));
 	if (c == NULL) {
 		log_error("%s", err);
 		return EX_CONFIG;
 	}
 	if (strcmp(conf_log_format(c), "json") == 0)
 		log_set_format(LOG_FORMAT_JSON);
+	if (opt.check) {
+		status = check(c, &opt);
+		conf_free(c);
+		return status;
+	}
 	if (opt.health_check) {
 		const worker_conf *wc = conf_worker(c);
 
 		status = health_check(c, opt.max_pending_age ? opt.max_pending_age
 							     : wc->health_max_pending_age,
-				      opt.max_parked_age ? opt.max_parked_age : wc->health_max_parked_age);
+				      opt.max_parked_age ? opt.max_parked_age : wc->health_max_parked_age,
+				      opt.nagios);
 		conf_free(c);
 		return status;
 	}

@@ -3,16 +3,27 @@
  *
  * Route names come from the configuration and the database; both keep them
  * to [A-Za-z0-9._-] (conf.c's valid_name), but labels are escaped anyway.
+ *
+ * The counters and the histogram count across runs: the file is their
+ * store.  Each write reads the counters the file holds, adds what this
+ * process counted since its last write and writes the sums, under an
+ * exclusive lock on PATH.lock, so runs that overlap (cron, several --loop
+ * workers on one host) add up instead of overwriting each other, and rate()
+ * sees one counter that only grows.  Removing the file starts them again at
+ * zero, which Prometheus reads as a counter reset.
  */
 #include "metrics.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
+#include "failpoint.h"
 #include "log.h"
 #include "xalloc.h"
 
@@ -42,6 +53,7 @@ typedef struct route_stat {
 struct metrics {
 	route_stat *rt;
 	size_t n, cap;
+	struct metrics *written; /* what the file already holds of this process's counts */
 };
 
 metrics *
@@ -58,6 +70,7 @@ metrics_free(metrics *m)
 	for (size_t i = 0; i < m->n; i++)
 		free(m->rt[i].name);
 	free(m->rt);
+	metrics_free(m->written);
 	free(m);
 }
 
@@ -232,6 +245,13 @@ write_queue(FILE *f, const queue_snapshot *q)
 			series_l(f, "hookinbox_actions", "route", r->name, "state", states[s], v[s]);
 	}
 
+	header(f, "hookinbox_rejections_total", "counter",
+	       "Requests the responders rejected, by endpoint and reason (hookinbox.rejection, "
+	       "flushed every 10 s; the retention purge drops the oldest hours).");
+	for (size_t i = 0; i < q->n_rej; i++)
+		series_l(f, "hookinbox_rejections_total", "endpoint", q->rej[i].endpoint, "reason",
+			 q->rej[i].reason, q->rej[i].count);
+
 	age = queue_oldest_pending_event(q, &which);
 	header(f, "hookinbox_oldest_pending_event_age_seconds", "gauge",
 	       "Age of the oldest accepted event not yet fanned out (0 when none).");
@@ -265,6 +285,9 @@ write_run(FILE *f, const metrics_run *run, int64_t now)
 	};
 	char name[96], help[160];
 
+	header(f, "hookinbox_build_info", "gauge", "The worker's version; always 1.");
+	fprintf(f, "hookinbox_build_info{program=\"hookinbox-worker\",version=\"%s\"} 1\n",
+		HOOKINBOX_VERSION);
 	header(f, "hookinbox_worker_last_run_timestamp_seconds", "gauge",
 	       "When this file was written (end of a run; every 15 s with --loop).");
 	series_l(f, "hookinbox_worker_last_run_timestamp_seconds", NULL, NULL, NULL, NULL, now);
@@ -285,19 +308,180 @@ write_run(FILE *f, const metrics_run *run, int64_t now)
 	}
 }
 
+/*
+ * One line of our own counter series: name{k="v",k2="v2"} value.  Returns
+ * false for anything else (gauges, comments, a line cut short).
+ */
+static bool
+parse_series(char *line, char **name, char *keys[2], char *vals[2], char **value)
+{
+	char *p = strchr(line, '{'), *w;
+	int n = 0;
+
+	if (p == NULL)
+		return false;
+	*p++ = '\0';
+	*name = line;
+	keys[0] = keys[1] = vals[0] = vals[1] = NULL;
+	while (*p != '}') {
+		char *eq = strchr(p, '=');
+
+		if (n == 2 || eq == NULL || eq[1] != '"')
+			return false;
+		*eq = '\0';
+		keys[n] = p;
+		vals[n] = w = eq + 2;
+		for (p = eq + 2; *p != '"'; p++) {
+			if (*p == '\0')
+				return false;
+			if (*p == '\\' && p[1] != '\0')
+				p++, *w++ = *p == 'n' ? '\n' : *p;
+			else
+				*w++ = *p;
+		}
+		*w = '\0';
+		n++;
+		p++;
+		if (*p == ',')
+			p++;
+	}
+	if (p[1] != ' ')
+		return false;
+	*value = p + 2;
+	return true;
+}
+
+static int
+index_of(const char *const *names, int count, const char *v)
+{
+	for (int i = 0; v != NULL && i < count; i++)
+		if (strcmp(names[i], v) == 0)
+			return i;
+	return -1;
+}
+
+/* the counters PATH holds now, into an empty *base (a missing file: none) */
+static void
+read_counters(const char *path, metrics *base)
+{
+	FILE *f = fopen(path, "r");
+	char line[1024];
+
+	if (f == NULL)
+		return;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		char *name, *keys[2], *vals[2], *value, *end;
+		route_stat *r;
+		unsigned long long v;
+		int k;
+
+		if (strncmp(line, "hookinbox_worker_", 17) != 0 ||
+		    !parse_series(line, &name, keys, vals, &value) || keys[0] == NULL ||
+		    strcmp(keys[0], "route") != 0)
+			continue;
+		r = find(base, vals[0]);
+		if (strcmp(name, "hookinbox_worker_call_duration_seconds_sum") == 0) {
+			r->sum = strtod(value, NULL);
+			continue;
+		}
+		errno = 0;
+		v = strtoull(value, &end, 10);
+		if (errno != 0 || end == value)
+			continue;
+		if (strcmp(name, "hookinbox_worker_calls_total") == 0 &&
+		    (k = index_of(call_names, CALL__COUNT, vals[1])) >= 0)
+			r->calls[k] = v;
+		else if (strcmp(name, "hookinbox_worker_actions_total") == 0 &&
+			 (k = index_of(action_names, ACT__COUNT, vals[1])) >= 0)
+			r->actions[k] = v;
+		else if (strcmp(name, "hookinbox_worker_call_duration_seconds_count") == 0)
+			r->count = v;
+		else if (strcmp(name, "hookinbox_worker_call_duration_seconds_bucket") == 0 &&
+			 vals[1] != NULL) {
+			/* cumulative in the file; kept cumulative here until merged */
+			for (size_t b = 0; b < N_BUCKETS; b++) {
+				char le[32];
+
+				snprintf(le, sizeof(le), "%g", buckets[b]);
+				if (strcmp(le, vals[1]) == 0)
+					r->bucket[b] = v;
+			}
+		}
+	}
+	fclose(f);
+	/* the file's buckets are cumulative, ours are not */
+	for (size_t i = 0; i < base->n; i++)
+		for (size_t b = N_BUCKETS; b-- > 1;)
+			base->rt[i].bucket[b] = base->rt[i].bucket[b] >= base->rt[i].bucket[b - 1]
+							? base->rt[i].bucket[b] - base->rt[i].bucket[b - 1]
+							: 0;
+}
+
+/* out += what m counted since m->written */
+static void
+add_unwritten(metrics *out, const metrics *m)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		const route_stat *now = &m->rt[i];
+		const route_stat zero = {.name = NULL};
+		const route_stat *was = &zero;
+		route_stat *o = find(out, now->name);
+
+		for (size_t j = 0; m->written != NULL && j < m->written->n; j++)
+			if (strcmp(m->written->rt[j].name, now->name) == 0)
+				was = &m->written->rt[j];
+		for (int k = 0; k < CALL__COUNT; k++)
+			o->calls[k] += now->calls[k] - was->calls[k];
+		for (int k = 0; k < ACT__COUNT; k++)
+			o->actions[k] += now->actions[k] - was->actions[k];
+		for (size_t b = 0; b < N_BUCKETS; b++)
+			o->bucket[b] += now->bucket[b] - was->bucket[b];
+		o->count += now->count - was->count;
+		o->sum += now->sum - was->sum;
+	}
+}
+
+/* m->written = a copy of m's counts */
+static void
+mark_written(metrics *m)
+{
+	metrics *w = metrics_new();
+
+	for (size_t i = 0; i < m->n; i++) {
+		route_stat *r = find(w, m->rt[i].name);
+		char *name = r->name;
+
+		*r = m->rt[i];
+		r->name = name;
+	}
+	metrics_free(m->written);
+	m->written = w;
+}
+
 int
-metrics_write(const metrics *m, const char *path, const queue_snapshot *q, const metrics_run *run)
+metrics_write(metrics *m, const char *path, const queue_snapshot *q, const metrics_run *run)
 {
 	char *tmp = xasprintf("%s.tmp", path);
-	int rc = -1;
-	FILE *f = fopen(tmp, "w");
+	char *lockpath = xasprintf("%s.lock", path);
+	metrics *sum = metrics_new();
+	int rc = -1, lock;
+	FILE *f = NULL;
 
+	lock = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (lock < 0 || flock(lock, LOCK_EX) != 0) {
+		log_warn("could not lock metrics file \"%s\": %s", lockpath, strerror(errno));
+		goto out;
+	}
+	read_counters(path, sum);
+	FAILPOINT_PAUSE("metrics-write"); /* tests: widen the read-to-rename window */
+	add_unwritten(sum, m);
+	f = fopen(tmp, "w");
 	if (f == NULL) {
 		log_warn("could not write metrics file \"%s\": %s", tmp, strerror(errno));
 		goto out;
 	}
 	write_run(f, run, run->now);
-	write_counters(f, m);
+	write_counters(f, sum);
 	if (q != NULL)
 		write_queue(f, q);
 	if (ferror(f)) {
@@ -311,8 +495,13 @@ metrics_write(const metrics *m, const char *path, const queue_snapshot *q, const
 		unlink(tmp);
 		goto out;
 	}
+	mark_written(m);
 	rc = 0;
 out:
+	if (lock >= 0)
+		close(lock); /* and the lock with it */
+	metrics_free(sum);
+	free(lockpath);
 	free(tmp);
 	return rc;
 }

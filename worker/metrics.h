@@ -1,8 +1,8 @@
 /*
  * metrics.h - the worker's Prometheus text-format metrics file
  *
- * Counters of this process (calls by route and status class, a call
- * latency histogram, actions recorded by route and outcome) plus the
+ * Counters (calls by route and status class, a call latency histogram,
+ * actions recorded by route and outcome; kept across runs in the file) plus the
  * database-wide figures of a queue_snapshot, written for node_exporter's
  * textfile collector: to PATH.tmp, then renamed over PATH, so that the
  * collector never reads half a file.
@@ -59,9 +59,11 @@ void metrics_action(metrics *m, const char *route, action_kind k);
 
 /*
  * Write the file.  q may be NULL (the database was not reachable): then the
- * database-wide series are left out.  Returns 0, or -1 after logging why.
+ * database-wide series are left out.  The counters written are those the
+ * file held plus what m counted since its last write (under a lock on
+ * PATH.lock): they count across runs and processes.  Returns 0, or -1 after
+ * logging why.
  */
-int metrics_write(const metrics *m, const char *path, const queue_snapshot *q,
-		  const metrics_run *run);
+int metrics_write(metrics *m, const char *path, const queue_snapshot *q, const metrics_run *run);
 
 #endif

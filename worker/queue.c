@@ -39,6 +39,11 @@ static const char route_sql[] =
 	"          from hookinbox.action where state = 'parked' group by route) s"
 	" group by route order by route";
 
+/* one row per (endpoint, reason) and hour: a small table */
+static const char rejection_sql[] =
+	"select endpoint, reason, sum(count)::bigint from hookinbox.rejection"
+	" group by endpoint, reason order by endpoint, reason";
+
 static double
 opt_double(const PGresult *r, int row, int col)
 {
@@ -89,6 +94,18 @@ queue_snapshot_take(PGconn *conn, queue_snapshot *q)
 		q->rt[i].oldest_pending_s = opt_double(r, i, 5);
 		q->rt[i].oldest_parked_s = opt_double(r, i, 6);
 	}
+	PQclear(r);
+
+	r = PQexec(conn, rejection_sql);
+	if (db_check(conn, r, PGRES_TUPLES_OK, "queue: rejections") != 0 || PQnfields(r) != 3)
+		goto out;
+	n = PQntuples(r);
+	q->rej = xcalloc((size_t)n + 1, sizeof(*q->rej));
+	for (int i = 0; i < n; i++, q->n_rej++) {
+		q->rej[i].endpoint = xstrdup(PQgetvalue(r, i, 0));
+		q->rej[i].reason = xstrdup(PQgetvalue(r, i, 1));
+		q->rej[i].count = strtoll(PQgetvalue(r, i, 2), NULL, 10);
+	}
 	rc = 0;
 out:
 	PQclear(r);
@@ -102,8 +119,13 @@ queue_snapshot_release(queue_snapshot *q)
 		free(q->ep[i].name);
 	for (size_t i = 0; i < q->n_rt; i++)
 		free(q->rt[i].name);
+	for (size_t i = 0; i < q->n_rej; i++) {
+		free(q->rej[i].endpoint);
+		free(q->rej[i].reason);
+	}
 	free(q->ep);
 	free(q->rt);
+	free(q->rej);
 	memset(q, 0, sizeof(*q));
 }
 

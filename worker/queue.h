@@ -4,7 +4,8 @@
  * What the metrics file and --health-check report about the whole
  * database (not only this worker): pending inbox rows per endpoint and the
  * age of the oldest, rows accepted in the last hour, pending (retrying, in
- * flight) and parked actions per route with the oldest of each.
+ * flight) and parked actions per route with the oldest of each, and the
+ * requests the responders rejected, by endpoint and reason.
  *
  * Cost: pending inbox rows through the partial index inbox_pending,
  * pending actions through action_due, parked through action_parked, the
@@ -38,11 +39,20 @@ typedef struct queue_route {
 	double oldest_parked_s;	 /* since it was parked; -1 when none */
 } queue_route;
 
+/* the responders' rejections (hookinbox.rejection, every hour kept) */
+typedef struct queue_rejection {
+	char *endpoint; /* "(unknown)" for requests to no endpoint */
+	char *reason;	/* "signature mismatch", "stale timestamp", ... */
+	long long count;
+} queue_rejection;
+
 typedef struct queue_snapshot {
 	queue_endpoint *ep;
 	size_t n_ep;
 	queue_route *rt;
 	size_t n_rt;
+	queue_rejection *rej;
+	size_t n_rej;
 } queue_snapshot;
 
 /*

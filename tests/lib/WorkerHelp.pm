@@ -91,7 +91,7 @@ sub worker_bg {
 		$ENV{$_} = $env{$_} for keys %env;
 		open STDERR, '>', $log or die $!;
 		open STDOUT, '>&', \*STDERR or die $!;
-		exec(@WRAP, bin(), '-c', $t->config, @args) or POSIX::_exit(127);
+		exec(@WRAP, bin(), '-c', $t->config, '-v', @args) or POSIX::_exit(127);
 	}
 	return ($pid, $log);
 }

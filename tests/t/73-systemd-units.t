@@ -50,7 +50,16 @@ like($text{'hookinbox-worker-loop.service'}, qr/--loop/, 'loop service: --loop')
 for my $u (grep { /\.service$/ } @units) {
 	like($text{$u}, qr/^NoNewPrivileges=yes$/m, "$u: NoNewPrivileges");
 	like($text{$u}, qr/^ProtectSystem=strict$/m, "$u: ProtectSystem=strict (no write access)");
-	unlike($text{$u}, qr/^(ReadWritePaths|StateDirectory|LogsDirectory)=/m, "$u: writes nowhere");
+	if ($u =~ /^hookinbox-worker/) {
+		# the metrics file, readable by node_exporter; nothing else
+		is(join(' ', $text{$u} =~ /^(?:ReadWritePaths|StateDirectory|LogsDirectory)=(.*)$/mg),
+			'-/var/lib/prometheus/node-exporter', "$u: writes only node_exporter's textfile directory");
+		like($text{$u}, qr/^UMask=0022$/m, "$u: the metrics file readable by node_exporter");
+		like($text{$u}, qr/^ExecStart=\S+ -c \S+ -v /m, "$u: -v, the journal is its log");
+	} else {
+		unlike($text{$u}, qr/^(ReadWritePaths|StateDirectory|LogsDirectory)=/m, "$u: writes nowhere");
+		like($text{$u}, qr/^UMask=0077$/m, "$u: UMask=0077");
+	}
 }
 
 # every ExecStart/ExecStartPre line parses: the same options plus --help exit 0

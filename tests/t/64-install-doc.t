@@ -1,0 +1,139 @@
+# docs/install.md, followed as a script: its ```sh blocks run in order, as
+# root, in one bash with set -eu, on this host, against a PostgreSQL cluster
+# made for the test (pg_createcluster, a free port) and the package make deb
+# builds.  The test's only changes to the page's commands are listed in
+# %subst (that cluster's configuration directory, the downstream's URL, the
+# secret) and the port in the shipped conninfo; it starts Apache where the
+# page says systemctl reload.  Then the delivery sent in step 5 must have
+# reached the downstream once, from the worker run as the hookinbox user
+# through peer authentication, and the metrics file and backups must exist.
+# Everything is undone at the end (cluster dropped, package purged, Apache
+# stopped and its configuration restored).
+#
+# Root only; not under a sanitizer (the package is the release build).
+use strict;
+use warnings;
+use Test::More;
+use Fcntl qw(:flock);
+use File::Temp ();
+use IO::Socket::INET;
+use HookTest;
+use Downstream;
+
+my $top = HookTest::top();
+plan skip_all => 'needs root' if $> != 0;
+for my $p (qw(/usr/bin/dpkg-buildpackage /usr/bin/pg_createcluster /usr/sbin/apache2ctl /usr/sbin/a2enconf
+	/usr/lib/apache2/modules/mod_fcgid.so /usr/sbin/runuser)) {
+	plan skip_all => "$p missing (tools/install-deps installs it)" unless -e $p;
+}
+{
+	my $bin = HookTest::slurp("$top/obj/test/hookinbox-worker");
+	plan skip_all => 'sanitizer build: the walkthrough is tested in the plain run'
+		if index($bin, '__asan_init') >= 0 || index($bin, '__tsan_init') >= 0;
+}
+plan skip_all => 'port 80 is taken (the walkthrough posts to http://localhost/)'
+	if IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => 80, Proto => 'tcp');
+
+# one test at a time installs the package (t/63 too)
+open my $lock, '>', '/tmp/hookinbox-dpkg-test.lock' or die $!;
+flock $lock, LOCK_EX or die $!;
+
+sub sh {
+	my ($cmd) = @_;
+	my $out = `$cmd 2>&1`;
+	return ($? >> 8, $out);
+}
+
+my ($ver) = HookTest::pg_bindir() =~ m{/(\d+)/bin};
+my $cluster = 'hookinbox_doc';
+my $port = HookTest::free_port();
+my $fcgid_was_on = -e '/etc/apache2/mods-enabled/fcgid.load';
+my $nodeexp_dir = '/var/lib/prometheus/node-exporter';
+my $nodeexp_existed = -d $nodeexp_dir;
+my @nodeexp_stat = stat $nodeexp_dir; # (Debian's prometheus-node-exporter makes it)
+my %done;
+END {
+	local $?;
+	sh('apache2ctl stop') if $done{apache};
+	sh('a2disconf -q hookinbox; rm -f /etc/apache2/conf-available/hookinbox.conf');
+	sh('a2dismod -q fcgid') unless $fcgid_was_on;
+	sh("pg_dropcluster --stop $ver $cluster") if $done{cluster};
+	unlink '/etc/hookinbox/secrets/stripe-live';
+	sh('dpkg -P hookinbox') if $done{dpkg};
+	unlink '/var/backups/hookinbox.dump', '/var/backups/hookinbox-etc.tar.gz', '/tmp/event.json';
+	if ($nodeexp_existed) {
+		unlink "$nodeexp_dir/hookinbox.prom", "$nodeexp_dir/hookinbox.prom.lock";
+		chown $nodeexp_stat[4], $nodeexp_stat[5], $nodeexp_dir;
+		chmod $nodeexp_stat[2] & 07777, $nodeexp_dir;
+	} else {
+		sh("rm -rf $nodeexp_dir");
+	}
+}
+
+# ---- the package and the cluster the page assumes
+# (unless t/63 just built it from this very tree: no file is newer than the .deb)
+my ($deb) = glob("$top/obj/deb/hookinbox_*_*.deb");
+my ($rc, $out) = (0, 'up to date');
+if (!$deb || `find $top -path $top/obj -prune -o -path $top/.git -prune -o -path $top/tests/tmp -prune -o -path $top/var -prune -o -type f -newer $deb -print -quit` ne '') {
+	($rc, $out) = sh("make -s -C $top deb");
+	($deb) = glob("$top/obj/deb/hookinbox_*_*.deb");
+}
+is($rc, 0, 'make deb') or diag $out;
+sh('dpkg -P hookinbox');
+($rc, $out) = sh("dpkg -i $deb");
+is($rc, 0, 'the package installed (step 1)') or diag $out;
+$done{dpkg} = 1;
+($rc, $out) = sh("pg_createcluster --start -p $port $ver $cluster");
+is($rc, 0, "a PostgreSQL cluster $ver/$cluster on port $port") or diag $out;
+$done{cluster} = 1;
+# the shipped conninfos name the default socket directory; the port is the test's
+{
+	my $c = HookTest::slurp('/etc/hookinbox/hookinbox.conf');
+	is(($c =~ s{host=/run/postgresql dbname=hookinbox}{host=/run/postgresql port=$port dbname=hookinbox}g), 2,
+		'the port of the test cluster in both conninfos');
+	open my $fh, '>', '/etc/hookinbox/hookinbox.conf' or die $!;
+	print $fh $c;
+	close $fh;
+}
+
+# ---- the page, as a script
+my $d = Downstream->new(dir => File::Temp::tempdir(CLEANUP => 1));
+my $secret = 'whsec_install_doc_0123456789abcdef';
+HookTest::record_secret($secret);
+my %subst = (
+	'/etc/postgresql/15/main' => "/etc/postgresql/$ver/$cluster",
+	'https://api.example.internal/hooks' => $d->url('/hooks'),
+	'whsec_REPLACE_WITH_THE_ENDPOINT_SECRET' => $secret,
+	"apache2ctl configtest\n" => "apache2ctl configtest\napache2ctl start\n",
+);
+my $doc = HookTest::slurp("$top/docs/install.md");
+my @blocks = $doc =~ /^```sh\n(.*?)^```$/msg;
+ok(@blocks >= 10, scalar(@blocks) . ' blocks to run');
+my $script = "set -eu\n" . join('', map { "echo '>>> step " . ($_ + 1) . "'\n$blocks[$_]" } 0 .. $#blocks);
+for my $from (sort keys %subst) {
+	ok($script =~ s/\Q$from\E/$subst{$from}/g, "the page still holds \"$from\"");
+}
+open my $fh, '>', "$d->{dir}/install.sh" or die $!;
+print $fh $script;
+close $fh;
+$done{apache} = 1;
+($rc, $out) = sh("cd / && env PGCLUSTER=$ver/$cluster bash $d->{dir}/install.sh");
+is($rc, 0, 'every block of docs/install.md runs') or diag $out;
+like($out, qr/^1 200 \{"id":\d+,"duplicate":false\}$/m, 'step 5: the signed test delivery is accepted by the responder under Apache');
+like($out, qr{ok \(1 endpoints, 1 routes\); database: connected as "hookinbox_intake"}, 'step 4: the responder as hookinbox_intake');
+like($out, qr{database: connected as "hookinbox_worker"}, 'step 4: the worker as hookinbox_worker');
+like($out, qr/event=summary .*done=1 /, 'step 6: the worker run delivers it');
+
+# ---- what the page promised
+is(scalar(grep { ($_->{event_id} // '') eq 'evt_install_1' } $d->requests), 1, 'the event reached the route once');
+my $st = `runuser -u postgres -- env PGCLUSTER=$ver/$cluster psql -X -A -t -d hookinbox -c "select a.state from hookinbox.action a join hookinbox.inbox i on i.id = a.inbox_id where i.event_id = 'evt_install_1'"`;
+is($st, "done\n", 'its action is done');
+unlike(HookTest::slurp('/etc/cron.d/hookinbox'), qr/^#[*0-9]/m, 'step 6: the cron lines are enabled');
+my @m = stat "$nodeexp_dir/hookinbox.prom";
+ok(@m, 'step 7: the metrics file is written');
+is(sprintf('%04o', ($m[2] // 0) & 07777), '0644', 'readable by node_exporter');
+like(HookTest::slurp("$nodeexp_dir/hookinbox.prom"), qr/^hookinbox_worker_last_run_ok 1$/m, 'a good run');
+ok(-s '/var/backups/hookinbox.dump' && -s '/var/backups/hookinbox-etc.tar.gz', 'step 8: both backups written');
+is((stat '/etc/hookinbox/secrets/stripe-live')[2] & 07777, 0640, 'the secret file: 0640');
+is(getgrgid((stat '/etc/hookinbox/secrets/stripe-live')[5]), 'www-data', 'group www-data');
+done_testing();
