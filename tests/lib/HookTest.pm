@@ -410,8 +410,10 @@ sub write_config {
 	my $c = "; written by tests/lib/HookTest.pm\n[database]\nconninfo = "
 		. $self->{pg}->conninfo($o->{intake_role} // 'hookinbox_intake') . "\n";
 	$c .= "[intake]\n" . join('', map { "$_ = $o->{intake}{$_}\n" } sort keys %{ $o->{intake} // {} });
-	if ($o->{worker}) {
-		$c .= "[worker]\n" . join('', map { "$_ = $o->{worker}{$_}\n" } sort keys %{ $o->{worker} });
+	if ($o->{worker} || $o->{worker_role}) {
+		$c .= "[worker]\n";
+		$c .= "conninfo = " . $self->{pg}->conninfo($o->{worker_role}) . "\n" if $o->{worker_role};
+		$c .= join('', map { "$_ = $o->{worker}{$_}\n" } sort keys %{ $o->{worker} // {} });
 	}
 	for my $name (sort keys %{ $o->{endpoints} // {} }) {
 		my %e = %{ $o->{endpoints}{$name} };

@@ -24,14 +24,15 @@ our $APPLY_SQL = q{
 
 our $SECRET = 'whsec_' . MIME::Base64::encode_base64('route-secret-0123456789abcdef', '');
 
-# a HookTest with one stripe endpoint "shop" (and "gh"), the worker's role in conninfo
+# a HookTest with one stripe endpoint "shop" (and "gh"); the worker connects
+# with its own role ([worker] conninfo), a responder with the intake's
 sub setup {
 	my (%o) = @_;
 	return HookTest->new(
 		endpoints => $o{endpoints} // { shop => { provider => 'stripe' }, gh => { provider => 'github' } },
 		routes => $o{routes},
 		worker => { lease => 5, backoff_base => 1, backoff_cap => 4, %{ $o{worker} // {} } },
-		intake_role => 'hookinbox_worker',
+		worker_role => 'hookinbox_worker',
 		no_lighttpd => 1,
 		%{ $o{extra} // {} },
 	);

@@ -103,8 +103,11 @@ $renewed += $_ for $log =~ /event=summary .* renewed=(\d+)/g;
 cmp_ok($renewed, '>', 0, 'handler: leases were renewed before the later handlers ran') or diag $log;
 
 # ---- claim_ahead and lease are checked together when the configuration loads
-open my $fh, '>>', $t->config or die $!;
-print $fh "[worker]\nclaim_ahead = 2\n";
+# (into the [worker] section the harness wrote: a section given twice is an error)
+my $text = HookTest::slurp($t->config);
+$text =~ s/^\[worker\]\n/[worker]\nclaim_ahead = 2\n/m or die "no [worker] section in the test configuration";
+open my $fh, '>', $t->config or die $!;
+print $fh $text;
 close $fh;
 my ($rc, $out) = WorkerHelp::worker($t, '--once');
 is($rc, 78, 'claim_ahead = 2 with timeout 3 s and lease 5 s: configuration error');

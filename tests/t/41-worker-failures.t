@@ -38,7 +38,7 @@ sub config_with {
 
 sub run_conf {
 	my ($path, @args) = @_;
-	my $out = `@{[ WorkerHelp::bin() ]} -c $path @args 2>&1`;
+	my $out = `@{[ WorkerHelp::bin() ]} -v -c $path @args 2>&1`;
 	return ($? >> 8, $out);
 }
 
@@ -46,9 +46,9 @@ sub run_conf {
 $t->sql('create role nogrant login');
 WorkerHelp::accept($t, event_id => 'r1', type => 'yes.x');
 my $prom = $t->dir . '/refused.prom';
-for my $case (['a role without grants', sub { s/user=\S+/user=nogrant/ }, qr/permission denied/],
-	['an unknown role', sub { s/user=\S+/user=nosuchrole/ }, qr/nosuchrole/],
-	['an unknown database', sub { s/dbname=\S+/dbname=nosuchdb/ }, qr/nosuchdb/]) {
+for my $case (['a role without grants', sub { s/user=\S+/user=nogrant/g }, qr/permission denied/],
+	['an unknown role', sub { s/user=\S+/user=nosuchrole/g }, qr/nosuchrole/],
+	['an unknown database', sub { s/dbname=\S+/dbname=nosuchdb/g }, qr/nosuchdb/]) {
 	my ($what, $edit, $why) = @$case;
 	unlink $prom;
 	my $t0 = time();

@@ -64,7 +64,7 @@ sub workers_bg {
 			open STDERR, '>', $log or POSIX::_exit(2);
 			open STDOUT, '>&', \*STDERR or POSIX::_exit(2);
 			my @wrap = ref $o{wrap} eq 'ARRAY' ? @{ $o{wrap} } : ref $o{wrap} eq 'CODE' ? $o{wrap}->($k) : ();
-			exec(@wrap, HookTest::top() . '/obj/test/hookinbox-worker', '-c', $o{config} // worker_config($t),
+			exec(@wrap, HookTest::top() . '/obj/test/hookinbox-worker', '-v', '-c', $o{config} // worker_config($t),
 				@{ $o{args} // ['--once'] }) or POSIX::_exit(127);
 		}
 		push @p, [$pid, $log];
