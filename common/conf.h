@@ -13,28 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "provider.h" /* provider: the id of endpoint_conf.provider */
 #include "secret.h"
 
 #define CONF_DEFAULT_PATH "/etc/hookinbox/hookinbox.conf"
-
-typedef enum provider {
-	PROVIDER_STRIPE,
-	PROVIDER_GITHUB,
-	PROVIDER_STANDARD, /* Standard Webhooks; also Svix's svix-* header names */
-	PROVIDER_HMAC,	   /* generic HMAC, configured per endpoint */
-	PROVIDER_SHOPIFY,
-	PROVIDER_SLACK,
-	PROVIDER_SVIX,
-	PROVIDER_PADDLE,
-	PROVIDER_TWILIO,
-	PROVIDER_GITLAB,
-	PROVIDER__COUNT
-} provider;
-
-/* "stripe" for PROVIDER_STRIPE, ... */
-const char *provider_name(provider p);
-/* 0 and *out set, or -1 for an unknown name */
-int provider_from_name(const char *name, provider *out);
 
 typedef enum hmac_alg {
 	HMAC_SHA1,

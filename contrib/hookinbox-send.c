@@ -3,7 +3,7 @@
  *
  *   hookinbox-send --provider stripe --secret-file s --url http://.../in/stripe event.json
  *
- * The signature headers come from common/sign.c, so what this program
+ * The signature headers come from providers/ (sign.h), so what this program
  * sends is what the intake verifies.  --repeat sends the same signed
  * delivery several times (a provider's retry), --concurrency runs that
  * many transfers at once with libcurl multi (one job struct per transfer

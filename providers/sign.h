@@ -3,7 +3,7 @@
  *
  * Used by contrib/hookinbox-send (to play a provider) and by the worker
  * (which signs what it delivers downstream with Standard Webhooks
- * headers).  The output verifies with fcgi/verify.c for every provider.
+ * headers).  The output verifies with verify.c for every provider.
  * No I/O, no logging; secret bytes are wiped from every temporary.
  */
 #ifndef HOOKINBOX_SIGN_H
@@ -63,31 +63,9 @@ int sign_headers(const sign_input *in, sign_output *out, char *errbuf, size_t er
 void sign_release(sign_output *out);
 
 /*
- * Twilio JSON bodies: url with "bodySHA256=<hex sha256 of body>" appended
+ * Twilio JSON bodies (providers/twilio.c): url with "bodySHA256=<hex sha256 of body>" appended
  * to its query ('?' or '&').  The caller frees the new string.
  */
 char *sign_twilio_body_url(const char *url, const unsigned char *body, size_t len);
-
-typedef enum standard_key_kind {
-	STANDARD_KEY_NONE,   /* unusable: bad base64 after a prefix, bad length */
-	STANDARD_KEY_HMAC,   /* *key is the HMAC key */
-	STANDARD_KEY_ED25519 /* *key is a 32-byte Ed25519 public key */
-} standard_key_kind;
-
-typedef enum standard_key_use {
-	STANDARD_KEY_VERIFY, /* whsk_ private keys give their public half */
-	STANDARD_KEY_SIGN    /* whsk_ private keys give their 32-byte seed */
-} standard_key_use;
-
-/*
- * Decode one Standard Webhooks secret as the SDKs do: "whsec_<b64>" (or
- * bare base64) is the HMAC key; bare text that is not base64 is used as
- * raw bytes; "whpk_<b64>" is an Ed25519 public key, "whsk_<b64>" a private
- * key (32-byte seed, or seed || public as libsodium stores it).
- * *key is xmalloc'd with *kcap bytes of which the first *klen are the key;
- * the caller wipes *kcap bytes (OPENSSL_cleanse) and frees it.
- */
-standard_key_kind standard_key_decode(const unsigned char *s, size_t len, standard_key_use use,
-				      unsigned char **key, size_t *klen, size_t *kcap);
 
 #endif
