@@ -26,7 +26,7 @@ typedef struct sign_input {
 	int64_t timestamp;	      /* unix seconds, for timestamped schemes */
 	const unsigned char *body;    /* exact bytes that will be sent */
 	size_t body_len;
-	const char *url;	      /* twilio: the full URL requested (see below) */
+	const char *url;	      /* the full URL requested, for providers that sign it */
 } sign_input;
 
 typedef struct sign_header {
@@ -40,21 +40,10 @@ typedef struct sign_output {
 } sign_output;
 
 /*
- * Fill *out with the headers for in->provider (HTTP header names as the
- * providers spell them):
- *   stripe   Stripe-Signature: t=<ts>,v1=<hex>   (the event id lives in the body)
- *   github   X-Hub-Signature-256, X-GitHub-Delivery (id), X-GitHub-Event (type)
- *   standard webhook-id, webhook-timestamp, webhook-signature: v1,<b64>
- *            (secret "whsec_<b64>"; a "whsk_<b64>" Ed25519 key gives v1a,<b64>)
- *   svix     the same with svix-id, svix-timestamp, svix-signature
- *   hmac     hmac->header: [prefix]<hex|b64>, hmac->id_header, hmac->type_header
- *   shopify  X-Shopify-Hmac-Sha256, X-Shopify-Webhook-Id, X-Shopify-Topic
- *   slack    X-Slack-Request-Timestamp, X-Slack-Signature: v0=<hex>
- *   paddle   Paddle-Signature: ts=<ts>;h1=<hex>
- *   twilio   X-Twilio-Signature, I-Twilio-Idempotency-Token (id); a url
- *            carrying bodySHA256 (see sign_twilio_body_url) signs the URL
- *            only, otherwise the body is form parameters and is signed too
- *   gitlab   X-Gitlab-Token (the secret itself), X-Gitlab-Event-UUID, X-Gitlab-Event
+ * Fill *out with the headers in->provider sends with the body, named as
+ * the provider spells them: its signature, and the event id and type where
+ * it sends them as headers (where it keeps them in the body they are not
+ * used).  Each provider's sign() in providers/<name>.c says which.
  * Returns 0, or -1 with a message (never secret bytes) in errbuf.  The
  * caller releases *out with sign_release in every case.
  */
@@ -63,8 +52,9 @@ int sign_headers(const sign_input *in, sign_output *out, char *errbuf, size_t er
 void sign_release(sign_output *out);
 
 /*
- * Twilio JSON bodies (providers/twilio.c): url with "bodySHA256=<hex sha256 of body>" appended
- * to its query ('?' or '&').  The caller frees the new string.
+ * Twilio JSON bodies (providers/twilio.c): url with "bodySHA256=<hex
+ * sha256 of body>" appended to its query ('?' or '&').  The caller frees
+ * the new string.
  */
 char *sign_twilio_body_url(const char *url, const unsigned char *body, size_t len);
 
