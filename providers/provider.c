@@ -11,7 +11,7 @@
 
 extern const provider_ops provider_stripe, provider_github, provider_standard, provider_svix,
 	provider_hmac, provider_shopify, provider_slack, provider_paddle, provider_twilio,
-	provider_gitlab;
+	provider_gitlab, provider_square;
 
 static const provider_ops *const table[PROVIDER__COUNT] = {
 	[PROVIDER_STRIPE] = &provider_stripe,
@@ -24,6 +24,7 @@ static const provider_ops *const table[PROVIDER__COUNT] = {
 	[PROVIDER_PADDLE] = &provider_paddle,
 	[PROVIDER_TWILIO] = &provider_twilio,
 	[PROVIDER_GITLAB] = &provider_gitlab,
+	[PROVIDER_SQUARE] = &provider_square,
 };
 
 const char *const provider_common_headers[] = {"Content-Type", "User-Agent", NULL};

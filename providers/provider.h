@@ -32,6 +32,7 @@ typedef enum provider {
 	PROVIDER_PADDLE,
 	PROVIDER_TWILIO,
 	PROVIDER_GITLAB,
+	PROVIDER_SQUARE,
 	PROVIDER__COUNT
 } provider;
 
