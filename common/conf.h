@@ -13,16 +13,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hmac.h"     /* hmac_alg */
 #include "provider.h" /* provider: the id of endpoint_conf.provider */
 #include "secret.h"
 
 #define CONF_DEFAULT_PATH "/etc/hookinbox/hookinbox.conf"
-
-typedef enum hmac_alg {
-	HMAC_SHA1,
-	HMAC_SHA256,
-	HMAC_SHA512
-} hmac_alg;
 
 typedef enum hmac_encoding {
 	HMAC_HEX,

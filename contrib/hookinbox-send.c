@@ -11,9 +11,11 @@
  */
 #include "conf.h"
 #include "decimal.h"
+#include "hex.h"
 #include "hmac.h"
 #include "secret.h"
 #include "sign.h"
+#include "wipe.h"
 #include "xalloc.h"
 
 #include <errno.h>

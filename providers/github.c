@@ -6,6 +6,7 @@
  */
 #include "fields.h"
 #include "form.h"
+#include "hex.h"
 #include "scheme.h"
 #include "xalloc.h"
 

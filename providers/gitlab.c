@@ -4,6 +4,7 @@
  * "X-Gitlab-Token" is the shared token itself, not a signature: it does not
  * cover the body, and the delivery id (X-Gitlab-Event-UUID) is not signed.
  */
+#include "ct.h"
 #include "fields.h"
 #include "scheme.h"
 #include "xalloc.h"

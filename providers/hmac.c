@@ -6,7 +6,9 @@
  * sha512) of the body; no timestamp.  Each envelope field comes from a
  * header or a dotted JSON path.  An id read from a header is not signed.
  */
+#include "base64.h"
 #include "fields.h"
+#include "hex.h"
 #include "scheme.h"
 #include "xalloc.h"
 

@@ -6,6 +6,11 @@
  */
 #include "scheme.h"
 
+#include "base64.h"
+#include "ct.h"
+#include "hex.h"
+#include "hmac.h"
+#include "wipe.h"
 #include "xalloc.h"
 
 #include <stdio.h>

@@ -5,6 +5,7 @@
  * timestamp.  The delivery id (X-Shopify-Event-Id, else
  * X-Shopify-Webhook-Id) is not signed.
  */
+#include "base64.h"
 #include "fields.h"
 #include "scheme.h"
 #include "xalloc.h"

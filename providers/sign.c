@@ -5,6 +5,7 @@
 #include "sign.h"
 
 #include "hmac.h"
+#include "wipe.h"
 #include "xalloc.h"
 
 #include <stdbool.h>

@@ -8,6 +8,7 @@
  */
 #include "fields.h"
 #include "form.h"
+#include "hex.h"
 #include "scheme.h"
 #include "xalloc.h"
 

@@ -10,6 +10,7 @@
  * Body: {"merchant_id", "type", "event_id", "created_at",
  *        "data": {"type", "id", "object": {...}}}
  */
+#include "base64.h"
 #include "fields.h"
 #include "scheme.h"
 #include "xalloc.h"

@@ -11,8 +11,12 @@
  * "whpk_<b64>" public keys (or the public half of a "whsk_<b64>" private
  * key).  300 s window.
  */
+#include "base64.h"
+#include "ct.h"
+#include "ed25519.h"
 #include "fields.h"
 #include "scheme.h"
+#include "wipe.h"
 #include "xalloc.h"
 
 #include <stdio.h>

@@ -8,9 +8,14 @@
  * defence compares what was signed (REPLAY_SIGNED).  The endpoint needs
  * public_url.
  */
+#include "base64.h"
+#include "ct.h"
 #include "fields.h"
 #include "form.h"
+#include "hex.h"
 #include "scheme.h"
+#include "sha256.h"
+#include "wipe.h"
 #include "xalloc.h"
 
 #include <stdio.h>

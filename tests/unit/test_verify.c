@@ -5,7 +5,11 @@
 #include "headers.h"
 #include "tap.h"
 
+#include "base64.h"
 #include "conf.h"
+#include "ct.h"
+#include "ed25519.h"
+#include "hex.h"
 #include "hmac.h"
 #include "secret.h"
 #include "sign.h"
