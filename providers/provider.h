@@ -7,7 +7,8 @@
  * table, and verify.c, envelope.c and sign.c are the only dispatchers.
  *
  * Adding a provider: its file (providers/<name>.c), an id below and a row
- * in provider.c's table, its tests, its row in docs/providers.md.
+ * in provider.c's table, its tests, and its rows in the docs
+ * (docs/providers.md, README.md) and in sql/purge.sql's replay horizons.
  *
  * This header includes nothing of ours: conf.h includes it for the id type,
  * and the operations take the types of conf.h, verify.h, envelope.h and
@@ -52,7 +53,12 @@ typedef enum provider_replay {
 typedef struct provider_ops {
 	const char *name;	      /* "stripe": the configuration's provider = value */
 	int64_t tolerance;	      /* the SDK's replay window in seconds; 0: nothing timestamped */
-	const char *const *headers;   /* request headers kept with the body; NULL-terminated */
+	/*
+	 * Request headers kept with the body (event metadata, never a
+	 * credential); NULL-terminated.  Every provider's are kept on every
+	 * endpoint, with provider_common_headers.
+	 */
+	const char *const *headers;
 	/*
 	 * Whether the delivery id is covered by the signature (or bounded by a
 	 * signed timestamp).  When it is not, a captured body re-sent under a
