@@ -334,9 +334,12 @@ env_body(const request_view *req, envelope *env)
 }
 
 int
-env_extract_fields(const jval *b, const env_body_fields *f, envelope *env, const char **reason)
+env_extract_fields(const request_view *req, const env_body_fields *f, envelope *env,
+		   const char **reason)
 {
 	const char *why = NULL;
+	jval body = env_body(req, env);
+	const jval *b = &body;
 
 	if (!b->present)
 		return *reason = "body is not a JSON object", -1;

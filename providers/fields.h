@@ -80,7 +80,8 @@ typedef struct env_body_fields {
 	const char *id, *type, *object, *version;
 } env_body_fields;
 
-/* id (required), type, object id and version from b at f's paths */
-int env_extract_fields(const jval *b, const env_body_fields *f, envelope *env, const char **reason);
+/* id (required), type, object id and version at f's paths of the JSON body */
+int env_extract_fields(const request_view *req, const env_body_fields *f, envelope *env,
+		       const char **reason);
 
 #endif

@@ -112,12 +112,9 @@ static int
 sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 {
 	char hex[2 * HMAC_MAX_LEN + 1];
-	hmac_part body = {in->body, in->body_len};
 
-	if (sign_mac_hex(HMAC_SHA256, in, &body, 1, hex) < 0) {
-		snprintf(errbuf, errlen, "could not compute signature");
+	if (sign_body_hex(in, "", hex, errbuf, errlen) < 0)
 		return -1;
-	}
 	sign_add(out, "X-Hub-Signature-256", xasprintf("sha256=%s", hex));
 	sign_add_opt(out, "X-GitHub-Delivery", in->event_id);
 	sign_add_opt(out, "X-GitHub-Event", in->event_type);

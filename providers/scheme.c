@@ -222,6 +222,23 @@ scheme_verify_timestamped(const timestamped_scheme *sc, const endpoint_conf *ep,
 	return scheme_fail(res, VERIFY_MISMATCH, "signature mismatch");
 }
 
+int
+scheme_verify_base64_body(const endpoint_conf *ep, const request_view *req, verify_result *res,
+			  const char *header, const char *missing, const char *prefix)
+{
+	unsigned char want[32 + 3];
+	bool too_long = false;
+	size_t len;
+	const char *v = scheme_header(req, header, &len, &too_long);
+	hmac_part parts[2] = {{prefix, strlen(prefix)}, {req->body, req->body_len}};
+
+	if (v == NULL)
+		return scheme_fail(res, VERIFY_UNSIGNED, missing);
+	if (too_long || base64_decode(v, len, want, sizeof(want)) != 32)
+		return scheme_fail(res, VERIFY_MALFORMED, "malformed signature header");
+	return scheme_match_secrets(HMAC_SHA256, ep, parts, 2, want, 32, res);
+}
+
 void
 sign_add(sign_output *out, const char *name, char *value)
 {
@@ -260,5 +277,29 @@ sign_mac_b64(hmac_alg alg, const unsigned char *key, size_t klen, const hmac_par
 		return -1;
 	base64_encode(mac, hmac_len(alg), b64);
 	secure_wipe(mac, sizeof(mac));
+	return 0;
+}
+
+int
+sign_body_hex(const sign_input *in, const char *prefix, char *hex, char *errbuf, size_t errlen)
+{
+	hmac_part parts[2] = {{prefix, strlen(prefix)}, {in->body, in->body_len}};
+
+	if (sign_mac_hex(HMAC_SHA256, in, parts, 2, hex) < 0) {
+		snprintf(errbuf, errlen, "could not compute signature");
+		return -1;
+	}
+	return 0;
+}
+
+int
+sign_body_b64(const sign_input *in, const char *prefix, char *b64, char *errbuf, size_t errlen)
+{
+	hmac_part parts[2] = {{prefix, strlen(prefix)}, {in->body, in->body_len}};
+
+	if (sign_mac_b64(HMAC_SHA256, in->secret, in->secret_len, parts, 2, b64) < 0) {
+		snprintf(errbuf, errlen, "could not compute signature");
+		return -1;
+	}
 	return 0;
 }

@@ -90,6 +90,14 @@ typedef struct timestamped_scheme {
 int scheme_verify_timestamped(const timestamped_scheme *sc, const endpoint_conf *ep,
 			      const request_view *req, verify_result *res);
 
+/*
+ * One header carrying the base64 HMAC-SHA256, keyed with each secret, of
+ * prefix ("" for none) followed by the body (Shopify, Square).
+ */
+int scheme_verify_base64_body(const endpoint_conf *ep, const request_view *req,
+			      verify_result *res, const char *header, const char *missing,
+			      const char *prefix);
+
 /* ---- signing (sign.h) ---- */
 
 /* add a header; value is owned by out from now on */
@@ -101,5 +109,15 @@ int sign_mac_hex(hmac_alg alg, const sign_input *in, const hmac_part *parts, siz
 	__attribute__((warn_unused_result));
 int sign_mac_b64(hmac_alg alg, const unsigned char *key, size_t klen, const hmac_part *parts,
 		 size_t n, char *b64) __attribute__((warn_unused_result));
+/*
+ * The HMAC-SHA256 of prefix ("" for none) followed by in->body, keyed with
+ * in->secret, as lower-case hex (2 * HMAC_MAX_LEN + 1 bytes) or base64
+ * (BASE64_ENCODED_SIZE(HMAC_MAX_LEN) bytes).  Returns 0, or -1 with a
+ * message in errbuf.
+ */
+int sign_body_hex(const sign_input *in, const char *prefix, char *hex, char *errbuf, size_t errlen)
+	__attribute__((warn_unused_result));
+int sign_body_b64(const sign_input *in, const char *prefix, char *b64, char *errbuf, size_t errlen)
+	__attribute__((warn_unused_result));
 
 #endif

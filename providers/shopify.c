@@ -16,18 +16,8 @@
 static int
 verify(const endpoint_conf *ep, const request_view *req, verify_result *res)
 {
-	unsigned char want[32 + 3];
-	bool too_long = false;
-	size_t len;
-	const char *v = scheme_header(req, "X-Shopify-Hmac-Sha256", &len, &too_long);
-
-	if (v == NULL)
-		return scheme_fail(res, VERIFY_UNSIGNED, "missing X-Shopify-Hmac-Sha256 header");
-	if (too_long || base64_decode(v, len, want, sizeof(want)) != 32)
-		return scheme_fail(res, VERIFY_MALFORMED, "malformed signature header");
-	hmac_part part = {req->body, req->body_len};
-
-	return scheme_match_secrets(HMAC_SHA256, ep, &part, 1, want, 32, res);
+	return scheme_verify_base64_body(ep, req, res, "X-Shopify-Hmac-Sha256",
+					 "missing X-Shopify-Hmac-Sha256 header", "");
 }
 
 static int
@@ -65,12 +55,9 @@ static int
 sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 {
 	char b64[BASE64_ENCODED_SIZE(HMAC_MAX_LEN)];
-	hmac_part body = {in->body, in->body_len};
 
-	if (sign_mac_b64(HMAC_SHA256, in->secret, in->secret_len, &body, 1, b64) < 0) {
-		snprintf(errbuf, errlen, "could not compute signature");
+	if (sign_body_b64(in, "", b64, errbuf, errlen) < 0)
 		return -1;
-	}
 	sign_add(out, "X-Shopify-Hmac-Sha256", xstrdup(b64));
 	sign_add_opt(out, "X-Shopify-Webhook-Id", in->event_id);
 	sign_add_opt(out, "X-Shopify-Topic", in->event_type);

@@ -129,14 +129,10 @@ static int
 sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 {
 	char hex[2 * HMAC_MAX_LEN + 1], pre[48];
-	hmac_part parts[2] = {{pre, 0}, {in->body, in->body_len}};
 
 	snprintf(pre, sizeof(pre), "v0:%lld:", (long long)in->timestamp);
-	parts[0].len = strlen(pre);
-	if (sign_mac_hex(HMAC_SHA256, in, parts, 2, hex) < 0) {
-		snprintf(errbuf, errlen, "could not compute signature");
+	if (sign_body_hex(in, pre, hex, errbuf, errlen) < 0)
 		return -1;
-	}
 	sign_add(out, "X-Slack-Request-Timestamp", xasprintf("%lld", (long long)in->timestamp));
 	sign_add(out, "X-Slack-Signature", xasprintf("v0=%s", hex));
 	return 0;

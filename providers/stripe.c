@@ -29,24 +29,18 @@ static const env_body_fields fields = {"id", "type", "data.object.id", "created"
 static int
 extract(const endpoint_conf *ep, const request_view *req, envelope *env, const char **reason)
 {
-	jval b = env_body(req, env);
-
 	(void)ep;
-	return env_extract_fields(&b, &fields, env, reason);
+	return env_extract_fields(req, &fields, env, reason);
 }
 
 static int
 sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 {
 	char hex[2 * HMAC_MAX_LEN + 1], pre[48];
-	hmac_part parts[2] = {{pre, 0}, {in->body, in->body_len}};
 
 	snprintf(pre, sizeof(pre), "%lld.", (long long)in->timestamp);
-	parts[0].len = strlen(pre);
-	if (sign_mac_hex(HMAC_SHA256, in, parts, 2, hex) < 0) {
-		snprintf(errbuf, errlen, "could not compute signature");
+	if (sign_body_hex(in, pre, hex, errbuf, errlen) < 0)
 		return -1;
-	}
 	sign_add(out, "Stripe-Signature", xasprintf("t=%lld,v1=%s", (long long)in->timestamp, hex));
 	return 0;
 }
