@@ -301,6 +301,7 @@ worker_key(conf *c, const char *k, const char *v)
 		{"concurrency", offsetof(worker_conf, concurrency), 1, 1024},
 		{"batch", offsetof(worker_conf, batch), 1, 10000},
 		{"lease", offsetof(worker_conf, lease), 5, 86400},
+		{"claim_ahead", offsetof(worker_conf, claim_ahead), 0, 2},
 		{"backoff_base", offsetof(worker_conf, backoff_base), 1, 86400},
 		{"backoff_cap", offsetof(worker_conf, backoff_cap), 1, 86400},
 		{"retry_window", offsetof(worker_conf, retry_window), 60, 30 * 86400},
@@ -634,6 +635,36 @@ check_route(conf *c, route_conf *r)
 		r->secrets = load_secrets(c, r->secret_file, r->line);
 }
 
+/*
+ * A claimed job may wait behind claim_ahead rounds of calls before its own
+ * starts, each at most the longest route timeout: all of that must fit in
+ * the lease, or a call would start on a lease about to run out.  Unset, it
+ * is the most that fits (at most 2 rounds, the measured optimum).  The
+ * worker still renews a lease that is too short when a call starts.
+ */
+static void
+check_claim_ahead(conf *c)
+{
+	worker_conf *w = &c->worker;
+	int longest = 1;
+
+	for (size_t i = 0; i < c->n_routes; i++)
+		if (c->routes[i]->timeout > longest)
+			longest = c->routes[i]->timeout;
+	if (w->claim_ahead < 0) {
+		w->claim_ahead = w->lease / longest - 1;
+		if (w->claim_ahead > 2)
+			w->claim_ahead = 2;
+		if (w->claim_ahead < 0)
+			w->claim_ahead = 0;
+		return;
+	}
+	if ((w->claim_ahead + 1) * longest > w->lease)
+		conf_error(c, "claim_ahead = %d with a route timeout of %d s needs a lease of at least %d s, "
+			      "not %d s",
+			   w->claim_ahead, longest, (w->claim_ahead + 1) * longest, w->lease);
+}
+
 const char *
 conf_default_path(const char *opt)
 {
@@ -669,6 +700,7 @@ conf_load(const char *path, char *errbuf, size_t errlen)
 	c->worker = (worker_conf){.concurrency = 16,
 				  .batch = 100,
 				  .lease = 60,
+				  .claim_ahead = -1,
 				  .backoff_base = 5,
 				  .backoff_cap = 7200,
 				  .retry_window = 72000,
@@ -702,6 +734,8 @@ conf_load(const char *path, char *errbuf, size_t errlen)
 		check_endpoint(c, c->endpoints[i]);
 	for (size_t i = 0; i < c->n_routes && !c->failed; i++)
 		check_route(c, c->routes[i]);
+	if (!c->failed)
+		check_claim_ahead(c);
 	if (c->failed)
 		goto fail;
 	c->lineno = 0;

@@ -123,6 +123,10 @@ typedef struct worker_conf {
 	int concurrency;	/* concurrency [16] */
 	int batch;		/* batch [100] rows per claim */
 	int lease;		/* lease [60] seconds; must exceed the longest route timeout */
+	int claim_ahead;	/* claim_ahead [derived] rounds of calls claimed before a
+				 * slot is free, 0-2; (claim_ahead + 1) x the longest
+				 * route timeout fits in the lease.  Unset: the most
+				 * that fits, at most 2 */
 	int backoff_base;	/* backoff_base [5] seconds */
 	int backoff_cap;	/* backoff_cap [7200] seconds */
 	int retry_window;	/* retry_window [72000] seconds (20 h): park after this */

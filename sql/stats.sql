@@ -3,7 +3,9 @@
 --
 --   psql -f sql/stats.sql
 --
--- Counts by state, the age of the oldest pending event (not yet fanned out)
+-- Counts by state (pending, in flight, done, parked, stale, retrying,
+-- dismissed, resolved; collapsed: events business dedup folded into another
+-- event's action), the age of the oldest pending event (not yet fanned out)
 -- and of the oldest pending action (since it was made: retries included),
 -- the oldest parked action (since it was parked), and the actions retried
 -- in the last hour (more than one attempt, touched in the last hour).
@@ -42,7 +44,12 @@ select i.endpoint, a.route,
        date_trunc('second', now() - min(a.updated_at) filter (where a.state = 'parked'))
            as oldest_parked_age,
        count(*) filter (where a.attempts > 1 and a.updated_at > now() - interval '1 hour')
-           as retried_last_hour
+           as retried_last_hour,
+       count(*) filter (where a.state = 'dismissed') as dismissed,
+       count(*) filter (where a.state = 'resolved')  as resolved,
+       (select count(*) from hookinbox.action_collapse c where c.route = a.route
+          and c.inbox_id in (select id from hookinbox.inbox where endpoint = i.endpoint))
+           as collapsed
   from hookinbox.action a
   join hookinbox.inbox i on i.id = a.inbox_id
  group by i.endpoint, a.route

@@ -35,10 +35,11 @@ like($out, qr/\(2 rows\)/, 'parked: two rows');
 like($out, qr/\(0 rows\)/, 'parked: the route variable is quoted, not spliced');
 
 ($rc, $out) = $t->pg->psql_file("$sql/replay.sql");
-like($out, qr/set -v action_id/, 'replay.sql without parameters explains itself');
+isnt($rc, 0, 'replay.sql without parameters fails');
+like($out, qr/choose parked actions with -v action_id/, 'and explains itself');
 $d->plan('/no', '200');
 my $keys = $t->sql("select string_agg(idem_key, ',' order by id) from hookinbox.action where route = 'no'");
-($rc, $out) = $t->pg->psql_file("$sql/replay.sql", vars => { route => 'no', since => '2000-01-01' },
+($rc, $out) = $t->pg->psql_file("$sql/replay.sql", vars => { route => 'no', since => '2000-01-01', go => 1 },
 	role => 'hookinbox_admin');
 is($rc, 0, 'replay.sql by route and since') or diag $out;
 WorkerHelp::drain($t);
