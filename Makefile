@@ -34,7 +34,7 @@ HARDEN = -D_FORTIFY_SOURCE=2 -fstack-protector-strong
 HARDEN_LD = -Wl,-z,relro,-z,now
 DEFS = -D_GNU_SOURCE -DHOOKINBOX_VERSION='"$(VERSION)"' -DHOOKINBOX_SYSCONFDIR='"$(SYSCONFDIR)"' \
 	-DHOOKINBOX_SCHEMA_VERSION=$(words $(wildcard sql/migrations/[0-9]*.sql))
-INCS = -Icommon -Ifcgi -Iworker $(shell $(PKG_CONFIG) --cflags libpq json-c libcurl inih openssl)
+INCS = -Icommon -Iproviders -Ifcgi -Iworker $(shell $(PKG_CONFIG) --cflags libpq json-c libcurl inih openssl)
 
 ifdef SANITIZE
 SAN = -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -47,7 +47,9 @@ LIBS_COMMON = $(shell $(PKG_CONFIG) --libs libpq json-c inih libcrypto) -lpthrea
 LIBS_FCGI = -lfcgi $(LIBS_COMMON)
 LIBS_WORKER = $(shell $(PKG_CONFIG) --libs libcurl) $(LIBS_COMMON)
 
-COMMON_SRC = $(wildcard common/*.c)
+# providers/ (one file per provider: verify, envelope, sign) is shared like
+# common/: the responder verifies, hookinbox-send and the worker sign
+COMMON_SRC = $(wildcard common/*.c providers/*.c)
 FCGI_MODS = $(filter-out fcgi/main.c fcgi/null.c,$(wildcard fcgi/*.c))
 WORKER_MODS = $(filter-out worker/main.c,$(wildcard worker/*.c))
 UNIT_SRC = $(wildcard tests/unit/test_*.c)
@@ -133,7 +135,7 @@ analyze:
 	@for f in $(COMMON_SRC) $(wildcard fcgi/*.c worker/*.c) contrib/hookinbox-send.c; do \
 		$(CC) $(WARN) $(DEFS) $(INCS) -fanalyzer -c -o /dev/null $$f || exit 1; done
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability --inline-suppr \
-		-Icommon -Ifcgi -Iworker --suppress=missingIncludeSystem common fcgi worker contrib
+		-Icommon -Iproviders -Ifcgi -Iworker --suppress=missingIncludeSystem common providers fcgi worker contrib
 
 # make fuzz, fuzz-build, fuzz-regress: libFuzzer harnesses (clang)
 include tests/fuzz/fuzz.mk

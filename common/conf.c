@@ -66,31 +66,6 @@ struct conf {
 	size_t errlen;
 };
 
-static const char *const provider_names[PROVIDER__COUNT] = {
-	[PROVIDER_STRIPE] = "stripe",	  [PROVIDER_GITHUB] = "github", [PROVIDER_STANDARD] = "standard",
-	[PROVIDER_HMAC] = "hmac",	  [PROVIDER_SHOPIFY] = "shopify", [PROVIDER_SLACK] = "slack",
-	[PROVIDER_SVIX] = "svix",	  [PROVIDER_PADDLE] = "paddle", [PROVIDER_TWILIO] = "twilio",
-	[PROVIDER_GITLAB] = "gitlab",
-};
-
-const char *
-provider_name(provider p)
-{
-	return (unsigned)p < PROVIDER__COUNT ? provider_names[p] : "unknown";
-}
-
-int
-provider_from_name(const char *name, provider *out)
-{
-	for (int i = 0; i < PROVIDER__COUNT; i++) {
-		if (strcmp(name, provider_names[i]) == 0) {
-			*out = (provider)i;
-			return 0;
-		}
-	}
-	return -1;
-}
-
 static void
 conf_error(conf *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -261,9 +236,10 @@ endpoint_key(conf *c, endpoint_conf *ep, const char *k, const char *v)
 
 	if (strcmp(k, "provider") == 0) {
 		if (provider_from_name(v, &ep->provider) != 0) {
-			conf_error(c, "unknown provider \"%s\" (stripe, github, standard, svix, hmac, shopify, "
-				      "slack, paddle, twilio, gitlab)",
-				   v);
+			char names[256];
+
+			provider_names(names, sizeof(names));
+			conf_error(c, "unknown provider \"%s\" (%s)", v, names);
 			return 0;
 		}
 	} else if (strcmp(k, "secret_file") == 0)
@@ -680,6 +656,8 @@ load_secrets(conf *c, const char *file, int line)
 static void
 check_endpoint(conf *c, endpoint_conf *ep)
 {
+	const char *why;
+
 	c->lineno = ep->line;
 	if (ep->provider == PROVIDER__COUNT) {
 		conf_error(c, "endpoint \"%s\" has no provider", ep->name);
@@ -689,19 +667,9 @@ check_endpoint(conf *c, endpoint_conf *ep)
 		conf_error(c, "endpoint \"%s\" has no secret_file", ep->name);
 		return;
 	}
-	if (ep->provider == PROVIDER_HMAC) {
-		if (ep->hmac.header == NULL) {
-			conf_error(c, "endpoint \"%s\": provider hmac needs header", ep->name);
-			return;
-		}
-		if (ep->hmac.id_header == NULL && ep->hmac.id_field == NULL) {
-			conf_error(c, "endpoint \"%s\": provider hmac needs id_header or id_field", ep->name);
-			return;
-		}
-	}
-	if (ep->provider == PROVIDER_TWILIO && ep->public_url == NULL) {
-		conf_error(c, "endpoint \"%s\": provider twilio needs public_url (the URL Twilio signs)",
-			   ep->name);
+	if (provider_get(ep->provider)->check != NULL &&
+	    (why = provider_get(ep->provider)->check(ep)) != NULL) {
+		conf_error(c, "endpoint \"%s\": %s", ep->name, why);
 		return;
 	}
 	if (ep->account == NULL)

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hmac.h"     /* hmac_alg */
+#include "provider.h" /* provider: the id of endpoint_conf.provider */
 #include "secret.h"
 
 /* the Makefile's SYSCONFDIR */
@@ -20,31 +22,6 @@
 #define HOOKINBOX_SYSCONFDIR "/etc/hookinbox"
 #endif
 #define CONF_DEFAULT_PATH HOOKINBOX_SYSCONFDIR "/hookinbox.conf"
-
-typedef enum provider {
-	PROVIDER_STRIPE,
-	PROVIDER_GITHUB,
-	PROVIDER_STANDARD, /* Standard Webhooks; also Svix's svix-* header names */
-	PROVIDER_HMAC,	   /* generic HMAC, configured per endpoint */
-	PROVIDER_SHOPIFY,
-	PROVIDER_SLACK,
-	PROVIDER_SVIX,
-	PROVIDER_PADDLE,
-	PROVIDER_TWILIO,
-	PROVIDER_GITLAB,
-	PROVIDER__COUNT
-} provider;
-
-/* "stripe" for PROVIDER_STRIPE, ... */
-const char *provider_name(provider p);
-/* 0 and *out set, or -1 for an unknown name */
-int provider_from_name(const char *name, provider *out);
-
-typedef enum hmac_alg {
-	HMAC_SHA1,
-	HMAC_SHA256,
-	HMAC_SHA512
-} hmac_alg;
 
 typedef enum hmac_encoding {
 	HMAC_HEX,

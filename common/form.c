@@ -3,7 +3,7 @@
  */
 #include "form.h"
 
-#include "hmac.h" /* hex_decode */
+#include "hex.h"
 #include "xalloc.h"
 
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  *
  *   hookinbox-send --provider stripe --secret-file s --url http://.../in/stripe event.json
  *
- * The signature headers come from common/sign.c, so what this program
+ * The signature headers come from providers/ (sign.h), so what this program
  * sends is what the intake verifies.  --repeat sends the same signed
  * delivery several times (a provider's retry), --concurrency runs that
  * many transfers at once with libcurl multi (one job struct per transfer
@@ -11,9 +11,11 @@
  */
 #include "conf.h"
 #include "decimal.h"
+#include "hex.h"
 #include "hmac.h"
 #include "secret.h"
 #include "sign.h"
+#include "wipe.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -50,15 +52,18 @@ typedef struct job {
 static void
 usage(FILE *f)
 {
+	char names[256];
+
+	provider_names(names, sizeof(names));
 	fprintf(f,
 		"%s signs a webhook payload as a provider does and POSTs it.\n\n"
 		"Usage:\n"
 		"  %s --provider P --secret-file F --url URL [OPTION]... [PAYLOAD-FILE|-]\n\n"
 		"Options:\n"
-		"  -p, --provider=P          stripe, github, standard, svix, hmac, shopify, slack,\n"
-		"                            paddle, twilio or gitlab\n"
+		"  -p, --provider=P          the provider to play (the list is below)\n"
 		"  -s, --secret-file=F       file holding the secret (first secret is used; mode 0600)\n"
-		"  -u, --url=URL             where to POST (twilio: also the signed URL)\n"
+		"  -u, --url=URL             where to POST, and the URL signed by a provider that\n"
+		"                            signs one\n"
 		"  -i, --event-id=ID         event id header (webhook-id, X-GitHub-Delivery,\n"
 		"                            X-Shopify-Webhook-Id, X-Gitlab-Event-UUID, ...);\n"
 		"                            default: a random one (stripe: the id is in the body)\n"
@@ -79,8 +84,9 @@ usage(FILE *f)
 		"and sent unchanged.  One line is printed per response: the send number, the HTTP\n"
 		"status and the response body.\n\n"
 		"Exit status: 0 all responses were 2xx, 1 otherwise, 64 usage error, 66 payload\n"
-		"unreadable, 70 internal error, 78 secret file unusable.\n",
-		progname, progname);
+		"unreadable, 70 internal error, 78 secret file unusable.\n\n"
+		"Providers: %s.\n",
+		progname, progname, names);
 }
 
 static void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));

@@ -30,18 +30,6 @@
 #define COUNT_SLOTS 64
 #define COUNT_FLUSH_US (10 * 1000000)
 
-/* headers kept with the body: event metadata only, never credentials */
-static const char *const kept_headers[] = {
-	"Content-Type",		"User-Agent",		  "X-GitHub-Event",
-	"X-GitHub-Delivery",	"X-GitHub-Hook-ID",	  "X-Shopify-Topic",
-	"X-Shopify-Shop-Domain", "X-Shopify-Webhook-Id",  "X-Shopify-Event-Id",
-	"X-Shopify-Triggered-At", "X-Shopify-API-Version", "webhook-id",
-	"webhook-timestamp",	"svix-id",		  "svix-timestamp",
-	"X-Slack-Retry-Num",	"X-Slack-Retry-Reason",	  "X-Slack-Request-Timestamp",
-	"X-Gitlab-Event",	"X-Gitlab-Event-UUID",	  "I-Twilio-Idempotency-Token",
-	"Paddle-Version",	NULL,
-};
-
 typedef struct count_slot {
 	const char *endpoint; /* conf-owned name or "(unknown)" */
 	const char *reason;   /* static text */
@@ -216,11 +204,28 @@ read_body(handler *h, const http_io *io, size_t len)
 	return 0;
 }
 
+static void
+keep_headers(json_object *o, const request_view *rv, const char *const *names)
+{
+	for (size_t i = 0; names[i] != NULL; i++) {
+		const char *v = rv->header(rv->ctx, names[i]);
+		char *text;
+
+		if (v == NULL || strlen(v) > 1024)
+			continue;
+		text = utf8_escape_invalid(v);
+		json_object_object_add(o, names[i], json_object_new_string(text));
+		free(text);
+	}
+}
+
 /*
- * The kept headers as a JSON object; the caller frees the string.  A
- * header is bytes, jsonb is UTF-8: bytes that are not UTF-8 (a Latin-1
- * User-Agent) are kept as the text "\xNN", so that such a delivery is
- * stored rather than failing its insert on every retry.
+ * The kept headers (event metadata only, never credentials) as a JSON
+ * object; the caller frees the string.  Every provider's headers are kept
+ * whatever the endpoint's provider.  A header is bytes, jsonb is UTF-8:
+ * bytes that are not UTF-8 (a Latin-1 User-Agent) are kept as the text
+ * "\xNN", so that such a delivery is stored rather than failing its insert
+ * on every retry.
  */
 static char *
 headers_json(const request_view *rv)
@@ -228,16 +233,9 @@ headers_json(const request_view *rv)
 	json_object *o = json_object_new_object();
 	char *out;
 
-	for (size_t i = 0; kept_headers[i] != NULL; i++) {
-		const char *v = rv->header(rv->ctx, kept_headers[i]);
-		char *text;
-
-		if (v == NULL || strlen(v) > 1024)
-			continue;
-		text = utf8_escape_invalid(v);
-		json_object_object_add(o, kept_headers[i], json_object_new_string(text));
-		free(text);
-	}
+	keep_headers(o, rv, provider_common_headers);
+	for (int p = 0; p < PROVIDER__COUNT; p++)
+		keep_headers(o, rv, provider_get((provider)p)->headers);
 	out = xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 	json_object_put(o);
 	return out;
@@ -296,28 +294,6 @@ rejected(int status, const char *reason)
 	return (outcome){.status = status, .what = "rejected", .reason = reason, .id = -1, .secret_index = -1};
 }
 
-/*
- * The delivery id is not covered by the signature (GitHub, Shopify, GitLab,
- * Twilio's idempotency token, a generic id_header) and no signed timestamp
- * bounds a replay: a captured body re-sent under a fresh id must count as a
- * duplicate, so these deliveries are also deduplicated on the body's hash.
- */
-static bool
-unsigned_delivery_id(const endpoint_conf *ep)
-{
-	switch (ep->provider) {
-	case PROVIDER_GITHUB:
-	case PROVIDER_SHOPIFY:
-	case PROVIDER_GITLAB:
-	case PROVIDER_TWILIO:
-		return true;
-	case PROVIDER_HMAC:
-		return ep->hmac.id_header != NULL;
-	default:
-		return false;
-	}
-}
-
 static outcome
 serve(handler *h, const http_io *io, const endpoint_conf **epp, char **challenge, char **note)
 {
@@ -331,6 +307,7 @@ serve(handler *h, const http_io *io, const endpoint_conf **epp, char **challenge
 	outcome o;
 	char *hdrs;
 	store_delivery d;
+	const provider_ops *ops;
 
 	*epp = ep;
 	if (ep == NULL)
@@ -364,6 +341,7 @@ serve(handler *h, const http_io *io, const endpoint_conf **epp, char **challenge
 	}
 
 	hdrs = headers_json(&rv);
+	ops = provider_get(ep->provider);
 	d = (store_delivery){
 		.endpoint = ep->name,
 		.provider = provider_name(ep->provider),
@@ -376,9 +354,10 @@ serve(handler *h, const http_io *io, const endpoint_conf **epp, char **challenge
 		.headers_json = hdrs,
 		.body = h->body,
 		.body_len = len,
-		.body_dedup = unsigned_delivery_id(ep),
+		/* provider.h: a delivery id the signature does not cover is deduplicated on the body too */
+		.body_dedup = !ops->id_signed(ep),
 		.note = env.note,
-		.signed_sha256 = vr.has_signed_sha256 ? vr.signed_sha256 : NULL,
+		.signed_sha256 = ops->replay == REPLAY_SIGNED && vr.has_signed_sha256 ? vr.signed_sha256 : NULL,
 	};
 	FAILPOINT("fcgi-before-insert");
 	o = (outcome){.status = 200, .secret_index = vr.secret_index};

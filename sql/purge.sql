@@ -22,8 +22,9 @@
 -- captured delivery (or a late retry) of that event is stored again.  So
 -- dedup_days may not be shorter than the replay horizon of any provider
 -- with rows in the inbox: how long it retries or lets a delivery be
--- re-sent (stripe 3 days, paddle 3, github 3, hmac 3, shopify 2,
--- standard 2, svix 2, gitlab 2, slack 1, twilio 1; docs/providers.md).
+-- re-sent (stripe 3 days, paddle 3, github 3, hmac 3, square 3,
+-- shopify 2, standard 2, svix 2, gitlab 2, slack 1, twilio 1;
+-- docs/providers.md).
 -- Below that the script refuses (exit 3), unless run with -v force=1.
 -- Exits non-zero (3) on a usage error (need 0 <= payload_days <= dedup_days).
 -- Run it as hookinbox_admin, outside a transaction block.
@@ -42,7 +43,8 @@ do $$ begin raise exception 'purge.sql: need 0 <= payload_days <= dedup_days, an
 -- the replay horizon of each provider, in days (docs/providers.md)
 select coalesce(string_agg(f.provider || ' (' || f.days || ' days)', ', ' order by f.provider), '') as too_short
   from (values ('stripe', 3), ('paddle', 3), ('github', 3), ('hmac', 3), ('shopify', 2),
-	       ('standard', 2), ('svix', 2), ('gitlab', 2), ('slack', 1), ('twilio', 1)) f(provider, days)
+	       ('standard', 2), ('svix', 2), ('gitlab', 2), ('slack', 1), ('twilio', 1),
+	       ('square', 3)) f(provider, days)
  where f.days > :'dedup_days'::integer
    and exists (select 1 from hookinbox.inbox i where i.provider = f.provider) \gset
 select (:'too_short' <> '' and :'force' <> '1') as refuse \gset

@@ -34,6 +34,8 @@ static const char conf_text[] =
 	"[endpoint twilio-port]\nprovider = twilio\nsecret_file = secrets\n"
 	"public_url = http://user@[::1]:8080/hooks/twilio?x=1\n"
 	"[endpoint gitlab]\nprovider = gitlab\nsecret_file = secrets\n"
+	"[endpoint square]\nprovider = square\nsecret_file = secrets\n"
+	"public_url = https://hooks.example.com/hooks/square\n"
 	"[endpoint hmac]\nprovider = hmac\nsecret_file = secrets\nheader = X-Signature\n"
 	"prefix = sha256=\nid_header = X-Event-Id\ntype_field = type\n"
 	"object_field = data.object.id\nversion_field = created\n"

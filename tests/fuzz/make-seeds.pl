@@ -73,6 +73,11 @@ push @v, ['paddle', req('paddle', [['Paddle-Signature', "ts=$now;h1=" . hmac_sha
 	push @v, ['twilio-json', req('twilio', [['?', $q], ['X-Twilio-Signature', $sig], ['I-Twilio-Idempotency-Token', 'tok-1']], $jb)];
 	push @v, ['twilio-port', req('twilio-port', [['?', 'a=1&b'], ['X-Twilio-Signature', 'AAAAAAAAAAAAAAAAAAAAAAAAAAA=']], 'CallSid=CA1&CallStatus=ringing')];
 }
+{
+	my $sq = '{"merchant_id":"ML1","type":"payment.updated","event_id":"sq-1","created_at":"2024-01-01T00:00:00.123456789Z","data":{"type":"payment","id":"pay_1"}}';
+	my $sig = encode_base64(hmac_sha256('https://hooks.example.com/hooks/square' . $sq, $plain), '');
+	push @v, ['square', req('square', [['X-Square-HmacSha256-Signature', $sig], ['Content-Type', 'application/json']], $sq)];
+}
 push @v, ['gitlab', req('gitlab', [['X-Gitlab-Token', $plain], ['X-Gitlab-Event', 'Issue Hook'], ['X-Gitlab-Event-UUID', 'uuid-1']], $gitlab)];
 push @v, ['hmac', req('hmac', [['X-Signature', 'sha256=' . hmac_sha256_hex($hmac, $plain)], ['X-Event-Id', 'e-1']], $hmac)];
 push @v, ['hmac-b64', req('hmac-b64', [['X-Signature', encode_base64(hmac_sha1($hmacb, $plain), '')], ['X-Event', 'thing.done']], $hmacb)];

@@ -49,6 +49,8 @@ my $route = "[endpoint a]\nprovider = stripe\nsecret_file = secret\n[route r]\ne
 my @bad = (
 	["[endpoint a]\nprovider = stripe\nsecret_file = secret\nfoo = 1\n", 6, qr/unknown key "foo"/],
 	["[endpoint a]\nprovider = nosuch\nsecret_file = secret\n", 4, qr/unknown provider/],
+	["[endpoint a]\nprovider = square\nsecret_file = secret\n", 3,
+		qr/endpoint "a": provider square needs public_url \(the notification URL Square signs\)/],
 	["[endpoint a]\nprovider = stripe\n", 3, qr/no secret_file/],
 	["[endpoint a]\nprovider = stripe\nsecret_file = open-secret\n", 3, qr/group or world access/, 'hookinbox.fcgi'],
 	["[endpoint a]\nprovider = stripe\nsecret_file = missing\n", 3, qr/could not open secret file/, 'hookinbox.fcgi'],

@@ -27,7 +27,8 @@ for my $v (@{ $data->{vectors} }) {
 		secrets => [$ver->{secret}, @{ $ver->{additional_secrets} // [] }]);
 	$ep{tolerance} = $ver->{stripe_tolerance} if $ver->{stripe_tolerance};
 	my $path = "/hooks/$name";
-	if ($v->{provider} eq 'twilio') {
+	# the URL the provider signs (Twilio, Square) is the endpoint's public_url
+	if (defined $ver->{url}) {
 		my ($base, $query) = split /\?/, $ver->{url}, 2;
 		$ep{public_url} = $base;
 		$path .= "?$query" if defined $query;
@@ -61,5 +62,5 @@ for my $now (sort keys %by_now) {
 		}
 	}
 }
-is(scalar(@cases), 48, 'all 48 vectors replayed');
+is(scalar(@cases), 56, 'all 56 vectors replayed');
 done_testing();

@@ -31,7 +31,7 @@ $t->sql($WorkerHelp::APPLY_SQL);
 my $top = HookTest::top();
 
 # Twilio's signature: the URL, then each parameter's name and value, sorted
-# by name then value, exact repeats once (as fcgi/verify.c and twilio-node)
+# by name then value, exact repeats once (as providers/twilio.c and twilio-node)
 sub twilio_sig {
 	my ($body) = @_;
 	my %seen;

@@ -18,6 +18,7 @@ use lib HookTest::top() . '/tests/sdk';
 use SDK;
 
 my $PUBLIC = 'https://hooks.example.test/in/tw';	# Twilio's URL, as behind a proxy
+my $SQUARE_URL = 'https://hooks.example.test/in/square?src=sq';	# Square's notification URL, as registered
 my $std_key = 'whsec_' . encode_base64('standard-key-0123456789', '');
 my $std_key2 = 'whsec_' . encode_base64('standard-key-abcdefghij', '');
 my $svix_key = 'whsec_' . encode_base64('svix-key-0123456789abcd', '');
@@ -45,6 +46,7 @@ my %secrets = (
 	paddle => ['pdl_ntfset_old_0123456789', 'pdl_ntfset_new_9876543210'],
 	twilio => ['twilio-auth-token-old-0123', 'twilio-auth-token-new-3210'],
 	gitlab => ['gitlab-token-old-0123456789', 'gitlab-token-new-9876543210'],
+	square => ['sq-sigkey-old-0123456789ab', 'sq-sigkey-new-ba9876543210'],
 );
 my %extra = (
 	acme => { provider => 'hmac', header => 'X-Acme-Signature', algorithm => 'sha256', encoding => 'hex',
@@ -53,6 +55,7 @@ my %extra = (
 	acme2 => { provider => 'hmac', header => 'X-Acme2-Sig', algorithm => 'sha512', encoding => 'base64',
 		id_field => 'event.id', type_header => 'X-Acme2-Event', version_field => 'event.at' },
 	twilio => { public_url => $PUBLIC },
+	square => { public_url => $SQUARE_URL },
 	'standard-ed' => { provider => 'standard' },
 );
 my %endpoints = map {
@@ -178,6 +181,11 @@ my %sign = (
 		my ($s, $b, %o) = @_;
 		return { 'X-Gitlab-Token' => $s, 'X-Gitlab-Event-UUID' => $o{id}, 'X-Gitlab-Event' => $o{type} };
 	},
+	# base64 HMAC-SHA256 of the notification URL followed by the body (Square's WebhooksHelper)
+	square => sub {
+		my ($s, $b, %o) = @_;
+		return { 'x-square-hmacsha256-signature' => encode_base64(hmac_sha256(($o{url} // $SQUARE_URL) . $b, $s), '') };
+	},
 );
 
 sub send_to {
@@ -248,6 +256,9 @@ my @cases = (
 	{ ep => 'gitlab', fresh_id => 1, id => '7c0a2b3e-30-1', type => 'Merge Request Hook',
 	  body => '{"object_kind":"merge_request","object_attributes":{"id":99,"iid":1,"action":"open"}}',
 	  expect => '7c0a2b3e-30-1|Merge Request Hook|99|' },
+	{ ep => 'square', name => 'square (notification URL + body, event_id in the body)',
+	  body => '{"merchant_id":"ML30SQ","type":"payment.updated","event_id":"sq-ev-30-1","created_at":"2024-07-01T10:00:00.123456789Z","data":{"type":"payment","id":"pay_sq_30","object":{"payment":{"id":"pay_sq_30","status":"COMPLETED"}}}}',
+	  expect => 'sq-ev-30-1|payment.updated|pay_sq_30|1719828000123456' },
 );
 
 for my $c (@cases) {
@@ -357,6 +368,47 @@ for my $c (@cases) {
 	my $aagain = send_to('acme', $ab, id => 'acme-35-replayed');
 	is($again->{json}{id}, $first->{json}{id}, 'twilio: replay under a fresh idempotency token is a duplicate');
 	is($aagain->{json}{id}, $afirst->{json}{id}, 'hmac id_header: replay under a fresh id is a duplicate');
+}
+
+# Square signs its notification URL exactly as registered, and the event id
+# inside the signed body: no timestamp, no body dedup needed, nothing else
+# (another URL, the request URL, a new event_id under an old signature) passes
+{
+	my $before = rows();
+	my $b = '{"merchant_id":"ML36","type":"refund.created","event_id":"sq-ev-36","created_at":"2024-07-02T00:00:00Z","data":{"type":"refund","id":"rf_36"}}';
+	my $r = send_to('square', $b, url => $t->url('square'));
+	is($r->{status}, 401, 'square: signed for the request URL, not the notification URL: 401');
+	$r = send_to('square', $b, url => $SQUARE_URL =~ s/\?src=sq$//r);
+	is($r->{status}, 401, 'square: signed for the notification URL without its query: 401');
+	$r = send_to('square', $b, url => $SQUARE_URL =~ s{test/}{test:443/}r);
+	is($r->{status}, 401, 'square: signed for the URL with its default port added: 401 (no port toggling)');
+	$r = send_to('square', $b, headers => { 'x-square-hmacsha256-signature' => undef });
+	is($r->{status}, 401, 'square: no signature header: 401');
+	$r = send_to('square', $b, headers => { 'x-square-hmacsha256-signature' => 'not base64!' });
+	is($r->{status}, 400, 'square: a signature header that is not base64: 400');
+	# the signature of one event presented with another event_id (a replay under a fresh id)
+	my $sig = $sign{square}->($secrets{square}[0], $b)->{'x-square-hmacsha256-signature'};
+	$r = $t->post('square', $b =~ s/sq-ev-36/sq-ev-36-replayed/r,
+		{ 'x-square-hmacsha256-signature' => $sig, 'Content-Type' => 'application/json' });
+	is($r->{status}, 401, 'square: an old signature over a fresh event_id: 401');
+	is(rows(), $before, 'square: none of these stored anything');
+
+	$r = send_to('square', $b, headers => { 'Square-Environment' => 'Production', 'Square-Retry-Number' => '2',
+		'Square-Retry-Reason' => 'http_timeout', 'Square-Initial-Delivery-Timestamp' => '2024-07-02T00:00:01Z' });
+	is($r->{status}, 200, 'square: 200') or diag($r->{content});
+	my $id = int($r->{json}{id} // 0);
+	is(row($id), 'sq-ev-36|refund.created|rf_36|1719878400000000', 'square: event_id|type|object|version');
+	is($t->sql("select body_dedup::text || '|' || coalesce(headers->>'Square-Environment', '') || '|'"
+		. " || coalesce(headers->>'Square-Retry-Number', '') || '|' || coalesce(headers->>'Square-Retry-Reason', '')"
+		. " from hookinbox.inbox where id = $id"),
+		'false|Production|2|http_timeout', 'square: signed id (no body dedup), its delivery headers kept');
+	is($t->sql("select count(*) from hookinbox.inbox where headers ? 'x-square-hmacsha256-signature'"
+		. " or headers ? 'X-Square-HmacSha256-Signature'"), 0, 'square: the signature is never kept');
+	# no event_id: refused after the signature, nothing stored
+	$before = rows();
+	$r = send_to('square', '{"merchant_id":"ML36","type":"x.y","data":{"id":"z"}}');
+	is($r->{status}, 400, 'square: a signed notification without event_id: 400');
+	is(rows(), $before, 'square: and nothing stored');
 }
 
 # GitLab's token is compared whole: a prefix of it is refused

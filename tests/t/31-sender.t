@@ -37,6 +37,7 @@ my %secrets = (
 	paddle => 'pdl_ntfset_sender_0123456789',
 	twilio => 'sender-twilio-auth-token-01',
 	gitlab => 'sender-gitlab-token-0123456',
+	square => 'sender-square-sigkey-012345',
 );
 my %provider = map { ($_ => $_) } keys %secrets;
 $provider{'standard-ed'} = 'standard';
@@ -52,6 +53,8 @@ my @acme_flags = ('--hmac-header=X-Acme-Signature', '--hmac-alg=sha512', '--hmac
 my $t = HookTest->new(endpoints => \%endpoints, procs => 2);
 # Twilio signs the URL it requests: here that is the responder's own
 $t->{o}{endpoints}{twilio}{public_url} = $t->url('twilio');
+# and so does Square: its notification URL, here the responder's own (--url)
+$t->{o}{endpoints}{square}{public_url} = $t->url('square');
 $t->write_config;
 $t->httpd->restart;
 
@@ -107,6 +110,7 @@ my %case = (
 	twilio => { body => sub { "MessageSid=SM$_[0]&MessageStatus=delivered&Body=hello+world" } },
 	'twilio-json' => { ep => 'twilio', body => sub { qq({"type":"tw.json","n":"$_[0]"}) } },
 	gitlab => { flags => ['--type=Push Hook'], body => sub { qq({"object_kind":"push","after":"$_[0]"}) } },
+	square => { body => sub { qq({"merchant_id":"ML1","type":"payment.created","event_id":"sq_$_[0]","created_at":"2024-01-01T00:00:00Z","data":{"type":"payment","id":"p_$_[0]"}}) } },
 );
 
 for my $name (sort keys %case) {

@@ -279,6 +279,16 @@ test_paddle_twilio_gitlab(void)
 	      "{\"object_kind\":\"merge_request\",\"object_attributes\":{\"id\":99,\"iid\":1}}", gl,
 	      "13792a34-cac6-4fda-95a8-c58e00a3954e", "Merge Request Hook", "99", false, 0);
 	reject("gitlab: no uuid", PROVIDER_GITLAB, NULL, "{}", 2, NULL, "no event id");
+	/* Square's published test notification (nanoseconds are cut to microseconds) */
+	check("square", PROVIDER_SQUARE, NULL,
+	      "{\"merchant_id\":\"MLEFBHHSJGVHD\",\"type\":\"webhooks.test_notification\","
+	      "\"event_id\":\"ac3ac95b-f97d-458c-a6e6-18981597e05f\","
+	      "\"created_at\":\"2022-07-13T20:30:59.037339943Z\","
+	      "\"data\":{\"type\":\"webhooks\",\"id\":\"bc368e64-01aa-407e-b46e-3231809b1129\"}}",
+	      NULL, "ac3ac95b-f97d-458c-a6e6-18981597e05f", "webhooks.test_notification",
+	      "bc368e64-01aa-407e-b46e-3231809b1129", true, INT64_C(1657744259037339));
+	reject("square: no event_id", PROVIDER_SQUARE, NULL, "{\"data\":{\"type\":\"webhooks\",\"id\":\"x\"}}",
+	       37, NULL, "no event id");
 }
 
 static void

@@ -5,7 +5,11 @@
 #include "headers.h"
 #include "tap.h"
 
+#include "base64.h"
 #include "conf.h"
+#include "ct.h"
+#include "ed25519.h"
+#include "hex.h"
 #include "hmac.h"
 #include "secret.h"
 #include "sign.h"
@@ -96,7 +100,7 @@ test_vectors(void)
 	if (root == NULL || !json_object_object_get_ex(root, "vectors", &vecs))
 		return;
 	n = json_object_array_length(vecs);
-	ok(n == 48, "48 vectors (got %zu)", n);
+	ok(n == 56, "56 vectors (got %zu)", n);
 	for (size_t i = 0; i < n; i++) {
 		json_object *v = json_object_array_get_idx(vecs, i), *vv, *hdrs, *x, *extra;
 		const char *id = jstr(v, "id"), *pname = jstr(v, "provider"), *expect = jstr(v, "expect");
@@ -119,31 +123,18 @@ test_vectors(void)
 			for (size_t k = 0; k < json_object_array_length(extra) && nlines < 8; k++)
 				lines[nlines++] = json_object_get_string(json_object_array_get_idx(extra, k));
 		}
-		if (strcmp(pname, "standardwebhooks") == 0)
-			ep.provider = PROVIDER_STANDARD;
-		else if (strcmp(pname, "svix") == 0)
-			ep.provider = PROVIDER_SVIX;
-		else if (strcmp(pname, "github") == 0)
-			ep.provider = PROVIDER_GITHUB;
-		else if (strcmp(pname, "stripe") == 0)
-			ep.provider = PROVIDER_STRIPE;
-		else if (strcmp(pname, "shopify") == 0)
-			ep.provider = PROVIDER_SHOPIFY;
-		else if (strcmp(pname, "slack") == 0)
-			ep.provider = PROVIDER_SLACK;
-		else if (strcmp(pname, "twilio") == 0)
-			ep.provider = PROVIDER_TWILIO;
-		else if (strcmp(pname, "paddle") == 0)
-			ep.provider = PROVIDER_PADDLE;
-		else {
+		/* the vectors name Standard Webhooks by its package */
+		if (provider_from_name(strcmp(pname, "standardwebhooks") == 0 ? "standard" : pname,
+				       &ep.provider) != 0) {
 			ok(0, "%s: unknown provider %s", id, pname);
 			headers_clear(&t);
 			continue;
 		}
 		if (json_object_object_get_ex(vv, "stripe_tolerance", &x))
 			ep.tolerance = json_object_get_int64(x);
-		if (ep.provider == PROVIDER_TWILIO) {
-			const char *url = jstr(vv, "url"), *q = strchr(url, '?');
+		/* the URL the provider signs (Twilio, Square): public_url, and the query it was sent with */
+		if (json_object_object_get_ex(vv, "url", &x)) {
+			const char *url = json_object_get_string(x), *q = strchr(url, '?');
 
 			public_url = q != NULL ? xstrndup(url, (size_t)(q - url)) : xstrdup(url);
 			query = q != NULL ? xstrdup(q + 1) : NULL;
@@ -193,6 +184,8 @@ static const pcase cases[] = {
 	{PROVIDER_TWILIO, "twilio", "authtoken", "wrongtoken", "X-Twilio-Signature", 0,
 	 "application/x-www-form-urlencoded"},
 	{PROVIDER_GITLAB, "gitlab", "glpat-token", "glpat-wrong", "X-Gitlab-Token", 0, NULL},
+	{PROVIDER_SQUARE, "square", "Ibxx_5AKakO-3qeNVR61Dw", "MCmhFRxGX82xMwg5FsaoQA",
+	 "X-Square-HmacSha256-Signature", 0, NULL},
 };
 
 #define NOW ((int64_t)1700000000)
@@ -259,7 +252,10 @@ test_provider(const pcase *c)
 
 	memset(&ep, 0, sizeof(ep));
 	ep.provider = c->p;
-	ep.public_url = c->p == PROVIDER_TWILIO ? (char *)(uintptr_t)PUBLIC_URL : NULL;
+	/* Square signs the notification URL exactly as registered, query included */
+	ep.public_url = c->p == PROVIDER_TWILIO	  ? (char *)(uintptr_t)PUBLIC_URL
+			: c->p == PROVIDER_SQUARE ? (char *)(uintptr_t)(PUBLIC_URL "?" QUERY)
+						  : NULL;
 	ep.hmac = test_hmac;
 	ep.secrets = one_secret(c->good);
 
@@ -540,6 +536,37 @@ test_primitives(void)
 	   "http status mapping");
 }
 
+/*
+ * Square: the signature covers the notification URL as registered, byte for
+ * byte (the SDKs compare it as given): another URL, the same URL with its
+ * default port or a trailing slash, or a body re-sent to another
+ * endpoint's URL does not verify.  Its event id is inside the signed body.
+ */
+static void
+test_square_url(void)
+{
+	static const pcase *sq = &cases[sizeof(cases) / sizeof(cases[0]) - 1];
+	static const char *const other[] = {"https://hooks.example.com/in/twilio?a=1&b=tw0",
+					    "https://hooks.example.com:443/in/twilio?a=1&b=two",
+					    "https://hooks.example.com/in/twilio/?a=1&b=two",
+					    "https://hooks.example.com/in/twilio"};
+	endpoint_conf ep;
+	test_headers t = {{0}, {0}, 0};
+
+	memset(&ep, 0, sizeof(ep));
+	ep.provider = PROVIDER_SQUARE;
+	ep.secrets = one_secret(sq->good);
+	ok(sign_into(sq, sq->good, json_body, NOW, &t), "square: sign");
+	for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++) {
+		ep.public_url = (char *)(uintptr_t)other[i];
+		expect(sq, &ep, &t, json_body, VERIFY_MISMATCH, -1, "signed for another notification URL");
+	}
+	ep.public_url = NULL;
+	expect(sq, &ep, &t, json_body, VERIFY_MISMATCH, -1, "no public_url: nothing verifies");
+	headers_clear(&t);
+	secret_set_free(ep.secrets);
+}
+
 int main(void);
 
 int
@@ -552,5 +579,6 @@ main(void)
 	test_multi();
 	test_ed25519();
 	test_twilio_json();
+	test_square_url();
 	return done_testing();
 }

@@ -1,0 +1,37 @@
+/*
+ * envelope.c - the envelope fields of a verified delivery: the dispatcher
+ *
+ * Each provider reads its own fields (providers/<name>.c, with the helpers
+ * of fields.h).  Only the event id (the delivery key) can refuse a signed
+ * event, with a reason that says what is wrong with it.  A type, object id
+ * or version that does not parse is stored NULL, and env->note says which
+ * and why.
+ */
+#include "envelope.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int
+envelope_extract(const endpoint_conf *ep, const request_view *req, envelope *env,
+		 const char **reason)
+{
+	memset(env, 0, sizeof(*env));
+	*reason = "bad envelope";
+	if ((unsigned)ep->provider >= PROVIDER__COUNT) {
+		*reason = "unknown provider";
+		return -1;
+	}
+	return provider_get(ep->provider)->extract(ep, req, env, reason);
+}
+
+void
+envelope_release(envelope *env)
+{
+	free(env->event_id);
+	free(env->event_type);
+	free(env->object_id);
+	free(env->challenge);
+	free(env->note);
+	memset(env, 0, sizeof(*env));
+}

@@ -1,0 +1,356 @@
+/*
+ * fields.c - reading envelope fields, for the providers' extractors
+ *
+ * The body is checked with jscan (strict RFC 8259, well-formed UTF-8, a
+ * depth limit: JSON nested 10,000 deep is a clean error, not a stack
+ * overflow) and read as JSON.parse reads it: keys with all their bytes, the
+ * last repeated key, integers as their source text, no lone surrogate
+ * replaced.  Every extracted string must be 1..255 bytes of valid UTF-8
+ * without control characters, so that what reaches the database and the
+ * log is tame.
+ *
+ * Versions: integers are taken as they are (Stripe's "created", Slack's
+ * "event_time": seconds); RFC 3339 times become unix microseconds
+ * (seconds * 1000000 + microseconds).  Versions only order deliveries of
+ * one endpoint, whose provider always uses the same form.
+ */
+#include "fields.h"
+
+#include "utf8.h"
+#include "xalloc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define JSON_DEPTH_MAX 64
+#define FIELD_MAX ENVELOPE_FIELD_MAX
+
+/* ---- strings ---- */
+
+/* valid UTF-8 (no overlongs, no surrogates, <= U+10FFFF) without control characters */
+static bool
+tame_string(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (size_t i = 0; i < len;) {
+		uint32_t cp;
+		size_t n = utf8_next(p + i, len - i, &cp);
+
+		if (n == 0 || cp < 0x20 || (cp >= 0x7f && cp <= 0x9f))
+			return false;
+		i += n;
+	}
+	return true;
+}
+
+/* *out = copy of s when tame; -1 and *why otherwise */
+int
+env_take(char **out, const char *s, size_t len, const char **why)
+{
+	if (len == 0)
+		return *why = ENV_WHY_EMPTY, -1;
+	if (len > FIELD_MAX)
+		return *why = ENV_WHY_LONG, -1;
+	if (!tame_string(s, len))
+		return *why = ENV_WHY_UNTAME, -1;
+	*out = xstrndup(s, len);
+	return 0;
+}
+
+/* 1 when the header is absent, else as env_take() */
+int
+env_take_header(char **out, const request_view *req, const char *name, const char **why)
+{
+	const char *v = req->header(req->ctx, name);
+
+	if (v == NULL)
+		return 1;
+	return env_take(out, v, strnlen(v, FIELD_MAX + 1), why);
+}
+
+/* add "field: why" to the envelope's env_note */
+void
+env_note(envelope *env, const char *field, const char *why)
+{
+	char *n = env->note == NULL ? xasprintf("%s: %s", field, why)
+				    : xasprintf("%s; %s: %s", env->note, field, why);
+
+	free(env->note);
+	env->note = n;
+}
+
+/* an env_optional field: a failure (rc < 0) is noted, never fatal */
+const char *const env_version_why = ENV_WHY_VERSION;
+
+/* why is read after rc was computed (arguments are evaluated in any order) */
+void
+env_optional(envelope *env, int rc, const char *field, const char *const *why)
+{
+	if (rc < 0)
+		env_note(env, field, *why);
+}
+
+/*
+ * The event id: rc 1 (absent) or -1 (bad, why) refuse the event with a
+ * reason that says so.  Returns 0 when the id was taken.
+ */
+int
+env_need_id(int rc, const char *const *whyp, const char **reason)
+{
+	const char *why = *whyp;
+
+	if (rc == 0)
+		return 0;
+	if (rc > 0)
+		*reason = "no event id";
+	else if (strcmp(why, ENV_WHY_LONG) == 0)
+		*reason = "event id over 255 bytes";
+	else if (strcmp(why, ENV_WHY_EMPTY) == 0)
+		*reason = "event id is empty";
+	else if (strcmp(why, ENV_WHY_TYPE) == 0)
+		*reason = "event id is not a string";
+	else
+		*reason = "event id is not valid UTF-8 or has control characters";
+	return -1;
+}
+
+/* ---- JSON ---- */
+
+const jval env_no_value = {false, {JSCAN_NULL, NULL, 0}};
+
+/* the whole body as one JSON value; !present when it is not JSON */
+jval
+env_parse_json(const unsigned char *body, size_t len)
+{
+	jval j = env_no_value;
+
+	j.present = jscan_parse((const char *)body, len, JSON_DEPTH_MAX, &j.v) == 0;
+	return j;
+}
+
+jval
+env_parse_object(const unsigned char *body, size_t len)
+{
+	jval j = env_parse_json(body, len);
+
+	if (j.present && j.v.type != JSCAN_OBJECT)
+		return env_no_value;
+	return j;
+}
+
+/* the value at a dotted path ("data.object.id") of nested objects */
+jval
+env_json_path(const jval *o, const char *path)
+{
+	jval cur = *o;
+
+	while (cur.present && cur.v.type == JSCAN_OBJECT) {
+		size_t n = strcspn(path, ".");
+		jscan_value next;
+
+		if (jscan_member(&cur.v, path, n, &next) < 0)
+			return env_no_value;
+		cur.v = next;
+		if (path[n] == '\0')
+			return cur;
+		path += n + 1;
+	}
+	return env_no_value;
+}
+
+/* a string value, unescaped; false when v is not one or holds a lone surrogate */
+bool
+env_json_text(jval v, char **out, size_t *len)
+{
+	return v.present && jscan_string(&v.v, out, len) == 0;
+}
+
+/*
+ * *out = the string at v, or with numbers an integer's exact source text
+ * (all its digits: JSON.parse keeps them apart, and so do we).  Returns 1
+ * when v is absent or JSON null, 0 on success, -1 (and *why) for another
+ * type or an untame string.
+ */
+int
+env_take_json(char **out, jval v, bool numbers, const char **why)
+{
+	char *text;
+	size_t len;
+	int rc;
+
+	if (!v.present || v.v.type == JSCAN_NULL)
+		return 1;
+	if (v.v.type == JSCAN_STRING) {
+		if (jscan_string(&v.v, &text, &len) < 0)
+			return *why = ENV_WHY_UNTAME, -1; /* a lone surrogate */
+		rc = env_take(out, text, len, why);
+		free(text);
+		return rc;
+	}
+	if (numbers && jscan_is_integer(&v.v))
+		return env_take(out, v.v.p, v.v.len, why);
+	*why = ENV_WHY_TYPE;
+	return -1;
+}
+
+/* days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm) */
+static int64_t
+days_from_civil(int64_t y, int64_t m, int64_t d)
+{
+	int64_t era, yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = y - era * 400;
+	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+static int
+digits(const char *s, int n, int64_t *out)
+{
+	int64_t v = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+/* RFC 3339 date-time to unix microseconds; -1 if malformed */
+int
+env_rfc3339_us(const char *s, int64_t *out)
+{
+	int64_t y, mo, d, h, mi, sec, us = 0, off = 0;
+	const char *p;
+
+	if (strlen(s) < 20 || digits(s, 4, &y) < 0 || s[4] != '-' || digits(s + 5, 2, &mo) < 0 ||
+	    s[7] != '-' || digits(s + 8, 2, &d) < 0 || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') ||
+	    digits(s + 11, 2, &h) < 0 || s[13] != ':' || digits(s + 14, 2, &mi) < 0 || s[16] != ':' ||
+	    digits(s + 17, 2, &sec) < 0)
+		return -1;
+	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
+		return -1;
+	p = s + 19;
+	if (*p == '.') {
+		int n = 0;
+
+		for (p++; *p >= '0' && *p <= '9'; p++, n++) {
+			if (n < 6)
+				us = us * 10 + (*p - '0');
+		}
+		if (n == 0)
+			return -1;
+		for (; n < 6; n++)
+			us *= 10;
+	}
+	if (*p == 'Z' || *p == 'z') {
+		p++;
+	} else if (*p == '+' || *p == '-') {
+		int64_t oh, om;
+
+		if (digits(p + 1, 2, &oh) < 0 || p[3] != ':' || digits(p + 4, 2, &om) < 0 || oh > 23 ||
+		    om > 59)
+			return -1;
+		off = (oh * 60 + om) * 60 * (*p == '-' ? -1 : 1);
+		p += 6;
+	} else {
+		return -1;
+	}
+	if (*p != '\0')
+		return -1;
+	*out = ((days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec) - off) * 1000000 + us;
+	return 0;
+}
+
+/* an integer's source text as int64; -1 when out of range */
+static int
+integer_value(const jscan_value *v, int64_t *out)
+{
+	const char *p = v->p, *end = v->p + v->len;
+	bool neg = *p == '-';
+	uint64_t limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX, n = 0;
+
+	for (p += neg; p < end; p++) {
+		unsigned d = (unsigned)(*p - '0');
+
+		if (n > (limit - d) / 10)
+			return -1;
+		n = n * 10 + d;
+	}
+	*out = neg ? (int64_t)(0 - n) : (int64_t)n;
+	return 0;
+}
+
+/* version from an integer (as is) or an RFC 3339 string (microseconds); 1 if absent */
+int
+env_take_version(envelope *env, jval v)
+{
+	char *text;
+	size_t len;
+	int rc;
+
+	if (!v.present || v.v.type == JSCAN_NULL)
+		return 1;
+	if (jscan_is_integer(&v.v)) {
+		if (integer_value(&v.v, &env->version) < 0)
+			return -1;
+		env->has_version = true;
+		return 0;
+	}
+	if (!env_json_text(v, &text, &len))
+		return -1;
+	rc = strlen(text) == len ? env_rfc3339_us(text, &env->version) : -1;
+	free(text);
+	if (rc < 0)
+		return -1;
+	env->has_version = true;
+	return 0;
+}
+
+bool
+env_is_form(const request_view *req)
+{
+	const char *ct = req->header(req->ctx, "Content-Type");
+
+	return ct != NULL && strncasecmp(ct, "application/x-www-form-urlencoded", 33) == 0;
+}
+
+jval
+env_body(const request_view *req, envelope *env)
+{
+	jval b = env_parse_object(req->body, req->body_len);
+
+	if (!b.present)
+		env_note(env, "body", "not a JSON object");
+	return b;
+}
+
+int
+env_extract_fields(const request_view *req, const env_body_fields *f, envelope *env,
+		   const char **reason)
+{
+	const char *why = NULL;
+	jval body = env_body(req, env);
+	const jval *b = &body;
+
+	if (!b->present)
+		return *reason = "body is not a JSON object", -1;
+	if (env_need_id(env_take_json(&env->event_id, env_json_path(b, f->id), false, &why), &why,
+			reason) < 0)
+		return -1;
+	env_optional(env, env_take_json(&env->event_type, env_json_path(b, f->type), false, &why), "type",
+		     &why);
+	env_optional(env, env_take_json(&env->object_id, env_json_path(b, f->object), false, &why),
+		     "object id", &why);
+	env_optional(env, env_take_version(env, env_json_path(b, f->version)), f->version,
+		     &env_version_why);
+	return 0;
+}

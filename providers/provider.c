@@ -1,0 +1,85 @@
+/*
+ * provider.c - the table of providers
+ *
+ * One row per provider, each defined in its own file.  Everything that
+ * differs between providers is reached through provider_get().
+ */
+#include "provider.h"
+
+#include <stdio.h>
+#include <string.h>
+
+extern const provider_ops provider_stripe, provider_github, provider_standard, provider_svix,
+	provider_hmac, provider_shopify, provider_slack, provider_paddle, provider_twilio,
+	provider_gitlab, provider_square;
+
+static const provider_ops *const table[PROVIDER__COUNT] = {
+	[PROVIDER_STRIPE] = &provider_stripe,
+	[PROVIDER_GITHUB] = &provider_github,
+	[PROVIDER_STANDARD] = &provider_standard,
+	[PROVIDER_SVIX] = &provider_svix,
+	[PROVIDER_HMAC] = &provider_hmac,
+	[PROVIDER_SHOPIFY] = &provider_shopify,
+	[PROVIDER_SLACK] = &provider_slack,
+	[PROVIDER_PADDLE] = &provider_paddle,
+	[PROVIDER_TWILIO] = &provider_twilio,
+	[PROVIDER_GITLAB] = &provider_gitlab,
+	[PROVIDER_SQUARE] = &provider_square,
+};
+
+const char *const provider_common_headers[] = {"Content-Type", "User-Agent", NULL};
+
+const provider_ops *
+provider_get(provider p)
+{
+	return table[p];
+}
+
+const char *
+provider_name(provider p)
+{
+	return (unsigned)p < PROVIDER__COUNT ? table[p]->name : "unknown";
+}
+
+int
+provider_from_name(const char *name, provider *out)
+{
+	for (int i = 0; i < PROVIDER__COUNT; i++) {
+		if (strcmp(name, table[i]->name) == 0) {
+			*out = (provider)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+void
+provider_names(char *buf, size_t len)
+{
+	size_t used = 0;
+
+	if (len == 0)
+		return;
+	buf[0] = '\0';
+	for (int i = 0; i < PROVIDER__COUNT; i++) {
+		int n = snprintf(buf + used, len - used, "%s%s", i > 0 ? ", " : "", table[i]->name);
+
+		if (n < 0 || (size_t)n >= len - used)
+			return; /* truncated: still NUL-terminated */
+		used += (size_t)n;
+	}
+}
+
+bool
+provider_id_signed(const struct endpoint_conf *ep)
+{
+	(void)ep;
+	return true;
+}
+
+bool
+provider_id_unsigned(const struct endpoint_conf *ep)
+{
+	(void)ep;
+	return false;
+}

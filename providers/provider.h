@@ -1,0 +1,101 @@
+/*
+ * provider.h - what a webhook provider is and does, one row per provider
+ *
+ * As curl keeps each TLS backend in one file filling one struct Curl_ssl
+ * (lib/vtls/vtls_int.h) and dispatches only in vtls.c, each provider lives
+ * in providers/<name>.c and fills one provider_ops; provider.c holds the
+ * table, and verify.c, envelope.c and sign.c are the only dispatchers.
+ *
+ * Adding a provider: its file (providers/<name>.c), an id below and a row
+ * in provider.c's table, its tests, and its rows in the docs
+ * (docs/providers.md, README.md) and in sql/purge.sql's replay horizons.
+ *
+ * This header includes nothing of ours: conf.h includes it for the id type,
+ * and the operations take the types of conf.h, verify.h, envelope.h and
+ * sign.h by their struct tags.
+ */
+#ifndef HOOKINBOX_PROVIDER_H
+#define HOOKINBOX_PROVIDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* the ids, in the order the configuration's error message lists them */
+typedef enum provider {
+	PROVIDER_STRIPE,
+	PROVIDER_GITHUB,
+	PROVIDER_STANDARD, /* Standard Webhooks; also Svix's svix-* header names */
+	PROVIDER_SVIX,
+	PROVIDER_HMAC, /* generic HMAC, configured per endpoint */
+	PROVIDER_SHOPIFY,
+	PROVIDER_SLACK,
+	PROVIDER_PADDLE,
+	PROVIDER_TWILIO,
+	PROVIDER_GITLAB,
+	PROVIDER_SQUARE,
+	PROVIDER__COUNT
+} provider;
+
+struct endpoint_conf;
+struct request_view;
+struct verify_result;
+struct envelope;
+struct sign_input;
+struct sign_output;
+
+/* what the replay defence of an unsigned delivery id compares */
+typedef enum provider_replay {
+	REPLAY_BODY,	 /* SHA-256 of the raw body */
+	REPLAY_SIGNED	 /* what verify reports it checked, when that is not the raw body */
+} provider_replay;
+
+typedef struct provider_ops {
+	const char *name;	      /* "stripe": the configuration's provider = value */
+	int64_t tolerance;	      /* the SDK's replay window in seconds; 0: nothing timestamped */
+	/*
+	 * Request headers kept with the body (event metadata, never a
+	 * credential); NULL-terminated.  Every provider's are kept on every
+	 * endpoint, with provider_common_headers.
+	 */
+	const char *const *headers;
+	/*
+	 * Whether the delivery id is covered by the signature (or bounded by a
+	 * signed timestamp).  When it is not, a captured body re-sent under a
+	 * fresh id must count as a duplicate: the body is deduplicated too.
+	 */
+	bool (*id_signed)(const struct endpoint_conf *ep);
+	provider_replay replay;
+	/*
+	 * What the endpoint must configure besides secret_file: NULL when
+	 * complete, else a static text for "endpoint \"NAME\": <text>".
+	 */
+	const char *(*check)(const struct endpoint_conf *ep);
+	/* verify.h's verify_request for this scheme; secrets are present */
+	int (*verify)(const struct endpoint_conf *ep, const struct request_view *req,
+		      struct verify_result *res);
+	/* envelope.h's envelope_extract; *env is zeroed, *reason "bad envelope" */
+	int (*extract)(const struct endpoint_conf *ep, const struct request_view *req,
+		       struct envelope *env, const char **reason);
+	/* sign.h's sign_headers for this provider; out->n is 0 */
+	int (*sign)(const struct sign_input *in, struct sign_output *out, char *errbuf, size_t errlen);
+} provider_ops;
+
+/* the row of p; p must be a valid id */
+const provider_ops *provider_get(provider p);
+
+/* "stripe" for PROVIDER_STRIPE, ...; "unknown" for an invalid id */
+const char *provider_name(provider p);
+/* 0 and *out set, or -1 for an unknown name */
+int provider_from_name(const char *name, provider *out);
+/* "stripe, github, ...": every name, for messages; truncated to len */
+void provider_names(char *buf, size_t len);
+
+/* for provider_ops.id_signed */
+bool provider_id_signed(const struct endpoint_conf *ep);
+bool provider_id_unsigned(const struct endpoint_conf *ep);
+
+/* "Content-Type", "User-Agent": kept for every provider; NULL-terminated */
+extern const char *const provider_common_headers[];
+
+#endif

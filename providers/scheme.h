@@ -1,0 +1,123 @@
+/*
+ * scheme.h - the pieces the providers' signature schemes share
+ *
+ * For providers/<name>.c only: reading a signature header strictly,
+ * splitting its entries, checking a timestamp against the replay window,
+ * trying every secret in constant time, and adding signed headers for
+ * hookinbox-send.  Nothing here logs; computed MACs are wiped.
+ */
+#ifndef HOOKINBOX_SCHEME_H
+#define HOOKINBOX_SCHEME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "conf.h"
+#include "hmac.h"
+#include "sign.h"
+#include "verify.h"
+
+#define SCHEME_HEADER_MAX 8192	 /* a longer signature header is malformed */
+#define SCHEME_ENTRIES_MAX 64	 /* signature entries examined per header */
+
+/* a span of a header value */
+typedef struct span {
+	const char *p;
+	size_t len;
+} span;
+
+bool span_eq(span s, const char *lit);
+
+/* fill *res for a refusal and return -1; for a pass with the secret's index and return 0 */
+int scheme_fail(verify_result *res, verify_status st, const char *reason);
+int scheme_pass(verify_result *res, size_t secret_index);
+
+/*
+ * Look a header up; NULL when absent.  *too_long is set for a value longer
+ * than SCHEME_HEADER_MAX, which every caller treats as malformed.
+ */
+const char *scheme_header(const request_view *req, const char *name, size_t *len, bool *too_long);
+
+/* strict unsigned decimal seconds (at most 12 digits); -1 if not */
+int scheme_timestamp(const char *s, size_t len, int64_t *out);
+
+/*
+ * ts against the endpoint's tolerance, else the provider's own window, in
+ * both directions.  On a refusal scheme_window_fail fills *res.
+ */
+verify_status scheme_window(const endpoint_conf *ep, const request_view *req, int64_t ts);
+int scheme_window_fail(verify_result *res, verify_status st);
+
+/*
+ * Split v[0..len) at sep into at most SCHEME_ENTRIES_MAX non-empty spans.
+ * Returns the count, or -1 when there are more.
+ */
+int scheme_split(const char *v, size_t len, char sep, span out[SCHEME_ENTRIES_MAX]);
+/* split "k=v" (or "k,v") at the first c; false when c is absent */
+bool scheme_split_kv(span s, char c, span *k, span *v);
+
+/* does hex entry s carry mac? (a bad digit or length simply does not match) */
+bool scheme_hex_matches(span s, const unsigned char *mac, size_t maclen);
+
+/* the HMAC of parts with the endpoint's secret i; 0 or -1 */
+int scheme_mac_secret(hmac_alg alg, const endpoint_conf *ep, size_t i, const hmac_part *parts,
+		      size_t n, unsigned char mac[HMAC_MAX_LEN]) __attribute__((warn_unused_result));
+
+/*
+ * Try every secret of the endpoint against one decoded signature of
+ * wantlen bytes (the MAC length of alg); pass with the matching index, or
+ * mismatch.
+ */
+int scheme_match_secrets(hmac_alg alg, const endpoint_conf *ep, const hmac_part *parts,
+			 size_t nparts, const unsigned char *want, size_t wantlen, verify_result *res);
+
+/*
+ * Stripe and Paddle sign alike: one header of key=value entries holding a
+ * timestamp and one or more hex HMAC-SHA256 signatures of
+ * "<timestamp><joiner><body>"; only the names and separators differ.
+ */
+typedef struct timestamped_scheme {
+	const char *header;
+	const char *missing; /* reason when the header is absent */
+	char sep;	     /* between entries */
+	const char *ts_key;
+	const char *sig_key;
+	const char *no_sig; /* reason when no signature entry is there */
+	char joiner;	    /* between timestamp and body in the signed content */
+} timestamped_scheme;
+
+int scheme_verify_timestamped(const timestamped_scheme *sc, const endpoint_conf *ep,
+			      const request_view *req, verify_result *res);
+
+/*
+ * One header carrying the base64 HMAC-SHA256, keyed with each secret, of
+ * prefix ("" for none) followed by the body (Shopify, Square).
+ */
+int scheme_verify_base64_body(const endpoint_conf *ep, const request_view *req,
+			      verify_result *res, const char *header, const char *missing,
+			      const char *prefix);
+
+/* ---- signing (sign.h) ---- */
+
+/* add a header; value is owned by out from now on */
+void sign_add(sign_output *out, const char *name, char *value);
+/* add a copy of value when both name and value are set */
+void sign_add_opt(sign_output *out, const char *name, const char *value);
+/* lower-case hex / base64 of the HMAC of parts keyed with in->secret; 0 or -1 */
+int sign_mac_hex(hmac_alg alg, const sign_input *in, const hmac_part *parts, size_t n, char *hex)
+	__attribute__((warn_unused_result));
+int sign_mac_b64(hmac_alg alg, const unsigned char *key, size_t klen, const hmac_part *parts,
+		 size_t n, char *b64) __attribute__((warn_unused_result));
+/*
+ * The HMAC-SHA256 of prefix ("" for none) followed by in->body, keyed with
+ * in->secret, as lower-case hex (2 * HMAC_MAX_LEN + 1 bytes) or base64
+ * (BASE64_ENCODED_SIZE(HMAC_MAX_LEN) bytes).  Returns 0, or -1 with a
+ * message in errbuf.
+ */
+int sign_body_hex(const sign_input *in, const char *prefix, char *hex, char *errbuf, size_t errlen)
+	__attribute__((warn_unused_result));
+int sign_body_b64(const sign_input *in, const char *prefix, char *b64, char *errbuf, size_t errlen)
+	__attribute__((warn_unused_result));
+
+#endif

@@ -1,0 +1,36 @@
+/*
+ * sign.c - the signature headers a provider would send with a body: the
+ * dispatcher (each provider signs in providers/<name>.c)
+ */
+#include "sign.h"
+
+#include "hmac.h"
+#include "wipe.h"
+#include "xalloc.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int
+sign_headers(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
+{
+	out->n = 0;
+	if ((unsigned)in->provider >= PROVIDER__COUNT) {
+		snprintf(errbuf, errlen, "unknown provider");
+		return -1;
+	}
+	return provider_get(in->provider)->sign(in, out, errbuf, errlen);
+}
+
+void
+sign_release(sign_output *out)
+{
+	for (size_t i = 0; i < out->n; i++) {
+		/* a gitlab token is the secret itself */
+		secure_wipe(out->h[i].value, strlen(out->h[i].value));
+		free(out->h[i].value);
+	}
+	out->n = 0;
+}

@@ -1,0 +1,61 @@
+/*
+ * sign.h - the signature headers a provider would send with a body
+ *
+ * Used by contrib/hookinbox-send (to play a provider) and by the worker
+ * (which signs what it delivers downstream with Standard Webhooks
+ * headers).  The output verifies with verify.c for every provider.
+ * No I/O, no logging; secret bytes are wiped from every temporary.
+ */
+#ifndef HOOKINBOX_SIGN_H
+#define HOOKINBOX_SIGN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "conf.h"
+
+#define SIGN_MAX_HEADERS 6
+
+typedef struct sign_input {
+	provider provider;
+	const hmac_conf *hmac;	      /* PROVIDER_HMAC only; NULL otherwise */
+	const unsigned char *secret; /* one secret as it appears in a secret file */
+	size_t secret_len;
+	const char *event_id;	      /* NULL: no id header; required for standard/svix */
+	const char *event_type;	      /* NULL: no type header */
+	int64_t timestamp;	      /* unix seconds, for timestamped schemes */
+	const unsigned char *body;    /* exact bytes that will be sent */
+	size_t body_len;
+	const char *url;	      /* the full URL requested, for providers that sign it */
+} sign_input;
+
+typedef struct sign_header {
+	const char *name; /* static text, or ep->hmac's header names */
+	char *value;	  /* owned by the sign_output */
+} sign_header;
+
+typedef struct sign_output {
+	sign_header h[SIGN_MAX_HEADERS];
+	size_t n;
+} sign_output;
+
+/*
+ * Fill *out with the headers in->provider sends with the body, named as
+ * the provider spells them: its signature, and the event id and type where
+ * it sends them as headers (where it keeps them in the body they are not
+ * used).  Each provider's sign() in providers/<name>.c says which.
+ * Returns 0, or -1 with a message (never secret bytes) in errbuf.  The
+ * caller releases *out with sign_release in every case.
+ */
+int sign_headers(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
+	__attribute__((warn_unused_result));
+void sign_release(sign_output *out);
+
+/*
+ * Twilio JSON bodies (providers/twilio.c): url with "bodySHA256=<hex
+ * sha256 of body>" appended to its query ('?' or '&').  The caller frees
+ * the new string.
+ */
+char *sign_twilio_body_url(const char *url, const unsigned char *body, size_t len);
+
+#endif

@@ -1,0 +1,153 @@
+/*
+ * slack.c - Slack
+ *
+ * "X-Slack-Signature: v0=<hex>" and "X-Slack-Request-Timestamp",
+ * HMAC-SHA256 over "v0:<ts>:<body>", 300 s window.  The event id is in the
+ * body (JSON, or a form's trigger_id); url_verification is answered with
+ * its challenge and not stored.
+ */
+#include "fields.h"
+#include "form.h"
+#include "hex.h"
+#include "scheme.h"
+#include "xalloc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Slack: "X-Slack-Signature: v0=<hex>" and "X-Slack-Request-Timestamp",
+ * HMAC-SHA256 over "v0:<ts>:<body>".
+ */
+static int
+verify(const endpoint_conf *ep, const request_view *req, verify_result *res)
+{
+	unsigned char want[32];
+	bool too_long = false;
+	size_t len, tslen;
+	int64_t ts;
+	verify_status st;
+	char base[48];
+	const char *v = scheme_header(req, "X-Slack-Signature", &len, &too_long);
+	const char *tsv = scheme_header(req, "X-Slack-Request-Timestamp", &tslen, &too_long);
+
+	if (v == NULL || tsv == NULL)
+		return scheme_fail(res, VERIFY_UNSIGNED,
+			    "missing X-Slack-Signature or X-Slack-Request-Timestamp header");
+	if (too_long || len != 3 + 64 || strncmp(v, "v0=", 3) != 0 ||
+	    hex_decode(v + 3, 64, want, sizeof(want)) != 32)
+		return scheme_fail(res, VERIFY_MALFORMED, "malformed signature header");
+	if (scheme_timestamp(tsv, tslen, &ts) < 0)
+		return scheme_fail(res, VERIFY_MALFORMED, "bad X-Slack-Request-Timestamp header");
+	if ((st = scheme_window(ep, req, ts)) != VERIFY_OK)
+		return scheme_window_fail(res, st);
+	snprintf(base, sizeof(base), "v0:%lld:", (long long)ts);
+	hmac_part parts[2] = {{base, strlen(base)}, {req->body, req->body_len}};
+
+	return scheme_match_secrets(HMAC_SHA256, ep, parts, 2, want, 32, res);
+}
+
+#define BAD(r)                 \
+	do {                   \
+		*reason = (r); \
+		goto out;      \
+	} while (0)
+
+/*
+ * Slack.  JSON bodies (Events API): url_verification carries the
+ * challenge to echo; event_callback has event_id and event.type.  Form
+ * bodies: slash commands (trigger_id, command) and interactivity
+ * (payload=<JSON> with trigger_id and type).
+ */
+static int
+extract(const endpoint_conf *ep, const request_view *req, envelope *env, const char **reason)
+{
+	form f = {NULL, 0};
+	jval body;
+	const jval *b = &body;
+	const form_param *p;
+	const char *why = NULL;
+	int rc = -1;
+
+	(void)ep;
+
+	if (env_is_form(req)) {
+		if (form_parse((const char *)req->body, req->body_len, &f) < 0)
+			BAD("too many form parameters");
+		if ((p = form_get(&f, "payload")) != NULL) {
+			body = env_parse_object((const unsigned char *)p->value, p->value_len);
+			if (!body.present)
+				BAD("payload is not a JSON object");
+			if (env_need_id(env_take_json(&env->event_id, env_json_path(b, "trigger_id"), false, &why), &why,
+				    reason) < 0)
+				goto out;
+			env_optional(env, env_take_json(&env->event_type, env_json_path(b, "type"), false, &why), "type",
+				 &why);
+		} else {
+			if ((p = form_get(&f, "trigger_id")) == NULL)
+				BAD("no event id");
+			if (env_need_id(env_take(&env->event_id, p->value, p->value_len, &why), &why, reason) < 0)
+				goto out;
+			if ((p = form_get(&f, "command")) != NULL)
+				env_optional(env, env_take(&env->event_type, p->value, p->value_len, &why), "type", &why);
+		}
+		rc = 0;
+		goto out;
+	}
+	body = env_parse_object(req->body, req->body_len);
+	if (!body.present)
+		BAD("body is not a JSON object");
+	{
+		char *type = NULL;
+		size_t tlen = 0;
+		bool verification = env_json_text(env_json_path(b, "type"), &type, &tlen) &&
+				    tlen == strlen("url_verification") &&
+				    memcmp(type, "url_verification", tlen) == 0;
+
+		free(type);
+		if (verification) {
+			if (env_take_json(&env->challenge, env_json_path(b, "challenge"), false, &why) != 0)
+				BAD("bad challenge");
+			env->event_id = xstrdup("url_verification");
+			env->event_type = xstrdup("url_verification");
+			rc = 0;
+			goto out;
+		}
+	}
+	if (env_need_id(env_take_json(&env->event_id, env_json_path(b, "event_id"), false, &why), &why, reason) < 0)
+		goto out;
+	env_optional(env, env_take_json(&env->event_type, env_json_path(b, "event.type"), false, &why), "type", &why);
+	env_optional(env, env_take_version(env, env_json_path(b, "event_time")), "event_time", &env_version_why);
+	rc = 0;
+out:
+	form_release(&f);
+	return rc;
+}
+
+static int
+sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
+{
+	char hex[2 * HMAC_MAX_LEN + 1], pre[48];
+
+	snprintf(pre, sizeof(pre), "v0:%lld:", (long long)in->timestamp);
+	if (sign_body_hex(in, pre, hex, errbuf, errlen) < 0)
+		return -1;
+	sign_add(out, "X-Slack-Request-Timestamp", xasprintf("%lld", (long long)in->timestamp));
+	sign_add(out, "X-Slack-Signature", xasprintf("v0=%s", hex));
+	return 0;
+}
+
+static const char *const headers[] = {"X-Slack-Retry-Num", "X-Slack-Retry-Reason",
+				      "X-Slack-Request-Timestamp", NULL};
+
+const provider_ops provider_slack = {
+	.name = "slack",
+	.tolerance = 300,
+	.headers = headers,
+	.id_signed = provider_id_signed,
+	.replay = REPLAY_BODY,
+	.verify = verify,
+	.extract = extract,
+	.sign = sign,
+};

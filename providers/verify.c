@@ -1,0 +1,29 @@
+/*
+ * verify.c - provider signature verification over the exact raw body: the
+ * dispatcher
+ *
+ * Each scheme (providers/<name>.c) follows its provider's official SDK
+ * (what is signed, how the header is parsed, which entries count); where
+ * the SDK is lax we are stricter: timestamps are checked in both
+ * directions, header values and entry counts are bounded, and every
+ * comparison is constant-time (scheme.h).
+ */
+#include "verify.h"
+
+#include "scheme.h"
+
+int
+verify_http_status(verify_status st)
+{
+	return st == VERIFY_MALFORMED ? 400 : 401;
+}
+
+int
+verify_request(const endpoint_conf *ep, const request_view *req, verify_result *res)
+{
+	if (ep->secrets == NULL || secret_count(ep->secrets) == 0)
+		return scheme_fail(res, VERIFY_MISMATCH, "endpoint has no secret");
+	if ((unsigned)ep->provider >= PROVIDER__COUNT)
+		return scheme_fail(res, VERIFY_MISMATCH, "unknown provider");
+	return provider_get(ep->provider)->verify(ep, req, res);
+}
