@@ -34,13 +34,26 @@ HARDEN = -D_FORTIFY_SOURCE=2 -fstack-protector-strong
 HARDEN_LD = -Wl,-z,relro,-z,now
 DEFS = -D_GNU_SOURCE -DHOOKINBOX_VERSION='"$(VERSION)"' -DHOOKINBOX_SYSCONFDIR='"$(SYSCONFDIR)"' \
 	-DHOOKINBOX_SCHEMA_VERSION=$(words $(wildcard sql/migrations/[0-9]*.sql))
-INCS = -Icommon -Iproviders -Ifcgi -Iworker $(shell $(PKG_CONFIG) --cflags libpq json-c libcurl inih openssl)
+PKG_INCS = $(shell $(PKG_CONFIG) --cflags libpq json-c libcurl inih openssl)
+
+# Layers: each directory sees only its own headers and the shared ones
+# (common/, providers/), so fcgi/ cannot reach worker/ by accident.  A unit
+# test tests/unit/test_NAME.c also sees the directory that holds NAME.c; the
+# fuzzers see fcgi/ (content_length).  incs = the -I flags of source file $(1).
+INC_common = -Icommon -Iproviders
+INC_providers = $(INC_common)
+INC_contrib = $(INC_common)
+INC_fcgi = $(INC_common) -Ifcgi
+INC_worker = $(INC_common) -Iworker
+INC_tests/fuzz = $(INC_fcgi)
+INC_tests/unit = $(INC_common) $(foreach d,fcgi worker,$(if $(wildcard $(d)/$(patsubst test_%,%,$(notdir $(1:.c=))).c),-I$(d)))
+incs = $(INC_$(patsubst %/,%,$(dir $(1))))
 
 ifdef SANITIZE
 SAN = -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 endif
 
-ALL_CFLAGS = $(WARN) $(HARDEN) $(DEFS) $(INCS) $(SAN) -MMD -MP $(CFLAGS)
+ALL_CFLAGS = $(WARN) $(HARDEN) $(DEFS) $(PKG_INCS) $(SAN) -MMD -MP $(CFLAGS)
 ALL_LDFLAGS = $(HARDEN_LD) $(SAN) $(LDFLAGS)
 
 LIBS_COMMON = $(shell $(PKG_CONFIG) --libs libpq json-c inih libcrypto) -lpthread
@@ -50,7 +63,7 @@ LIBS_WORKER = $(shell $(PKG_CONFIG) --libs libcurl) $(LIBS_COMMON)
 # providers/ (one file per provider: verify, envelope, sign) is shared like
 # common/: the responder verifies, hookinbox-send and the worker sign
 COMMON_SRC = $(wildcard common/*.c providers/*.c)
-FCGI_MODS = $(filter-out fcgi/main.c fcgi/null.c,$(wildcard fcgi/*.c))
+FCGI_MODS = $(filter-out fcgi/main.c,$(wildcard fcgi/*.c))
 WORKER_MODS = $(filter-out worker/main.c,$(wildcard worker/*.c))
 UNIT_SRC = $(wildcard tests/unit/test_*.c)
 
@@ -69,16 +82,15 @@ $(STAMP):
 # test clock) under obj/test: the shipped binaries contain no failure points.
 obj/release/%.o: %.c $(STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) $(call incs,$<) -c -o $@ $<
 obj/test/%.o: %.c $(STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -DHOOKINBOX_TEST -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) $(call incs,$<) -DHOOKINBOX_TEST -c -o $@ $<
 
 objs = $(patsubst %.c,obj/$(1)/%.o,$(2))
 
 PROGRAMS = fcgi/hookinbox.fcgi worker/hookinbox-worker contrib/hookinbox-send
-TEST_PROGRAMS = obj/test/hookinbox.fcgi obj/test/hookinbox-worker obj/test/hookinbox-send \
-	obj/test/null.fcgi
+TEST_PROGRAMS = obj/test/hookinbox.fcgi obj/test/hookinbox-worker obj/test/hookinbox-send
 UNIT_PROGRAMS = $(patsubst tests/unit/%.c,obj/test/unit/%,$(UNIT_SRC))
 
 all: $(PROGRAMS)
@@ -91,7 +103,6 @@ endef
 
 $(eval $(call program,fcgi/hookinbox.fcgi,release,fcgi/main.c $(FCGI_MODS) $(COMMON_SRC),$(LIBS_FCGI)))
 $(eval $(call program,obj/test/hookinbox.fcgi,test,fcgi/main.c $(FCGI_MODS) $(COMMON_SRC),$(LIBS_FCGI)))
-$(eval $(call program,obj/test/null.fcgi,test,fcgi/null.c,-lfcgi))
 $(eval $(call program,worker/hookinbox-worker,release,worker/main.c $(WORKER_MODS) $(COMMON_SRC),$(LIBS_WORKER)))
 $(eval $(call program,obj/test/hookinbox-worker,test,worker/main.c $(WORKER_MODS) $(COMMON_SRC),$(LIBS_WORKER)))
 $(eval $(call program,contrib/hookinbox-send,release,contrib/hookinbox-send.c $(COMMON_SRC),$(LIBS_WORKER)))
@@ -130,12 +141,14 @@ include bench/bench.mk
 bench: all build-tests build-bench
 	HOOKINBOX_TOP=$(CURDIR) perl -I tests/lib bench/run.pl
 
-# Static analysis: gcc -fanalyzer over every module, and cppcheck
+# Static analysis: gcc -fanalyzer over every module, and cppcheck; each
+# directory with its own include paths (INC_*)
 analyze:
-	@for f in $(COMMON_SRC) $(wildcard fcgi/*.c worker/*.c) contrib/hookinbox-send.c; do \
-		$(CC) $(WARN) $(DEFS) $(INCS) -fanalyzer -c -o /dev/null $$f || exit 1; done
-	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability --inline-suppr \
-		-Icommon -Iproviders -Ifcgi -Iworker --suppress=missingIncludeSystem common providers fcgi worker contrib
+	@set -e; $(foreach f,$(COMMON_SRC) $(wildcard fcgi/*.c worker/*.c) contrib/hookinbox-send.c, \
+		$(CC) $(WARN) $(DEFS) $(PKG_INCS) $(call incs,$(f)) -fanalyzer -c -o /dev/null $(f);)
+	@set -e; $(foreach d,common providers fcgi worker contrib, \
+		cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability --inline-suppr \
+		$(INC_$(d)) --suppress=missingIncludeSystem $(d);)
 
 # make fuzz, fuzz-build, fuzz-regress: libFuzzer harnesses (clang)
 include tests/fuzz/fuzz.mk

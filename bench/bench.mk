@@ -1,7 +1,7 @@
 # bench/bench.mk - the benchmark's own programs (included by the Makefile).
 # Built with the project's flags; never installed, not part of `make check`.
 
-BENCH_PROGRAMS = obj/bench/loadgen obj/bench/downstream
+BENCH_PROGRAMS = obj/bench/loadgen obj/bench/downstream obj/bench/null.fcgi
 
 obj/bench/loadgen: bench/loadgen.c
 	@mkdir -p $(dir $@)
@@ -11,6 +11,11 @@ obj/bench/loadgen: bench/loadgen.c
 obj/bench/downstream: bench/downstream.c
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(HARDEN) -D_GNU_SOURCE $(CFLAGS) $(ALL_LDFLAGS) -o $@ $<
+
+# the web-server ceiling: a FastCGI responder that only reads the body
+obj/bench/null.fcgi: bench/null.c
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(HARDEN) -D_GNU_SOURCE $(CFLAGS) $(ALL_LDFLAGS) -o $@ $< -lfcgi
 
 build-bench: $(BENCH_PROGRAMS)
 

@@ -8,7 +8,7 @@
 # connections:
 #   db    pgbench running the responder's own statement for one delivery
 #         (accept_batch() with one-element arrays), unique event ids, the same body bytes
-#   web   lighttpd + obj/test/null.fcgi (reads the body, answers 200)
+#   web   lighttpd + obj/bench/null.fcgi (reads the body, answers 200)
 #   hookinbox: unique signed deliveries, 30 % redeliveries, 256 KB bodies,
 #         and the group-commit mode ([intake] threads) when the responder has it
 # then the same through PgBouncer (transaction mode) at 16 and 64
@@ -71,8 +71,8 @@ sub build {
 		note("build: $cmd");
 		system($cmd) == 0 or die "could not build $b\n";
 	}
-	for my $need ("$top/fcgi/hookinbox.fcgi", "$top/obj/test/null.fcgi") {
-		die "$need missing: run `make all build-tests` first (make bench does)\n" unless -x $need;
+	for my $need ("$top/fcgi/hookinbox.fcgi", "$top/obj/bench/null.fcgi") {
+		die "$need missing: run `make all build-tests build-bench` first (make bench does)\n" unless -x $need;
 	}
 }
 
@@ -492,7 +492,7 @@ for my $c (@LEVELS) {
 		add_row($r, 'db ceiling (pgbench)');
 	}
 	{
-		my $h = httpd_start("$top/obj/test/null.fcgi", $c);
+		my $h = httpd_start("$top/obj/bench/null.fcgi", $c);
 		loadgen(url => $h->url . '/bench', c => $c, seconds => 1, prefix => "nullw$c");
 		for my $size (@sizes) {
 			my $r = measure_http('web', $h, c => $c, size => $size, tag => 'null');

@@ -1,6 +1,6 @@
 # tests/fuzz/fuzz.mk - libFuzzer harnesses for every parser of untrusted bytes
 #
-# Included from the top Makefile (uses its WARN, DEFS, INCS, COMMON_SRC and
+# Included from the top Makefile (uses its WARN, DEFS, PKG_INCS, incs, COMMON_SRC and
 # LIBS_COMMON).  Built with clang, ASan and UBSan into obj/fuzz/.
 #
 #   make fuzz                       build, then run each harness FUZZ_SECONDS (20)
@@ -24,7 +24,7 @@ FUZZ_FLAGS ?=
 FUZZ_HARNESSES ?= verify envelope content_length form conf
 
 FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-FUZZ_ALL_CFLAGS = $(WARN) $(DEFS) $(INCS) -Itests/fuzz -g -O1 $(FUZZ_SAN) \
+FUZZ_ALL_CFLAGS = $(WARN) $(DEFS) $(PKG_INCS) -g -O1 $(FUZZ_SAN) \
 	-fsanitize=fuzzer-no-link -MMD -MP
 
 FUZZ_LIB_SRC = $(filter-out common/log.c,$(COMMON_SRC)) fcgi/content_length.c
@@ -33,7 +33,7 @@ FUZZ_BINS = $(patsubst %,obj/fuzz/fuzz_%,$(FUZZ_HARNESSES))
 
 obj/fuzz/%.o: %.c tests/fuzz/fuzz.mk
 	@mkdir -p $(dir $@)
-	@$(FUZZ_CC) $(FUZZ_ALL_CFLAGS) -c -o $@ $<
+	@$(FUZZ_CC) $(FUZZ_ALL_CFLAGS) $(call incs,$<) -c -o $@ $<
 
 obj/fuzz/fuzz_%: obj/fuzz/tests/fuzz/fuzz_%.o $(FUZZ_LIB_OBJS)
 	@echo "  LD $@"; $(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(LIBS_COMMON)

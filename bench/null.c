@@ -1,7 +1,7 @@
 /*
  * null.c - the web-server ceiling for benchmarks: a FastCGI responder
  * that reads the body and answers 200 without any other work.
- * Built only as obj/test/null.fcgi; never installed.
+ * Built only as obj/bench/null.fcgi (bench/bench.mk); never installed.
  */
 #include <fcgiapp.h>
 #include <stdlib.h>
