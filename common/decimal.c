@@ -1,5 +1,6 @@
 /*
- * decimal.c - strict decimal integers, for configuration values and options
+ * decimal.c - strict decimal integers, for configuration values, options
+ * and the digit runs of protocol fields
  */
 #include "decimal.h"
 
@@ -22,5 +23,26 @@ decimal_parse(const char *s, long long min, long long max, long long *out)
 	if (errno != 0 || *end != '\0' || n < min || n > max)
 		return -1;
 	*out = n;
+	return 0;
+}
+
+int
+decimal_digits(const char *s, size_t len, uint64_t max, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (len == 0)
+		return -1;
+	for (size_t i = 0; i < len; i++) {
+		unsigned d;
+
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		d = (unsigned)(s[i] - '0');
+		if (v > max / 10 || (v == max / 10 && d > max % 10))
+			return -1;
+		v = v * 10 + d;
+	}
+	*out = v;
 	return 0;
 }

@@ -380,6 +380,26 @@ jscan_member(const jscan_value *o, const char *key, size_t key_len, jscan_value 
 }
 
 int
+jscan_path(const jscan_value *o, const char *path, jscan_value *out)
+{
+	jscan_value cur = *o;
+
+	for (;;) {
+		size_t n = strcspn(path, ".");
+		jscan_value next;
+
+		if (jscan_member(&cur, path, n, &next) < 0)
+			return -1;
+		if (path[n] == '\0') {
+			*out = next;
+			return 0;
+		}
+		cur = next;
+		path += n + 1;
+	}
+}
+
+int
 jscan_string(const jscan_value *v, char **out, size_t *len)
 {
 	char *buf;

@@ -52,6 +52,13 @@ int jscan_parse(const char *s, size_t len, int max_depth, jscan_value *root)
 int jscan_member(const jscan_value *o, const char *key, size_t key_len, jscan_value *out);
 
 /*
+ * The value at a dotted path ("data.object.id": each part a key, unescaped
+ * as with jscan_member) through nested objects from o.  0 and *out set, or
+ * -1 when a part is missing or what it is looked up in is not an object.
+ */
+int jscan_path(const jscan_value *o, const char *path, jscan_value *out);
+
+/*
  * The unescaped UTF-8 text of a string value, NUL-terminated (it may hold
  * NUL bytes itself: *len is its length); the caller frees it.  -1 when v
  * is not a string or holds a lone surrogate (\ud800 alone), which UTF-8

@@ -3,6 +3,9 @@
  */
 #include "content_length.h"
 
+#include "decimal.h"
+
+#include <stdint.h>
 #include <string.h>
 
 #define DIGITS_MAX 18 /* 10^18 - 1 fits in a 64-bit size_t */
@@ -10,15 +13,12 @@
 int
 content_length_parse(const char *s, size_t *out)
 {
-	size_t n = 0;
+	size_t len;
+	uint64_t n;
 
-	if (s == NULL || *s == '\0' || strnlen(s, DIGITS_MAX + 1) > DIGITS_MAX)
+	if (s == NULL || (len = strnlen(s, DIGITS_MAX + 1)) > DIGITS_MAX ||
+	    decimal_digits(s, len, SIZE_MAX, &n) < 0)
 		return -1;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -1;
-		n = n * 10 + (size_t)(*s - '0');
-	}
-	*out = n;
+	*out = (size_t)n;
 	return 0;
 }

@@ -16,6 +16,8 @@
  */
 #include "fields.h"
 
+#include "decimal.h"
+#include "rfc3339.h"
 #include "utf8.h"
 #include "xalloc.h"
 
@@ -145,20 +147,11 @@ env_parse_object(const unsigned char *body, size_t len)
 jval
 env_json_path(const jval *o, const char *path)
 {
-	jval cur = *o;
+	jval j = env_no_value;
 
-	while (cur.present && cur.v.type == JSCAN_OBJECT) {
-		size_t n = strcspn(path, ".");
-		jscan_value next;
-
-		if (jscan_member(&cur.v, path, n, &next) < 0)
-			return env_no_value;
-		cur.v = next;
-		if (path[n] == '\0')
-			return cur;
-		path += n + 1;
-	}
-	return env_no_value;
+	if (o->present && jscan_path(&o->v, path, &j.v) == 0)
+		j.present = true;
+	return j;
 }
 
 /* a string value, unescaped; false when v is not one or holds a lone surrogate */
@@ -196,95 +189,15 @@ env_take_json(char **out, jval v, bool numbers, const char **why)
 	return -1;
 }
 
-/* days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm) */
-static int64_t
-days_from_civil(int64_t y, int64_t m, int64_t d)
-{
-	int64_t era, yoe, doy, doe;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = y - era * 400;
-	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
-
-static int
-digits(const char *s, int n, int64_t *out)
-{
-	int64_t v = 0;
-
-	for (int i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-		v = v * 10 + (s[i] - '0');
-	}
-	*out = v;
-	return 0;
-}
-
-/* RFC 3339 date-time to unix microseconds; -1 if malformed */
-int
-env_rfc3339_us(const char *s, int64_t *out)
-{
-	int64_t y, mo, d, h, mi, sec, us = 0, off = 0;
-	const char *p;
-
-	if (strlen(s) < 20 || digits(s, 4, &y) < 0 || s[4] != '-' || digits(s + 5, 2, &mo) < 0 ||
-	    s[7] != '-' || digits(s + 8, 2, &d) < 0 || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') ||
-	    digits(s + 11, 2, &h) < 0 || s[13] != ':' || digits(s + 14, 2, &mi) < 0 || s[16] != ':' ||
-	    digits(s + 17, 2, &sec) < 0)
-		return -1;
-	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
-		return -1;
-	p = s + 19;
-	if (*p == '.') {
-		int n = 0;
-
-		for (p++; *p >= '0' && *p <= '9'; p++, n++) {
-			if (n < 6)
-				us = us * 10 + (*p - '0');
-		}
-		if (n == 0)
-			return -1;
-		for (; n < 6; n++)
-			us *= 10;
-	}
-	if (*p == 'Z' || *p == 'z') {
-		p++;
-	} else if (*p == '+' || *p == '-') {
-		int64_t oh, om;
-
-		if (digits(p + 1, 2, &oh) < 0 || p[3] != ':' || digits(p + 4, 2, &om) < 0 || oh > 23 ||
-		    om > 59)
-			return -1;
-		off = (oh * 60 + om) * 60 * (*p == '-' ? -1 : 1);
-		p += 6;
-	} else {
-		return -1;
-	}
-	if (*p != '\0')
-		return -1;
-	*out = ((days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec) - off) * 1000000 + us;
-	return 0;
-}
-
 /* an integer's source text as int64; -1 when out of range */
 static int
 integer_value(const jscan_value *v, int64_t *out)
 {
-	const char *p = v->p, *end = v->p + v->len;
-	bool neg = *p == '-';
-	uint64_t limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX, n = 0;
+	bool neg = v->p[0] == '-';
+	uint64_t n;
 
-	for (p += neg; p < end; p++) {
-		unsigned d = (unsigned)(*p - '0');
-
-		if (n > (limit - d) / 10)
-			return -1;
-		n = n * 10 + d;
-	}
+	if (decimal_digits(v->p + neg, v->len - neg, neg ? (uint64_t)INT64_MAX + 1 : INT64_MAX, &n) < 0)
+		return -1;
 	*out = neg ? (int64_t)(0 - n) : (int64_t)n;
 	return 0;
 }
@@ -307,7 +220,7 @@ env_take_version(envelope *env, jval v)
 	}
 	if (!env_json_text(v, &text, &len))
 		return -1;
-	rc = strlen(text) == len ? env_rfc3339_us(text, &env->version) : -1;
+	rc = strlen(text) == len ? rfc3339_us(text, &env->version) : -1;
 	free(text);
 	if (rc < 0)
 		return -1;

@@ -70,8 +70,6 @@ int env_take_json(char **out, jval v, bool numbers, const char **why);
 /* env->version from an integer (as is) or an RFC 3339 string (microseconds); 1 if absent */
 int env_take_version(envelope *env, jval v);
 
-/* RFC 3339 date-time to unix microseconds; -1 if malformed */
-int env_rfc3339_us(const char *s, int64_t *out);
 /* Content-Type application/x-www-form-urlencoded? */
 bool env_is_form(const request_view *req);
 

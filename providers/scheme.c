@@ -8,6 +8,7 @@
 
 #include "base64.h"
 #include "ct.h"
+#include "decimal.h"
 #include "hex.h"
 #include "hmac.h"
 #include "wipe.h"
@@ -62,16 +63,11 @@ scheme_header(const request_view *req, const char *name, size_t *len, bool *too_
 int
 scheme_timestamp(const char *s, size_t len, int64_t *out)
 {
-	int64_t v = 0;
+	uint64_t v;
 
-	if (len == 0 || len > TIMESTAMP_DIGITS_MAX)
+	if (len > TIMESTAMP_DIGITS_MAX || decimal_digits(s, len, INT64_MAX, &v) < 0)
 		return -1;
-	for (size_t i = 0; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-		v = v * 10 + (s[i] - '0');
-	}
-	*out = v;
+	*out = (int64_t)v;
 	return 0;
 }
 

@@ -7,6 +7,7 @@
  */
 #include "base64.h"
 #include "fields.h"
+#include "rfc3339.h"
 #include "scheme.h"
 #include "xalloc.h"
 
@@ -40,7 +41,7 @@ extract(const endpoint_conf *ep, const request_view *req, envelope *env, const c
 		rc = env_take_json(&env->object_id, env_json_path(b, "id"), true, &why);
 	env_optional(env, rc, "object id", &why);
 	if (at != NULL) {
-		if (env_rfc3339_us(at, &env->version) == 0)
+		if (rfc3339_us(at, &env->version) == 0)
 			env->has_version = true;
 		else
 			env_note(env, "X-Shopify-Triggered-At", "not an RFC 3339 time");

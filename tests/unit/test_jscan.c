@@ -40,6 +40,18 @@ member(const char *s, const char *k, size_t klen, char *buf, size_t cap)
 	return buf;
 }
 
+/* the source text at dotted path of object s, or "(none)" */
+static const char *
+path(const char *s, const char *dotted, char *buf, size_t cap)
+{
+	jscan_value root, v;
+
+	if (jscan_parse(s, strlen(s), 64, &root) != 0 || jscan_path(&root, dotted, &v) != 0)
+		return "(none)";
+	snprintf(buf, cap, "%.*s", (int)v.len, v.p);
+	return buf;
+}
+
 int
 main(void)
 {
@@ -89,5 +101,17 @@ main(void)
 	ok(strcmp(member("{\"a\":1}", "b", 1, buf, sizeof(buf)), "(none)") == 0, "a missing key");
 	ok(jscan_parse("1e5", 3, 64, &v) == 0 && !jscan_is_integer(&v), "1e5 is not an integer token");
 	ok(jscan_parse("-42", 3, 64, &v) == 0 && jscan_is_integer(&v), "-42 is");
+	ok(strcmp(path("{\"data\":{\"object\":{\"id\":\"x\"}}}", "data.object.id", buf, sizeof(buf)),
+		  "\"x\"") == 0,
+	   "path: nested objects");
+	ok(strcmp(path("{\"id\":7}", "id", buf, sizeof(buf)), "7") == 0, "path: one part");
+	ok(strcmp(path("{\"data\":[{\"id\":1}]}", "data.id", buf, sizeof(buf)), "(none)") == 0,
+	   "path: an array is not walked");
+	ok(strcmp(path("{\"data\":\"s\"}", "data.id", buf, sizeof(buf)), "(none)") == 0,
+	   "path: a string is not walked");
+	ok(strcmp(path("{\"a.b\":1,\"a\":{\"b\":2}}", "a.b", buf, sizeof(buf)), "2") == 0,
+	   "path: a dot separates parts, never part of a key");
+	ok(strcmp(path("{\"a\":{\"b\":1}}", "a.c", buf, sizeof(buf)), "(none)") == 0, "path: a missing part");
+	ok(strcmp(path("[1]", "a", buf, sizeof(buf)), "(none)") == 0, "path: the root is not an object");
 	return done_testing();
 }
