@@ -3,14 +3,16 @@
  *
  * One connection per responder process, made lazily and re-made after a
  * failure, so a restarted PostgreSQL is picked up by the next request.
- * accept() inserts the delivery or returns the first delivery's id, and
- * has committed by the time store_accept returns 0.
+ * accept_batch() inserts each delivery or returns the first delivery's id;
+ * it is one statement, its own transaction, so the delivery has committed
+ * by the time store_accept returns 0.
  *
  * Group commit (store_new_group): request threads hand their deliveries to
- * one committer thread, which sends whatever has queued up as one pipelined
- * transaction (BEGIN, accept() per delivery, COMMIT) and wakes each thread
- * only after that COMMIT returned: one WAL flush for many deliveries, and
- * still no reply before the delivery's own row is durable.
+ * one committer thread, which sends whatever has queued up (at most
+ * max_batch deliveries, 32 MB of bodies) as one accept_batch() call, with
+ * one array per column, and wakes each thread only after that call
+ * returned its rows: one WAL flush for many deliveries, and still no reply
+ * before the delivery's own row is durable.
  */
 #ifndef HOOKINBOX_STORE_H
 #define HOOKINBOX_STORE_H
