@@ -40,8 +40,9 @@ rfc3339_us(const char *s, int64_t *out)
 	const char *p;
 
 	if (strlen(s) < 20 || digits(s, 4, &y) < 0 || s[4] != '-' || digits(s + 5, 2, &mo) < 0 ||
-	    s[7] != '-' || digits(s + 8, 2, &d) < 0 || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') ||
-	    digits(s + 11, 2, &h) < 0 || s[13] != ':' || digits(s + 14, 2, &mi) < 0 || s[16] != ':' ||
+	    s[7] != '-' || digits(s + 8, 2, &d) < 0 ||
+	    (s[10] != 'T' && s[10] != 't' && s[10] != ' ') || digits(s + 11, 2, &h) < 0 ||
+	    s[13] != ':' || digits(s + 14, 2, &mi) < 0 || s[16] != ':' ||
 	    digits(s + 17, 2, &sec) < 0)
 		return -1;
 	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
@@ -62,8 +63,8 @@ rfc3339_us(const char *s, int64_t *out)
 	} else if (*p == '+' || *p == '-') {
 		int64_t oh, om;
 
-		if (digits(p + 1, 2, &oh) < 0 || p[3] != ':' || digits(p + 4, 2, &om) < 0 || oh > 23 ||
-		    om > 59)
+		if (digits(p + 1, 2, &oh) < 0 || p[3] != ':' || digits(p + 4, 2, &om) < 0 ||
+		    oh > 23 || om > 59)
 			return -1;
 		off = (oh * 60 + om) * 60 * (*p == '-' ? -1 : 1);
 		p += 6;
@@ -72,6 +73,7 @@ rfc3339_us(const char *s, int64_t *out)
 	}
 	if (*p != '\0')
 		return -1;
-	*out = ((days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec) - off) * 1000000 + us;
+	*out = ((days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec) - off) * 1000000 +
+	       us;
 	return 0;
 }
