@@ -235,7 +235,7 @@ claim_unserved(PGconn *conn, const conf *c)
 	if (db_check(conn, r, PGRES_TUPLES_OK, "routes not configured") != 0 || PQnfields(r) != 2)
 		goto out;
 	for (int i = 0; i < PQntuples(r); i++)
-		log_kv("route-not-configured", "route", PQgetvalue(r, i, 0), "due", PQgetvalue(r, i, 1),
+		log_kv("route-not-configured", "route", PQgetvalue(r, i, 0), LOG_NUM, "due", PQgetvalue(r, i, 1),
 		       "note", "left alone: this worker's configuration has no such route", LOG_END);
 	rc = 0;
 out:

@@ -110,9 +110,9 @@ log_call(const job *j)
 	snprintf(status, sizeof(status), "%ld", j->status);
 	snprintf(ms, sizeof(ms), "%lld", (long long)j->duration_ms);
 	snprintf(delay, sizeof(delay), "%.1f", j->delay_s);
-	log_kv("call", "route", j->route_name, "action", id, "attempt", attempt, "status", status,
-	       "duration_ms", ms, "outcome", outcome_name(j->outcome),
-	       "retry_in_s", j->outcome == JOB_RETRY ? delay : NULL,
+	log_kv("call", "route", j->route_name, LOG_NUM, "action", id, LOG_NUM, "attempt", attempt,
+	       LOG_NUM, "status", status, LOG_NUM, "duration_ms", ms, "outcome", outcome_name(j->outcome),
+	       LOG_NUM, "retry_in_s", j->outcome == JOB_RETRY ? delay : NULL,
 	       "error", j->error[0] ? j->error : NULL, LOG_END);
 }
 
