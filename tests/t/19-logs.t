@@ -73,6 +73,26 @@ unlike($log, qr/evt_logs_rejected/, 'never the event id of a rejected request');
 unlike($log, qr/xrid marker|LLLLLLLL/, 'an X-Request-Id that is no plain token is not logged');
 like($req[4], qr/event_id=evt_logs_bad_xrid .*request_id=\d+-\d+$/, 'such a request still has its own id');
 
+# SIGHUP: each process re-executes itself with the same pid; its start line
+# comes again and its request count goes on, so request ids stay unique
+my @pids = map { /pid=(\d+)$/ } @start;
+kill 'HUP', @pids;
+for (1 .. 200) {
+	last if (() = $t->responder_log =~ /event=start /g) >= 4;
+	select(undef, undef, undef, 0.05);
+}
+my @restart = grep { /event=start / } split /\n/, $t->responder_log;
+is_deeply([sort map { /pid=(\d+)$/ } @restart], [sort((@pids) x 2)], 'after SIGHUP a start line per process, same pids');
+is(send_pay(event("evt_logs_after_hup_$_"))->{status}, 200, "accepted after the reload ($_)") for 1 .. 4;
+my @all = map { /request_id=(\d+-\d+)/ } grep { /event=request / } split /\n/, $t->responder_log;
+is(scalar(@all), 10, 'ten request lines');
+my %seen;
+is(scalar(grep { !$seen{$_}++ } @all), 10, 'request ids unique across the reload') or diag join(' ', @all);
+for my $pid (@pids) {
+	my @n = map { /-(\d+)$/ } grep { /^$pid-/ } @all;
+	is_deeply(\@n, [sort { $a <=> $b } @n], "process $pid counts on: @n");
+}
+
 # group commit, [log] format = json: the start line says so; numbers are numbers
 $t->{o}{intake}{threads} = 3;
 $t->{o}{extra_config} = "[log]\nformat = json\n";
