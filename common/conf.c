@@ -298,6 +298,30 @@ route_key_set(conf *c, route_conf *r, const char *k, const char *v)
 			conf_error(c, "order must be none or object, not \"%s\"", v);
 			return 0;
 		}
+	} else if (strcmp(k, "concurrency") == 0) {
+		if (decimal_parse(v, 1, 1000, &n) != 0) {
+			conf_error(c, "concurrency must be an integer between 1 and 1000");
+			return 0;
+		}
+		r->concurrency = (int)n;
+	} else if (strcmp(k, "rate") == 0) {
+		if (decimal_parse(v, 0, 100000, &n) != 0) {
+			conf_error(c, "rate must be a number of calls per second between 0 and 100000");
+			return 0;
+		}
+		r->rate = (double)n;
+	} else if (strcmp(k, "breaker_failures") == 0) {
+		if (decimal_parse(v, 0, 1000, &n) != 0) {
+			conf_error(c, "breaker_failures must be an integer between 0 and 1000");
+			return 0;
+		}
+		r->breaker_failures = (int)n;
+	} else if (strcmp(k, "breaker_cooldown") == 0) {
+		if (decimal_parse(v, 1, 86400, &n) != 0) {
+			conf_error(c, "breaker_cooldown must be a number of seconds between 1 and 86400");
+			return 0;
+		}
+		r->breaker_cooldown = (int)n;
 	} else if (strcmp(k, "key") == 0) {
 		if (strcmp(v, "event") == 0)
 			r->key = ROUTE_KEY_EVENT;
@@ -415,6 +439,8 @@ on_item(void *user, const char *section, const char *name, const char *value)
 			r->name = xstrdup(rname);
 			r->timeout = 10;
 			r->max_attempts = 12;
+			r->breaker_failures = 5;
+			r->breaker_cooldown = 30;
 			r->line = c->lineno;
 			c->routes[c->n_routes++] = r;
 		}
@@ -665,6 +691,9 @@ check_route(conf *c, route_conf *r)
 	}
 	if (r->secret_file != NULL)
 		r->secrets = load_secrets(c, r->secret_file, r->line);
+	/* so that one dead route cannot take every call slot */
+	if (r->concurrency == 0)
+		r->concurrency = c->n_routes > 1 ? (c->worker.concurrency + 1) / 2 : c->worker.concurrency;
 }
 
 /*

@@ -99,6 +99,14 @@ typedef struct route_conf {
 	int max_attempts;	/* default 12 */
 	route_order order;	/* order = none (default) | object */
 	route_key key;		/* key = event (default) | object-type */
+	/* route limits, each per worker process (see README "Route limits") */
+	int concurrency;	/* calls in flight at once; default: half the worker's
+				 * concurrency (rounded up) when there are several
+				 * routes, all of it when there is one */
+	double rate;		/* calls started per second (token bucket); 0 = no limit */
+	int breaker_failures;	/* consecutive transient failures that open the circuit
+				 * breaker, default 5; 0 = no breaker */
+	int breaker_cooldown;	/* seconds open before one probe call, default 30 */
 	int line;
 } route_conf;
 

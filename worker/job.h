@@ -43,6 +43,7 @@ typedef struct job {
 	char *content_type;	 /* may be NULL */
 	unsigned char *body;	 /* NULL when the body was purged */
 	size_t body_len;
+	bool probe;		 /* the one call that probes a route whose breaker is open */
 
 	/* the result of the call */
 	long status;		 /* HTTP status; 0 when none was received */

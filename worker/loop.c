@@ -27,6 +27,7 @@
 #include "deliver.h"
 #include "failpoint.h"
 #include "fanout.h"
+#include "gate.h"
 #include "job.h"
 #include "log.h"
 #include "metrics.h"
@@ -37,7 +38,7 @@
 #include "xalloc.h"
 
 #define METRICS_EVERY_MS 15000	/* --loop: the metrics file is rewritten this often */
-#define SCHEMA_MIGRATION 5	/* the newest migration this worker needs */
+#define SCHEMA_MIGRATION 6	/* the newest migration this worker needs */
 #define RECONNECT_FIRST_MS 1000 /* --loop: first wait before reconnecting, doubling */
 #define RECONNECT_MAX_MS 30000
 
@@ -57,6 +58,13 @@ typedef struct worker {
 	job **finished; /* waiting to be recorded */
 	size_t n_finished, cap_finished;
 	job **done; /* deliver_poll's output, concurrency entries */
+	gate *gate; /* the route limits */
+	int *route_limits; /* per route of the configuration: what the next claim may take */
+	int *route_got;	    /* and what the last claim took (stale and parked included) */
+	bool capped;	    /* some route (not held) has no room: more of it may be due */
+	size_t claim_first; /* the route the next claim starts with (taken in turn) */
+	job **handback;	    /* probes that failed: their attempt is given back */
+	size_t n_handback, cap_handback;
 	bool in_db;	/* inside db_exec: the connection is busy */
 	bool pumping;	/* inside pump: w->done and w->claimed are being walked */
 	bool db_failed; /* the connection is gone */
@@ -147,6 +155,16 @@ finished(worker *w, job *j)
 	log_call(j);
 	if (j->called)
 		count_call(w, j);
+	if (j->called && j->route != NULL && j->route->handler == NULL &&
+	    gate_finished(w->gate, j, now_ms()) && j->outcome != JOB_LOST) {
+		/* a failed probe: the route is held again, the action keeps its attempt */
+		j->called = j->transport_error = j->timed_out = false;
+		j->status = 0;
+		j->error[0] = '\0';
+		j->outcome = JOB_RETRY;
+		push(&w->handback, &w->n_handback, &w->cap_handback, j);
+		return;
+	}
 	if (j->outcome == JOB_DONE && j->route && j->route->handler) {
 		/* already recorded in the handler's transaction */
 		w->n->done++;
@@ -195,6 +213,19 @@ too_late(const worker *w, const job *j, int64_t now)
 {
 	return calls(j) && (w->stopping || (w->deadline_ms != 0 &&
 					    now + (int64_t)j->route->timeout * 1000 > w->deadline_ms));
+}
+
+/* a call whose route is held (429, Retry-After, open breaker): hand it back */
+static bool
+route_held(const worker *w, const job *j, int64_t now)
+{
+	return calls(j) && j->route->handler == NULL && gate_held(w->gate, j->route, now);
+}
+
+static bool
+hand_back(const worker *w, const job *j, int64_t now)
+{
+	return too_late(w, j, now) || route_held(w, j, now);
 }
 
 /* take the claimed jobs for which pred holds out of w->claimed, in order */
@@ -248,8 +279,12 @@ renew_leases(worker *w)
 static void
 release_claims(worker *w)
 {
-	job **jobs = xcalloc(w->n_claimed + 1, sizeof(*jobs));
-	size_t n = take_claimed(w, too_late, jobs);
+	job **jobs = xcalloc(w->n_claimed + w->n_handback + 1, sizeof(*jobs));
+	size_t n = take_claimed(w, hand_back, jobs);
+
+	for (size_t i = 0; i < w->n_handback; i++)
+		jobs[n++] = w->handback[i];
+	w->n_handback = 0;
 
 	if (n > 0 && claim_release(w->conn, jobs, n) != 0 && db_lost(w->conn))
 		w->db_failed = true;
@@ -291,13 +326,14 @@ dispatch(worker *w, bool may_use_db)
 			finished(w, j);
 			continue;
 		}
-		if (too_late(w, j, t0 / 1000)) {
+		if (hand_back(w, j, t0 / 1000)) {
 			release = release || db_free;
 			w->claimed[keep++] = j;
 			continue;
 		}
-		/* no free slot; or a handler while the connection is busy */
-		if ((call && deliver_inflight(w->dl) >= (size_t)w->concurrency) ||
+		/* no free slot, or none for its route; or a handler while the connection is busy */
+		if ((call && (deliver_inflight(w->dl) >= (size_t)w->concurrency ||
+			      !gate_may_start(w->gate, j->route, t0 / 1000))) ||
 		    (!call && w->in_db)) {
 			w->claimed[keep++] = j;
 			continue;
@@ -328,10 +364,12 @@ dispatch(worker *w, bool may_use_db)
 			finished(w, j);
 			continue;
 		}
+		gate_started(w->gate, j->route, t0 / 1000);
 		if (deliver_start(w->dl, j) != 0)
 			finished(w, j);
 	}
 	w->n_claimed = keep;
+	release = release || (w->n_handback > 0 && db_free);
 	if (release)
 		release_claims(w);
 	if (renew)
@@ -472,6 +510,64 @@ configure(worker *w)
 	for (size_t i = 0; i < conf_route_count(c); i++)
 		metrics_route(w->m, conf_route_at(c, i)->name);
 	w->done = xrealloc(w->done, (size_t)w->concurrency * sizeof(*w->done));
+	gate_free(w->gate);
+	w->gate = gate_new(c);
+	w->route_limits = xrealloc(w->route_limits, (conf_route_count(c) + 1) * sizeof(int));
+	w->route_got = xrealloc(w->route_got, (conf_route_count(c) + 1) * sizeof(int));
+}
+
+/*
+ * What the next claim may take of each route (w->route_limits): room under
+ * the route's cap for this and the claim_ahead rounds after it.  Returns
+ * the sum.
+ */
+static long
+route_room(worker *w, int64_t now)
+{
+	const conf *c = w->ctl->c;
+	size_t n_routes = conf_route_count(c);
+	long sum = 0;
+
+	w->capped = false;
+	for (size_t i = 0; i < n_routes; i++) {
+		const route_conf *r = conf_route_at(c, i);
+		size_t waiting = 0;
+
+		for (size_t k = 0; k < w->n_claimed; k++)
+			waiting += w->claimed[k]->route == r;
+		w->route_limits[i] = gate_claim_limit(w->gate, r, waiting, w->claim_ahead, now);
+		sum += w->route_limits[i];
+		if (w->route_limits[i] == 0 && !gate_held(w->gate, r, now))
+			w->capped = true;
+	}
+	return sum;
+}
+
+/* whether the last claim took all it was allowed of some route: more may be due */
+static bool
+route_filled(const worker *w)
+{
+	for (size_t i = 0; i < conf_route_count(w->ctl->c); i++)
+		if (w->route_limits[i] > 0 && w->route_got[i] >= w->route_limits[i])
+			return true;
+	return false;
+}
+
+/* tell every worker what this one learned about its routes (connection free) */
+static void
+write_route_reports(worker *w)
+{
+	gate_report reps[16];
+	size_t n;
+
+	while ((n = gate_take_reports(w->gate, reps, 16)) > 0) {
+		for (size_t i = 0; i < n; i++) {
+			if (claim_route_report(w->conn, &reps[i]) != 0 && db_lost(w->conn)) {
+				w->db_failed = true;
+				return;
+			}
+		}
+	}
 }
 
 /*
@@ -604,14 +700,22 @@ sweep(worker *w)
 					   (size_t)w->concurrency &&
 		    inflight + w->n_claimed < (size_t)(w->claim_ahead + 1) * (size_t)w->concurrency) {
 			int want = (w->claim_ahead + 1) * w->concurrency - (int)(inflight + w->n_claimed);
-			claim_counts cc;
+			long room;
+			claim_counts cc = {0, 0, 0};
 			int64_t t0 = clock_mono_us();
-			int crc;
+			int crc = 0;
 
+			write_route_reports(w);
+			if (w->db_failed)
+				break;
+			room = route_room(w, now);
 			if (want > w->batch)
 				want = w->batch;
-			crc = claim_run(w->conn, w->ctl->c, want, &w->claimed, &w->n_claimed,
-					&w->cap_claimed, &cc, w->m);
+			if (want > room)
+				want = (int)room;
+			if (want > 0)
+				crc = claim_run(w->conn, w->ctl->c, want, w->route_limits, w->route_got,
+						w->claim_first++, &w->claimed, &w->n_claimed, &w->cap_claimed, &cc, w->m);
 			w->n->claim_us += clock_mono_us() - t0;
 			if (crc != 0) {
 				if (db_lost(w->conn))
@@ -622,8 +726,19 @@ sweep(worker *w)
 			} else {
 				w->n->stale += cc.stale;
 				w->n->parked += cc.parked;
-				claim_idle = cc.claimed + cc.stale + cc.parked < want;
-				next_claim = claim_idle ? now + 500 : now;
+				/*
+				 * want 0: every route is held, or at its cap (claim
+				 * again when a call ends: not idle while any is out)
+				 */
+				bool filled = want > 0 && (cc.claimed + cc.stale + cc.parked >= want ||
+							   route_filled(w));
+
+				/*
+				 * Idle: nothing more is due.  A route at its cap may
+				 * have more: claim again when a call ends (flush).
+				 */
+				claim_idle = !filled && !w->capped;
+				next_claim = filled ? now : now + 500;
 				busy = busy || cc.claimed > 0;
 				pump(w, 0);
 			}
@@ -651,10 +766,15 @@ sweep(worker *w)
 			pump(w, 0);
 		}
 
-		if (inflight == 0 && w->n_finished == 0 && w->n_claimed == 0) {
-			if (w->stopping)
+		if (inflight == 0 && w->n_claimed > 0 && !busy)
+			sleep_ms(10); /* claimed jobs wait for their route's rate */
+		if (inflight == 0 && w->n_finished == 0 && w->n_claimed == 0 && w->n_handback == 0) {
+			if (w->stopping) {
+				write_route_reports(w);
 				break;
+			}
 			if (fan_idle && claim_idle) {
+				write_route_reports(w);
 				if (!w->ctl->loop ||
 				    (w->deadline_ms != 0 && now + w->shortest_timeout_ms > w->deadline_ms))
 					break;
@@ -767,6 +887,12 @@ loop_run(loop_ctl *ctl)
 	for (size_t i = 0; i < w.n_finished; i++)
 		job_free(w.finished[i]);
 	free(w.finished);
+	for (size_t i = 0; i < w.n_handback; i++)
+		job_free(w.handback[i]);
+	free(w.handback);
+	gate_free(w.gate);
+	free(w.route_limits);
+	free(w.route_got);
 	deliver_free(w.dl);
 	free(w.done);
 	PQfinish(w.conn);
