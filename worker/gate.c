@@ -28,14 +28,14 @@ struct gate {
 };
 
 gate *
-gate_new(const conf *c)
+gate_new(const route_conf *const *routes, size_t n)
 {
 	gate *g = xcalloc(1, sizeof(*g));
 
-	g->n = conf_route_count(c);
-	g->routes = xcalloc(g->n + 1, sizeof(*g->routes));
-	for (size_t i = 0; i < g->n; i++) {
-		g->routes[i].r = conf_route_at(c, i);
+	g->n = n;
+	g->routes = xcalloc(n + 1, sizeof(*g->routes));
+	for (size_t i = 0; i < n; i++) {
+		g->routes[i].r = routes[i];
 		g->routes[i].tokens = -1; /* full at the first look */
 	}
 	return g;

@@ -11,8 +11,8 @@
  * to hookinbox.route_state; claim_actions() honours them there.
  *
  * No I/O and no clock of its own (now_ms is passed in): unit-tested in
- * tests/unit/test_gate.c.  The gate borrows the routes of the conf it was
- * made from; make a new one when the configuration is reloaded.
+ * tests/unit/test_gate.c.  The gate borrows the routes it was made for;
+ * make a new one when the configuration is reloaded.
  */
 #ifndef HOOKINBOX_GATE_H
 #define HOOKINBOX_GATE_H
@@ -39,8 +39,8 @@ typedef struct gate_report {
 	char reason[128];
 } gate_report;
 
-/* a gate for the routes of c; the caller frees it with gate_free */
-gate *gate_new(const conf *c);
+/* a gate for routes[0..n-1] (borrowed); the caller frees it with gate_free */
+gate *gate_new(const route_conf *const *routes, size_t n);
 void gate_free(gate *g);
 
 /* "hold", "open", "closed" */

@@ -510,8 +510,16 @@ configure(worker *w)
 	for (size_t i = 0; i < conf_route_count(c); i++)
 		metrics_route(w->m, conf_route_at(c, i)->name);
 	w->done = xrealloc(w->done, (size_t)w->concurrency * sizeof(*w->done));
-	gate_free(w->gate);
-	w->gate = gate_new(c);
+	{
+		size_t n = conf_route_count(c);
+		const route_conf **routes = xcalloc(n + 1, sizeof(*routes));
+
+		for (size_t i = 0; i < n; i++)
+			routes[i] = conf_route_at(c, i);
+		gate_free(w->gate);
+		w->gate = gate_new(routes, n);
+		free(routes);
+	}
 	w->route_limits = xrealloc(w->route_limits, (conf_route_count(c) + 1) * sizeof(int));
 	w->route_got = xrealloc(w->route_got, (conf_route_count(c) + 1) * sizeof(int));
 }
