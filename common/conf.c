@@ -292,10 +292,10 @@ route_key_set(conf *c, route_conf *r, const char *k, const char *v)
 	} else if (strcmp(k, "order") == 0) {
 		if (strcmp(v, "none") == 0)
 			r->order = ROUTE_ORDER_NONE;
-		else if (strcmp(v, "object") == 0)
-			r->order = ROUTE_ORDER_OBJECT;
+		else if (strcmp(v, "newest") == 0 || strcmp(v, "object") == 0)
+			r->order = ROUTE_ORDER_OBJECT; /* "object": the name before "newest" */
 		else {
-			conf_error(c, "order must be none or object, not \"%s\"", v);
+			conf_error(c, "order must be none or newest, not \"%s\"", v);
 			return 0;
 		}
 	} else if (strcmp(k, "concurrency") == 0) {
@@ -661,6 +661,33 @@ check_endpoint(conf *c, endpoint_conf *ep)
 	ep->secrets = load_secrets(c, ep->secret_file, ep->line);
 }
 
+/*
+ * Whether the intake reads an event version for ep's events (fcgi/envelope.c):
+ * GitHub, GitLab and Twilio send none; the generic hmac provider only with
+ * version_field.
+ */
+static bool
+sends_version(const endpoint_conf *ep)
+{
+	switch (ep->provider) {
+	case PROVIDER_GITHUB:
+	case PROVIDER_GITLAB:
+	case PROVIDER_TWILIO:
+	case PROVIDER__COUNT:
+		return false;
+	case PROVIDER_HMAC:
+		return ep->hmac.version_field != NULL;
+	case PROVIDER_STRIPE:
+	case PROVIDER_STANDARD:
+	case PROVIDER_SHOPIFY:
+	case PROVIDER_SVIX:
+	case PROVIDER_PADDLE:
+	case PROVIDER_SLACK:
+		break;
+	}
+	return true;
+}
+
 static void
 check_route(conf *c, route_conf *r)
 {
@@ -672,6 +699,15 @@ check_route(conf *c, route_conf *r)
 	for (size_t i = 0; i < r->n_endpoints; i++) {
 		if (conf_endpoint(c, r->endpoints[i]) == NULL) {
 			conf_error(c, "route \"%s\" names unknown endpoint \"%s\"", r->name, r->endpoints[i]);
+			return;
+		}
+	}
+	for (size_t i = 0; i < r->n_endpoints && r->order != ROUTE_ORDER_NONE; i++) {
+		if (!sends_version(conf_endpoint(c, r->endpoints[i]))) {
+			conf_error(c, "route \"%s\": order needs event versions, and endpoint \"%s\" (%s) "
+				      "has none (provider = hmac: set version_field)",
+				   r->name, r->endpoints[i],
+				   provider_name(conf_endpoint(c, r->endpoints[i])->provider));
 			return;
 		}
 	}
