@@ -365,6 +365,63 @@ as $$
 	returning s.route, s.paused, s.hold_until, s.breaker, s.reason
 $$;
 
+-- A worker's routes (one description per route, in any order) seen from
+-- p_host: remembered under their fingerprint; returns this fingerprint and
+-- the other fingerprints seen in the last p_hours (other = true).
+create or replace function hookinbox.routes_check(p_routes text[], p_host text, p_hours integer)
+returns table (fingerprint text, other boolean, routes text, last_seen timestamptz, last_host text)
+language plpgsql
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+	v_desc text := array_to_string(array(select r from unnest(p_routes) r order by r), E'\n');
+	v_fp text := left(encode(sha256(convert_to(v_desc, 'UTF8')), 'hex'), 16);
+begin
+	insert into hookinbox.worker_routes as w (fingerprint, routes, last_host)
+	values (v_fp, v_desc, p_host)
+	on conflict (fingerprint) do update set last_seen = now(), last_host = excluded.last_host;
+	return query
+	select w.fingerprint, w.fingerprint <> v_fp, w.routes, w.last_seen, w.last_host
+	  from hookinbox.worker_routes w
+	 where w.fingerprint = v_fp
+	    or w.last_seen > now() - make_interval(hours => p_hours)
+	 order by w.fingerprint <> v_fp, w.last_seen desc;
+end
+$$;
+
+-- Unrouted events (no route matched when a worker fanned them out) back to
+-- pending, so that the next fan-out routes them with the routes configured
+-- now (sql/reroute.sql).  Filters as given (NULL: any).  Returns how many.
+create or replace function hookinbox.reroute_unrouted(p_endpoint text, p_type text,
+	p_since timestamptz, p_until timestamptz, p_go boolean)
+returns bigint
+language plpgsql
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+	v_n bigint;
+begin
+	if not p_go then
+		select count(*) into v_n from hookinbox.inbox i
+		 where i.state = 'unrouted'
+		   and (p_endpoint is null or i.endpoint = p_endpoint)
+		   and (p_type is null or i.event_type like p_type)
+		   and (p_since is null or i.received_at >= p_since)
+		   and (p_until is null or i.received_at < p_until);
+		return v_n;
+	end if;
+	update hookinbox.inbox i set state = 'pending', dispatched_at = null
+	 where i.state = 'unrouted'
+	   and (p_endpoint is null or i.endpoint = p_endpoint)
+	   and (p_type is null or i.event_type like p_type)
+	   and (p_since is null or i.received_at >= p_since)
+	   and (p_until is null or i.received_at < p_until);
+	get diagnostics v_n = row_count;
+	return v_n;
+end
+$$;
+
 -- Routes with due actions that are not in p_routes: what a worker without
 -- them leaves alone (it says so once per run).
 create or replace function hookinbox.unserved_routes(p_routes text[])

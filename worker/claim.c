@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "db.h"
@@ -273,6 +274,76 @@ claim_unserved(PGconn *conn, const conf *c)
 	for (int i = 0; i < PQntuples(r); i++)
 		log_kv("route-not-configured", "route", PQgetvalue(r, i, 0), "due", PQgetvalue(r, i, 1),
 		       "note", "left alone: this worker's configuration has no such route", LOG_END);
+	rc = 0;
+out:
+	PQclear(r);
+	db_array_release(&routes);
+	return rc;
+}
+
+/* append to buf[*len..], truncating at cap - 1 */
+static void
+append(char *buf, size_t cap, size_t *len, const char *a, const char *b)
+{
+	int n = snprintf(buf + *len, cap - *len, "%s%s", a, b);
+
+	if (n < 0 || (size_t)n >= cap - *len)
+		*len = cap - 1; /* truncated: the fingerprint still differs from others' */
+	else
+		*len += (size_t)n;
+}
+
+/* one route as the fingerprint sees it: what decides where its events go */
+static void
+describe_route(const route_conf *r, db_array *out)
+{
+	char buf[4096], kind[32];
+	size_t len = 0;
+
+	snprintf(kind, sizeof(kind), "|order=%d|key=%d|", (int)r->order, (int)r->key);
+	append(buf, sizeof(buf), &len, r->name, kind);
+	append(buf, sizeof(buf), &len, r->url ? r->url : r->handler, "|endpoints=");
+	for (size_t i = 0; i < r->n_endpoints; i++)
+		append(buf, sizeof(buf), &len, i ? "," : "", r->endpoints[i]);
+	append(buf, sizeof(buf), &len, "|events=", "");
+	for (size_t i = 0; i < r->n_events; i++)
+		append(buf, sizeof(buf), &len, i ? "," : "", r->events[i]);
+	db_array_add(out, buf);
+}
+
+int
+claim_routes_check(PGconn *conn, const conf *c)
+{
+	static const char sql[] = "select fingerprint, other, last_host, last_seen"
+				  " from hookinbox.routes_check($1::text[], $2, 24)";
+	char host[256];
+	db_array routes;
+	const char *p[2] = {NULL, host};
+	const char *mine = NULL;
+	PGresult *r;
+	int rc = -1;
+
+	if (gethostname(host, sizeof(host)) != 0)
+		snprintf(host, sizeof(host), "unknown");
+	host[sizeof(host) - 1] = '\0';
+	db_array_init(&routes);
+	for (size_t i = 0; i < conf_route_count(c); i++)
+		describe_route(conf_route_at(c, i), &routes);
+	p[0] = db_array_get(&routes);
+	r = db_exec(conn, sql, 2, p);
+	if (db_check(conn, r, PGRES_TUPLES_OK, "routes check") != 0 || PQnfields(r) != 4)
+		goto out;
+	for (int i = 0; i < PQntuples(r); i++) {
+		if (strcmp(PQgetvalue(r, i, 1), "t") != 0) {
+			mine = PQgetvalue(r, i, 0);
+			continue;
+		}
+		log_kv("routes-differ", "routes", mine, "other", PQgetvalue(r, i, 0), "other_host",
+		       PQgetvalue(r, i, 2), "other_seen", PQgetvalue(r, i, 3), "note",
+		       "another worker has other routes: events only one of you routes may become "
+		       "unrouted (sql/reroute.sql); each works only its own routes' actions",
+		       LOG_END);
+	}
 	rc = 0;
 out:
 	PQclear(r);

@@ -65,4 +65,11 @@ int claim_release(PGconn *conn, job **jobs, size_t n) __attribute__((warn_unused
  */
 int claim_unserved(PGconn *conn, const conf *c) __attribute__((warn_unused_result));
 
+/*
+ * Remember this configuration's routes under their fingerprint
+ * (hookinbox.routes_check()) and log one line per other fingerprint seen in
+ * the last 24 hours.  Returns 0, or -1 on error (logged).
+ */
+int claim_routes_check(PGconn *conn, const conf *c) __attribute__((warn_unused_result));
+
 #endif

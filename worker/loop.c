@@ -587,7 +587,7 @@ static int
 connected(worker *w)
 {
 	if (db_check_schema(w->conn, SCHEMA_MIGRATION) != 0 ||
-	    claim_unserved(w->conn, w->ctl->c) != 0) {
+	    claim_unserved(w->conn, w->ctl->c) != 0 || claim_routes_check(w->conn, w->ctl->c) != 0) {
 		w->db_failed = !refused(w);
 		return -1;
 	}
@@ -630,7 +630,8 @@ reload(worker *w)
 		w->dl = deliver_new(w->concurrency);
 	}
 	log_kv("reload", "config", conf_path(w->ctl->c), LOG_END);
-	if (claim_unserved(w->conn, w->ctl->c) != 0 && db_lost(w->conn))
+	if ((claim_unserved(w->conn, w->ctl->c) != 0 || claim_routes_check(w->conn, w->ctl->c) != 0) &&
+	    db_lost(w->conn))
 		w->db_failed = true;
 }
 

@@ -25,3 +25,16 @@ create table hookinbox.route_state (
 );
 
 create index action_route_due on hookinbox.action (route, due_at) where state = 'pending';
+
+-- The routes each worker configuration has, by fingerprint (a hash of each
+-- route's name, endpoints, events, target, order and key): a worker whose
+-- routes differ from another's seen recently says so once, since events it
+-- fans out that match none of its routes become unrouted (sql/reroute.sql
+-- fans them out again).
+create table hookinbox.worker_routes (
+	fingerprint text primary key,
+	routes      text not null,
+	first_seen  timestamptz not null default now(),
+	last_seen   timestamptz not null default now(),
+	last_host   text
+);
