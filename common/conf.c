@@ -298,6 +298,13 @@ route_key_set(conf *c, route_conf *r, const char *k, const char *v)
 			conf_error(c, "order must be none or newest, not \"%s\"", v);
 			return 0;
 		}
+	} else if (strcmp(k, "reconcile_url") == 0) {
+		if ((strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0) ||
+		    strstr(v, "{key}") == NULL) {
+			conf_error(c, "reconcile_url must start with http:// or https:// and hold {key}");
+			return 0;
+		}
+		set_str(&r->reconcile_url, v);
 	} else if (strcmp(k, "concurrency") == 0) {
 		if (decimal_parse(v, 1, 1000, &n) != 0) {
 			conf_error(c, "concurrency must be an integer between 1 and 1000");
@@ -715,6 +722,11 @@ check_route(conf *c, route_conf *r)
 		conf_error(c, "route \"%s\" needs exactly one of url and handler", r->name);
 		return;
 	}
+	if (r->reconcile_url != NULL && r->url == NULL) {
+		conf_error(c, "route \"%s\": reconcile_url needs url (a handler's outcome is never unknown)",
+			   r->name);
+		return;
+	}
 	if (r->n_events == 0) {
 		r->events = xmalloc(sizeof(*r->events));
 		r->events[0] = xstrdup("*");
@@ -880,6 +892,7 @@ conf_free(conf *c)
 		free_words(r->events, r->n_events);
 		free(r->url);
 		free(r->handler);
+		free(r->reconcile_url);
 		free(r->secret_file);
 		secret_set_free(r->secrets);
 		free(r);

@@ -212,7 +212,7 @@ create or replace function hookinbox.claim_actions(p_limit integer, p_lease_s in
 returns table (action_id bigint, lease_token uuid, route text, idem_key text,
 	attempts integer, max_attempts integer, age_s double precision, event_id text,
 	event_type text, object_id text, content_type text, body bytea, outcome text,
-	probe boolean)
+	probe boolean, unknown boolean)
 language plpgsql
 set search_path = pg_catalog, pg_temp
 as $$
@@ -307,17 +307,22 @@ begin
 		       due_at = now() + v_lease, attempts = a.attempts + 1, updated_at = now()
 		 where a.id = any(v_ids)
 		returning a.id, a.inbox_id, a.route, a.idem_key, a.attempts, a.max_attempts,
-			  coalesce(a.replayed_at, a.created_at) as window_from
+			  coalesce(a.replayed_at, a.created_at) as window_from,
+			  a.last_status, a.last_error
 	)
 	select c.id, v_token, c.route, c.idem_key, c.attempts, c.max_attempts,
 	       extract(epoch from now() - c.window_from)::double precision,
 	       i.event_id, i.event_type, i.object_id, i.headers->>'Content-Type', i.body,
-	       'claimed'::text, c.route = any(v_probes)
+	       'claimed'::text, c.route = any(v_probes),
+	       -- an earlier attempt whose outcome is unknown: sent, then a timeout or a
+	       -- reset; or claimed and never recorded (its worker died mid-call)
+	       c.attempts > 1 and (strpos(coalesce(c.last_error, ''), 'outcome unknown') > 0
+				    or (c.last_status is null and c.last_error is null))
 	  from c join hookinbox.inbox i on i.id = c.inbox_id
 	union all
 	select a.id, null::uuid, a.route, a.idem_key, a.attempts, a.max_attempts, 0::double precision,
 	       null::text, a.event_type, a.object_id, null::text, null::bytea,
-	       case when a.id = any(v_stale) then 'stale' else 'parked' end, false
+	       case when a.id = any(v_stale) then 'stale' else 'parked' end, false, false
 	  from hookinbox.action a
 	 where a.id = any(v_stale || v_parked);
 end

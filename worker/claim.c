@@ -29,6 +29,7 @@ enum {
 	COL_BODY,
 	COL_OUTCOME,
 	COL_PROBE,
+	COL_UNKNOWN,
 	COL__COUNT
 };
 
@@ -72,6 +73,7 @@ job_from_row(const PGresult *r, int i, const conf *c, int64_t lease_until_ms)
 		PQfreemem(raw);
 	}
 	j->probe = strcmp(PQgetvalue(r, i, COL_PROBE), "t") == 0;
+	j->unknown = strcmp(PQgetvalue(r, i, COL_UNKNOWN), "t") == 0;
 	j->retry_after_s = -1;
 	j->outcome = JOB_RETRY; /* until a result says otherwise */
 	return j;
@@ -83,7 +85,7 @@ claim_run(PGconn *conn, const conf *c, int limit, const int *route_limits, int *
 {
 	static const char sql[] = "select action_id, lease_token, route, idem_key, attempts,"
 				  " max_attempts, age_s, event_id, event_type, object_id,"
-				  " content_type, body, outcome, probe"
+				  " content_type, body, outcome, probe, unknown"
 				  " from hookinbox.claim_actions($1::integer, $2::integer, $3::integer,"
 				  " $4::text[], $5::integer[])";
 	const worker_conf *w = conf_worker(c);

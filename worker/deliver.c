@@ -196,6 +196,74 @@ out:
 	return rc;
 }
 
+/* the options every call has, and the transfer into the multi handle */
+static void
+start_common(deliver *d, xfer *x, const char *url)
+{
+	CURL *e = x->easy;
+	long timeout = x->job->route->timeout;
+
+	curl_easy_setopt(e, CURLOPT_URL, url);
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_TIMEOUT, timeout);
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, timeout < 10 ? timeout : 10L);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->headers);
+	curl_easy_setopt(e, CURLOPT_USERAGENT, "hookinbox-worker/" HOOKINBOX_VERSION);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
+	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
+	curl_easy_setopt(e, CURLOPT_PRIVATE, x);
+	x->started_us = clock_mono_us();
+	if (curl_multi_add_handle(d->multi, e) != CURLM_OK)
+		abort(); /* only fails for lack of memory or misuse */
+	x->next = d->list;
+	if (d->list)
+		d->list->prev = x;
+	d->list = x;
+	d->inflight++;
+}
+
+/*
+ * GET the route's reconcile_url with {key} replaced by the URL-encoded
+ * idempotency key (every occurrence): does the downstream have the effect?
+ */
+static int
+start_reconcile(deliver *d, xfer *x, job *j)
+{
+	const char *tpl = j->route->reconcile_url, *p;
+	char *key = curl_easy_escape(x->easy, j->idem_key, 0);
+	char *url = NULL;
+	size_t len = 0, cap;
+
+	if (key == NULL)
+		abort(); /* only fails for lack of memory */
+	cap = strlen(tpl) + 1;
+	for (p = tpl; (p = strstr(p, "{key}")) != NULL; p += 5)
+		cap += strlen(key);
+	url = xmalloc(cap);
+	for (p = tpl; *p != '\0';) {
+		if (strncmp(p, "{key}", 5) == 0) {
+			memcpy(url + len, key, strlen(key));
+			len += strlen(key);
+			p += 5;
+		} else {
+			url[len++] = *p++;
+		}
+	}
+	url[len] = '\0';
+	curl_free(key);
+	curl_easy_setopt(x->easy, CURLOPT_HTTPGET, 1L);
+	start_common(d, x, url); /* libcurl copies the URL */
+	free(url);
+	return 0;
+}
+
 int
 deliver_start(deliver *d, job *j)
 {
@@ -221,6 +289,8 @@ deliver_start(deliver *d, job *j)
 	x->headers = curl_slist_append(x->headers, "Expect:");
 	if (x->headers == NULL)
 		abort();
+	if (j->reconciling)
+		return start_reconcile(d, x, j);
 	if (add_signature(x, j) != 0) {
 		curl_easy_cleanup(x->easy);
 		curl_slist_free_all(x->headers);
@@ -228,33 +298,10 @@ deliver_start(deliver *d, job *j)
 		return -1;
 	}
 
-	curl_easy_setopt(e, CURLOPT_URL, r->url);
-	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
-	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e, CURLOPT_TIMEOUT, (long)r->timeout);
-	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, (long)(r->timeout < 10 ? r->timeout : 10));
 	curl_easy_setopt(e, CURLOPT_POST, 1L);
 	curl_easy_setopt(e, CURLOPT_POSTFIELDS, j->body ? (const char *)j->body : "");
 	curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)j->body_len);
-	curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->headers);
-	curl_easy_setopt(e, CURLOPT_USERAGENT, "hookinbox-worker/" HOOKINBOX_VERSION);
-	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
-	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
-	curl_easy_setopt(e, CURLOPT_PRIVATE, x);
-	x->started_us = clock_mono_us();
-	if (curl_multi_add_handle(d->multi, e) != CURLM_OK)
-		abort(); /* only fails for lack of memory or misuse */
-	x->next = d->list;
-	if (d->list)
-		d->list->prev = x;
-	d->list = x;
-	d->inflight++;
+	start_common(d, x, r->url);
 	return 0;
 }
 

@@ -147,10 +147,54 @@ count_call(worker *w, const job *j)
 	metrics_call(w->m, j->route_name, k, (double)j->duration_ms / 1000.0);
 }
 
+/*
+ * A reconcile call (GET reconcile_url) ended.  2xx: the downstream has the
+ * effect, recorded as done with its reference.  404: it has not: the job
+ * goes back to w->claimed to be sent (returns true).  Anything else: try
+ * again later (never parked for the reconcile endpoint's own 4xx).
+ */
+static bool
+reconciled(worker *w, job *j)
+{
+	char id[24], status[16];
+	bool have = j->status >= 200 && j->status <= 299;
+
+	snprintf(id, sizeof(id), "%lld", (long long)j->action_id);
+	snprintf(status, sizeof(status), "%ld", j->status);
+	log_kv("reconcile", "route", j->route_name, "action", id, "status", status, "means",
+	       have ? "done" : j->status == 404 ? "send" : "later", LOG_END);
+	if (have) {
+		snprintf(j->error, sizeof(j->error), "reconciled: the downstream has it");
+		return false;
+	}
+	if (j->status != 404) {
+		char was[JOB_ERROR_MAX];
+
+		/* the marker keeps it unknown for the next claim: asked again, not sent blind */
+		snprintf(was, sizeof(was), "%s", j->error);
+		if (j->status != 0)
+			snprintf(j->error, sizeof(j->error),
+				 "reconcile answered http status %ld (outcome unknown)", j->status);
+		else if (strstr(was, "outcome unknown") == NULL)
+			snprintf(j->error, sizeof(j->error), "reconcile: %.200s (outcome unknown)", was);
+		j->status = 0; /* retried as an unknown outcome, never parked */
+		return false;
+	}
+	(void)gate_finished(w->gate, j, now_ms());
+	j->called = j->reconciling = j->unknown = false;
+	j->status = 0;
+	j->error[0] = j->ref[0] = '\0';
+	j->retry_after_s = -1;
+	push(&w->claimed, &w->n_claimed, &w->cap_claimed, j);
+	return true;
+}
+
 /* a job whose call is over (or never started): decide, log, queue for recording */
 static void
 finished(worker *w, job *j)
 {
+	if (j->reconciling && j->called && j->outcome != JOB_LOST && reconciled(w, j))
+		return;
 	outcome_decide(&w->policy, j, drand48());
 	log_call(j);
 	if (j->called)
@@ -357,6 +401,8 @@ dispatch(worker *w, bool may_use_db)
 		}
 		w->n->sent++;
 		j->called = true;
+		/* an unknown outcome: ask the downstream before sending again */
+		j->reconciling = call && j->unknown && j->route->reconcile_url != NULL;
 		if (j->route->handler != NULL) {
 			if (sqlfn_apply(w->conn, j) != 0)
 				w->db_failed = true;

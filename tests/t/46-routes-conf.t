@@ -58,6 +58,20 @@ for my $good ('concurrency = 1', 'rate = 0', 'breaker_failures = 0', 'breaker_co
 	isnt($rc, 78, "$good: accepted") or diag $out;
 }
 
+($rc, $out) = load('provider = stripe', 'reconcile_url = http://127.0.0.1:9/by-key');
+like($out, qr/reconcile_url must start with http:\/\/ or https:\/\/ and hold \{key\}/, 'reconcile_url without {key}: refused');
+($rc, $out) = load('provider = stripe', 'reconcile_url = ftp://x/{key}');
+is($rc, 78, 'reconcile_url not http(s): refused');
+($rc, $out) = load('provider = stripe', 'reconcile_url = https://x.example/by-key/{key}');
+isnt($rc, 78, 'reconcile_url with {key}: accepted') or diag $out;
+open my $fh, '>', "$dir/h.conf" or die $!;
+print $fh "[database]\nconninfo = host=/nonexistent dbname=none connect_timeout=1\n"
+	. "[endpoint ep]\nprovider = stripe\nsecret_file = $dir/secret\n"
+	. "[route r]\nendpoint = ep\nhandler = sql:app.apply\nreconcile_url = https://x/{key}\n";
+close $fh;
+$out = `@{[ WorkerHelp::bin() ]} -c $dir/h.conf --once 2>&1`;
+like($out, qr/reconcile_url needs url/, 'reconcile_url on a handler route: refused');
+
 # the sample configuration: its fulfilment route keeps every event
 my $sample = HookTest::slurp(HookTest::top() . '/etc/hookinbox.conf');
 my ($fulfil) = $sample =~ /^\[route fulfil\]\n(.*?)(?=^\[|\z)/ms;
