@@ -739,9 +739,6 @@ check_route(conf *c, route_conf *r)
 	}
 	if (r->secret_file != NULL)
 		r->secrets = load_secrets(c, r->secret_file, r->line);
-	/* so that one dead route cannot take every call slot */
-	if (r->concurrency == 0)
-		r->concurrency = c->n_routes > 1 ? (c->worker.concurrency + 1) / 2 : c->worker.concurrency;
 }
 
 /*

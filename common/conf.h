@@ -100,9 +100,9 @@ typedef struct route_conf {
 	route_order order;	/* order = none (default) | object */
 	route_key key;		/* key = event (default) | object-type */
 	/* route limits, each per worker process (see README "Route limits") */
-	int concurrency;	/* calls in flight at once; default: half the worker's
+	int concurrency;	/* calls in flight at once; 0 = unset: half the worker's
 				 * concurrency (rounded up) when there are several
-				 * routes, all of it when there is one */
+				 * routes, all of it when there is one (worker/gate.c) */
 	double rate;		/* calls started per second (token bucket); 0 = no limit */
 	int breaker_failures;	/* consecutive transient failures that open the circuit
 				 * breaker, default 5; 0 = no breaker */

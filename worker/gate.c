@@ -13,6 +13,7 @@
 
 typedef struct route_gate {
 	const route_conf *r;
+	int cap;		 /* calls in flight at most */
 	int inflight;
 	double tokens;		 /* rate: calls that may start now */
 	int64_t refilled_ms;	 /* when tokens was last topped up */
@@ -28,7 +29,7 @@ struct gate {
 };
 
 gate *
-gate_new(const route_conf *const *routes, size_t n)
+gate_new(const route_conf *const *routes, size_t n, int concurrency)
 {
 	gate *g = xcalloc(1, sizeof(*g));
 
@@ -36,6 +37,9 @@ gate_new(const route_conf *const *routes, size_t n)
 	g->routes = xcalloc(n + 1, sizeof(*g->routes));
 	for (size_t i = 0; i < n; i++) {
 		g->routes[i].r = routes[i];
+		g->routes[i].cap = routes[i]->concurrency > 0 ? routes[i]->concurrency
+				 : n > 1			   ? (concurrency + 1) / 2
+								   : concurrency;
 		g->routes[i].tokens = -1; /* full at the first look */
 	}
 	return g;
@@ -125,7 +129,7 @@ gate_may_start(gate *g, const route_conf *r, int64_t now_ms)
 
 	if (rg == NULL)
 		return true;
-	if (now_ms < rg->hold_until_ms || rg->inflight >= r->concurrency)
+	if (now_ms < rg->hold_until_ms || rg->inflight >= rg->cap)
 		return false;
 	refill(rg, now_ms);
 	return r->rate <= 0 || rg->tokens >= 1;
@@ -204,7 +208,7 @@ gate_claim_limit(const gate *g, const route_conf *r, size_t waiting, int claim_a
 		return 0;
 	if (now_ms < rg->hold_until_ms)
 		return 0;
-	room = (long)(claim_ahead + 1) * r->concurrency - rg->inflight - (long)waiting;
+	room = (long)(claim_ahead + 1) * rg->cap - rg->inflight - (long)waiting;
 	return room > 0 ? (int)room : 0;
 }
 

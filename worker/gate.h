@@ -39,8 +39,14 @@ typedef struct gate_report {
 	char reason[128];
 } gate_report;
 
-/* a gate for routes[0..n-1] (borrowed); the caller frees it with gate_free */
-gate *gate_new(const route_conf *const *routes, size_t n);
+/*
+ * A gate for routes[0..n-1] (borrowed), for a worker with concurrency call
+ * slots: a route without a concurrency of its own may use half of them
+ * (rounded up) when there are several routes, all of them when there is
+ * one, so that one dead route cannot take every slot.  The caller frees it
+ * with gate_free.
+ */
+gate *gate_new(const route_conf *const *routes, size_t n, int concurrency);
 void gate_free(gate *g);
 
 /* "hold", "open", "closed" */

@@ -563,7 +563,7 @@ configure(worker *w)
 		for (size_t i = 0; i < n; i++)
 			routes[i] = conf_route_at(c, i);
 		gate_free(w->gate);
-		w->gate = gate_new(routes, n);
+		w->gate = gate_new(routes, n, w->concurrency);
 		free(routes);
 	}
 	w->route_limits = xrealloc(w->route_limits, (conf_route_count(c) + 1) * sizeof(int));

@@ -9,7 +9,7 @@
 
 int main(void);
 
-static char a_name[] = "a", b_name[] = "b";
+static char a_name[] = "a", b_name[] = "b", c_name[] = "c";
 
 /* a finished call of route r: status (0 = no answer), Retry-After or -1 */
 static job
@@ -34,7 +34,9 @@ main(void)
 			.breaker_cooldown = 30};
 	route_conf b = {.name = b_name, .timeout = 2, .concurrency = 4, .rate = 2};
 	const route_conf *routes[] = {&a, &b};
-	gate *g = gate_new(routes, 2);
+	route_conf c = {.name = c_name, .timeout = 2};
+	const route_conf *one[] = {&c};
+	gate *g = gate_new(routes, 2, 8);
 	gate_report rep[8];
 	int64_t t = 1000000;
 	job j;
@@ -116,6 +118,19 @@ main(void)
 	ok(n == 8 && rep[0].seconds == 7, "overflow: the oldest dropped (first kept: Retry-After 7)");
 
 	gate_free(g);
+
+	/* a route without a cap of its own: half the slots beside others, all alone */
+	g = gate_new(one, 1, 7);
+	ok(gate_claim_limit(g, &c, 0, 0, t) == 7, "alone: all 7 slots");
+	gate_free(g);
+	{
+		const route_conf *two[] = {&c, &a};
+
+		g = gate_new(two, 2, 7);
+		ok(gate_claim_limit(g, &c, 0, 0, t) == 4, "beside another: half of 7, rounded up");
+		ok(gate_claim_limit(g, &a, 0, 0, t) == 2, "its own cap wins");
+		gate_free(g);
+	}
 	gate_free(NULL);
 	return done_testing();
 }
