@@ -298,6 +298,12 @@ route_key_set(conf *c, route_conf *r, const char *k, const char *v)
 			conf_error(c, "order must be none or newest, not \"%s\"", v);
 			return 0;
 		}
+	} else if (strcmp(k, "response_ref_header") == 0) {
+		if (!valid_name(v)) {
+			conf_error(c, "response_ref_header must be a header name (letters, digits, '-', '_')");
+			return 0;
+		}
+		set_str(&r->response_ref_header, v);
 	} else if (strcmp(k, "reconcile_url") == 0) {
 		if ((strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0) ||
 		    strstr(v, "{key}") == NULL) {
@@ -890,6 +896,7 @@ conf_free(conf *c)
 		free(r->url);
 		free(r->handler);
 		free(r->reconcile_url);
+		free(r->response_ref_header);
 		free(r->secret_file);
 		secret_set_free(r->secrets);
 		free(r);

@@ -107,6 +107,8 @@ typedef struct route_conf {
 	int breaker_failures;	/* consecutive transient failures that open the circuit
 				 * breaker, default 5; 0 = no breaker */
 	int breaker_cooldown;	/* seconds open before one probe call, default 30 */
+	char *response_ref_header; /* response_ref_header = NAME: the response header kept
+				    * as the action's reference; default X-Request-Id */
 	char *reconcile_url;	/* reconcile_url = http(s)://...{key}...: asked before re-sending
 				 * an action whose last outcome is unknown; NULL = never */
 	int line;

@@ -28,7 +28,8 @@ typedef struct xfer {
 	struct curl_slist *headers;
 	char body[RESPONSE_KEEP + 1]; /* the start of the response body */
 	size_t body_len;
-	char request_id[HEADER_VALUE_MAX + 1];
+	const char *ref_header;	       /* the response header kept as the reference */
+	char request_id[HEADER_VALUE_MAX + 1]; /* its value */
 	int64_t started_us;
 	struct xfer *next, *prev;
 } xfer;
@@ -128,13 +129,12 @@ on_body(char *ptr, size_t size, size_t nmemb, void *arg)
 static size_t
 on_header(char *ptr, size_t size, size_t nitems, void *arg)
 {
-	static const char name[] = "x-request-id:";
 	xfer *x = arg;
-	size_t n = size * nitems;
+	size_t n = size * nitems, name_len = strlen(x->ref_header);
 
-	if (n > sizeof(name) - 1 && strncasecmp(ptr, name, sizeof(name) - 1) == 0) {
-		const char *v = ptr + sizeof(name) - 1;
-		size_t len = n - (sizeof(name) - 1);
+	if (n > name_len + 1 && strncasecmp(ptr, x->ref_header, name_len) == 0 && ptr[name_len] == ':') {
+		const char *v = ptr + name_len + 1;
+		size_t len = n - (name_len + 1);
 
 		while (len > 0 && (*v == ' ' || *v == '\t'))
 			v++, len--;
@@ -274,6 +274,7 @@ deliver_start(deliver *d, job *j)
 	CURL *e;
 
 	x->job = j;
+	x->ref_header = r->response_ref_header ? r->response_ref_header : "X-Request-Id";
 	x->easy = e = curl_easy_init();
 	if (e == NULL)
 		abort(); /* only fails for lack of memory */
@@ -322,7 +323,9 @@ finish(xfer *x, CURLcode rc)
 		if (curl_easy_getinfo(x->easy, CURLINFO_RETRY_AFTER, &retry_after) == CURLE_OK &&
 		    retry_after > 0)
 			j->retry_after_s = (double)retry_after;
-		if (x->request_id[0])
+		if (x->request_id[0] && j->route->response_ref_header != NULL)
+			snprintf(j->ref, sizeof(j->ref), "%.64s: %.130s", x->ref_header, x->request_id);
+		else if (x->request_id[0])
 			snprintf(j->ref, sizeof(j->ref), "x-request-id: %.180s", x->request_id);
 		else
 			sanitize(j->ref, sizeof(j->ref), x->body, x->body_len);

@@ -64,6 +64,10 @@ like($out, qr/reconcile_url must start with http:\/\/ or https:\/\/ and hold \{k
 is($rc, 78, 'reconcile_url not http(s): refused');
 ($rc, $out) = load('provider = stripe', 'reconcile_url = https://x.example/by-key/{key}');
 isnt($rc, 78, 'reconcile_url with {key}: accepted') or diag $out;
+($rc, $out) = load('provider = stripe', 'response_ref_header = X Order');
+like($out, qr/response_ref_header must be a header name/, 'response_ref_header not a header name: refused');
+($rc, $out) = load('provider = stripe', 'response_ref_header = X-Order-Id');
+isnt($rc, 78, 'response_ref_header = X-Order-Id: accepted') or diag $out;
 open my $fh, '>', "$dir/h.conf" or die $!;
 print $fh "[database]\nconninfo = host=/nonexistent dbname=none connect_timeout=1\n"
 	. "[endpoint ep]\nprovider = stripe\nsecret_file = $dir/secret\n"

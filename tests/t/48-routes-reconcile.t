@@ -19,6 +19,8 @@ my $t = WorkerHelp::setup(routes => {
 	rc => { endpoint => 'shop', events => 'rc.*', url => $d->url('/rc'), timeout => 1,
 		reconcile_url => $d->url('/_reconcile/{key}') },
 	plain => { endpoint => 'shop', events => 'plain.*', url => $d->url('/plain'), timeout => 1 },
+	refd => { endpoint => 'shop', events => 'refd.*', url => $d->url('/refd'), timeout => 2,
+		response_ref_header => 'X-Order-Id' },
 }, worker => { lease => 10, backoff_base => 1, backoff_cap => 1 });
 
 sub key_of {
@@ -107,5 +109,15 @@ $t->sql("update hookinbox.action a set state = 'pending', attempts = 1, last_sta
 is(WorkerHelp::action($t, 'e_killed')->{state}, 'done', 'killed mid-call: done');
 is(join(' ', map { "$_->{method}:$_->{status}" } sort { $a->{seq} <=> $b->{seq} } reqs($kk)), 'POST:200 GET:200',
 	'killed mid-call: asked before sending again, and not sent again');
+
+# the reference a route names: the created object's id from a response header
+my $kr = key_of('refd', 'e_refd', 'refd.x');
+$d->plan("key:$kr", '201 X-Order-Id: ord_42');
+WorkerHelp::accept($t, event_id => 'e_refd', type => 'refd.x');
+($rc, $out) = WorkerHelp::worker($t, '--once');
+is($t->sql("select state || ' ' || response_ref from hookinbox.action where idem_key = '$kr'"),
+	'done X-Order-Id: ord_42', 'response_ref_header: the named header is the reference');
+($rc, $out) = $t->pg->psql_file("$top/sql/event.sql", role => 'hookinbox_admin', vars => { event_id => 'e_refd' });
+like($out, qr/\Q$kr\E\s*\|\s*X-Order-Id: ord_42/, 'event.sql shows the idempotency key and the reference');
 
 done_testing;
