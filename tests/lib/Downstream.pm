@@ -29,6 +29,8 @@
 #                               when the status is 2xx), then answer
 #   reset                       close the connection without an answer
 #   garbage                     answer bytes that are not HTTP
+# GET /_reconcile/<key> answers whether a key had its effect (200 with its
+# X-Request-Id, else 404), as a downstream's lookup by idempotency key would.
 # latency => seconds adds a fixed delay to every answer.  Plans can be
 # changed while running with $d->plan($target, $plan).
 package Downstream;
@@ -181,6 +183,22 @@ sub serve {
 		}
 		my $emit = sub { print $log encode_json($rec) . "\n" };
 
+		# GET /_reconcile/<key> (URL-encoded): 200 with the stored reference
+		# when that key had its effect, else 404; a plan "reconcile:<key>" (or
+		# "/_reconcile") answers that status instead
+		if ($method eq 'GET' && $path =~ m{^/_reconcile/([^?]+)}) {
+			(my $k = $1) =~ s/%([0-9A-Fa-f]{2})/chr(hex($1))/ge;
+			$rec->{key} = $k;
+			$rec->{reconcile} = 1;
+			my $forced = $self->{plan}{"reconcile:$k"} // $self->{plan}{'/_reconcile'};
+			my ($st, $rid) = defined $forced ? ($forced + 0, undef)
+				: $stored{$k} ? (200, $stored{$k}{rid}) : (404, undef);
+			$rec->{status} = $st;
+			$emit->();
+			$send->($c, $response->($st, defined $rid ? ["X-Request-Id: $rid"] : [],
+				$st == 200 ? qq({"id":"$rid"}) : '{"error":"no such key"}', $keep));
+			return;
+		}
 		if (defined $key && $inprogress{$key}) {
 			$rec->{status} = 409;
 			$emit->();
