@@ -1,0 +1,55 @@
+# Model::Defects - the known defects of hookinbox that the model checker
+# can provoke, and THE switch that says which of them to provoke.
+#
+# Each defect in %KNOWN is open in an issue.  While it is listed, the
+# operations (or operation parameters) that provoke it are left out of the
+# schedule, so `make check` stays green and still checks every invariant on
+# everything else.  When the fix is merged, MOVE ITS LINE from %KNOWN to %FIXED:
+# from then on every run provokes it (and must stay green).  To provoke
+# listed defects for one run (to see the checker find them):
+#
+#   HOOKINBOX_MODEL_DEFECTS=all                 every listed defect
+#   HOOKINBOX_MODEL_DEFECTS=twilio-reencoded,purge-parked
+#   HOOKINBOX_MODEL_DEFECTS=none                (the default)
+package Model::Defects;
+
+use strict;
+use warnings;
+
+# defects fixed since (their operations always run); a name moves here from %KNOWN
+our %FIXED = ();
+
+# name => [issue, what provokes it, the invariant expected to fail]
+our %KNOWN = (
+	'twilio-reencoded' => [11, 'a captured Twilio form body replayed under a fresh idempotency token '
+		. 'with its parameters reordered or percent-encoded', 1],
+	'shopify-other-topic' => [11, 'a Shopify body delivered again, byte for byte, under another topic', 1],
+	'huge-numeric-id' => [11, 'two events whose numeric ids differ only beyond int64 (hmac id_field)', 1],
+	'poisoned-header' => [11, 'a signed delivery with a non-UTF-8 User-Agent', 9],
+	'replay-after-purge' => [11, 'a captured body replayed under a fresh id after purge.sql with a '
+		. 'dedup_days below the provider\'s retry horizon', 1],
+	'lease-behind-slow-calls' => [12, 'calls of about half the lease queued behind each other '
+		. '(lease 5 s, timeout 3 s, downstream 2.6 s, concurrency 1, two workers)', 5],
+	'replay-after-retry-window' => [12, 'the clock moved past retry_window, then replay.sql', 3],
+	'purge-parked' => [12, 'purge.sql while actions are parked', 8],
+);
+
+# whether this run may provoke the defect: it is fixed (not listed), or asked for
+sub provoke {
+	my ($name) = @_;
+	die "Model::Defects::provoke: unknown defect \"$name\"\n" unless $KNOWN{$name} || $FIXED{$name};
+	return 1 unless $KNOWN{$name};
+	return scalar grep { $_ eq $name } enabled();
+}
+
+# the listed defects provoked by this run
+sub enabled {
+	my $v = $ENV{HOOKINBOX_MODEL_DEFECTS} // 'none';
+	return () if $v eq 'none' || $v eq '';
+	return sort keys %KNOWN if $v eq 'all';
+	my @d = split /[\s,]+/, $v;
+	for (@d) { die "HOOKINBOX_MODEL_DEFECTS: unknown defect \"$_\" (known: @{[ sort keys %KNOWN ]})\n" unless $KNOWN{$_} }
+	return @d;
+}
+
+1;
