@@ -24,9 +24,9 @@ GetOptions(\%o, 'seed=i', 'ops=i', 'soak=i', 'verbose') or die "usage: see the h
 chdir $ENV{HOOKINBOX_TOP} or die "$ENV{HOOKINBOX_TOP}: $!";
 
 sub one {
-	my ($seed) = @_;
+	my ($seed, $seconds) = @_;
 	my $t0 = time;
-	my $m = Model->new(seed => $seed, ops => $o{ops}, verbose => $o{verbose});
+	my $m = Model->new(seed => $seed, ops => $o{ops}, seconds => $seconds, verbose => $o{verbose});
 	my @fail = $m->run;
 	printf "%s; %.0f s\n", $m->summary, time - $t0;
 	if (@fail) {
@@ -34,26 +34,28 @@ sub one {
 		print "the schedule:\n", map { "  $_\n" } @{ $m->{log} } unless $o{verbose};
 		print "replay: ", $m->replay_command, "\n";
 	}
-	return (scalar @fail, $m->{ops_done}, $m->{checked});
+	return (scalar @fail, $m->{ops_done}, $m->{checked}, $m->{counts});
 }
 
 if ($o{soak}) {
 	my $until = time + $o{soak};
 	my $seed = $o{seed} // int(time) % 1_000_000;
 	print "soak: $o{soak} s from seed $seed, $o{ops} operations each\n";
-	my ($seeds, $ops, %checked) = (0, 0);
+	my ($seeds, $ops, %checked, %counts) = (0, 0);
 	while (time < $until) {
-		my ($failed, $n, $c) = one($seed);
+		my ($failed, $n, $c, $k) = one($seed, $until - time);
 		$seeds++;
 		$ops += $n;
 		$checked{$_} += $c->{$_} for keys %$c;
+		$counts{$_} += $k->{$_} for grep { !/^exit:/ } keys %$k;
 		if ($failed) {
 			print "soak: failed at seed $seed after $seeds schedules\n";
 			exit 1;
 		}
 		$seed++;
 	}
-	printf "soak: %d schedules, %d operations, invariant checks %s: all held\n", $seeds, $ops,
+	printf "soak: %d schedules, %d operations (%s), invariant checks %s: all held\n", $seeds, $ops,
+		join(' ', map { "$_=$counts{$_}" } sort keys %counts),
 		join(' ', map { "$_:$checked{$_}" } sort { $a <=> $b } keys %checked);
 	exit 0;
 }

@@ -29,7 +29,7 @@ our %KNOWN = (
 	'replay-after-purge' => [11, 'a captured body replayed under a fresh id after purge.sql with a '
 		. 'dedup_days below the provider\'s retry horizon', 1],
 	'lease-behind-slow-calls' => [12, 'calls of about half the lease queued behind each other '
-		. '(lease 5 s, timeout 3 s, downstream 2.6 s, concurrency 1, two workers)', 5],
+		. '(lease 5 s, timeout 3 s, downstream 2.9 s, concurrency 1, two workers)', 5],
 	'replay-after-retry-window' => [12, 'the clock moved past retry_window, then replay.sql', 3],
 	'purge-parked' => [12, 'purge.sql while actions are parked', 8],
 );

@@ -15,7 +15,7 @@ use strict;
 use warnings;
 
 # seconds of slack for comparing the downstream's clock with the database's
-my $SLACK = 0.5;
+my $SLACK = 0.25;
 
 sub table {
 	return (
@@ -309,18 +309,26 @@ sub order_per_object {
 }
 
 # 7. Every SQL-handler effect happened exactly once per action that is
-# done, and never for an action that is not.
+# done, and never for an action that is not.  An effect of an action that
+# purge.sql deleted is one of that action; when the event is delivered
+# again after the purge, its new action applies it again (the same key),
+# which is the known defect replay-after-purge: flagged only when provoked.
 sub handler_once {
 	my ($m) = @_;
 	my @v;
-	for my $r (rows($m, q{select a.id, a.state, count(e.idem_key) from hookinbox.action a
-		left join model_app.effect e on e.idem_key = a.idem_key where a.route = 'app' group by 1, 2})) {
+	for my $r (rows($m, q{select a.id, a.state, count(e.action_id) from hookinbox.action a
+		left join model_app.effect e on e.action_id = a.id where a.route = 'app' group by 1, 2})) {
 		my ($id, $state, $n) = @$r;
 		my $want = $state eq 'done' ? 1 : 0;
 		push @v, "handler action $id is $state with $n effects" if $n != $want;
 	}
-	for my $r (rows($m, q{select idem_key, count(*) from model_app.effect group by 1 having count(*) > 1})) {
-		push @v, "handler key $r->[0] had $r->[1] effects";
+	my $strict = $m->defect('replay-after-purge');
+	for my $r (rows($m, q{select e.idem_key, count(*), count(*) filter (where a.id is null)
+		from model_app.effect e left join hookinbox.action a on a.id = e.action_id group by 1})) {
+		my ($key, $n, $gone) = @$r;
+		push @v, "handler key $key had $n effects" if $n > 1 && ($strict || !$m->{purged_keys}{$key});
+		push @v, "handler key $key: $gone effects of actions that are not there and were not purged"
+			if $gone && !$m->{purged_keys}{$key};
 	}
 	return @v;
 }
