@@ -41,11 +41,13 @@ sub table {
 		{ name => 'worker_crash', weight => 5, run => \&worker_crash },
 		{ name => 'responder_crash', weight => 2, run => \&responder_crash },
 		{ name => 'downstream_plan', weight => 6, run => \&downstream_plan },
+		{ name => 'downstream_rejects', weight => 3, run => \&downstream_rejects },
 		{ name => 'pg_restart', weight => 2, run => \&pg_restart },
 		{ name => 'pg_lock', weight => 3, run => \&pg_lock },
 		{ name => 'clock_forward', weight => 2, run => \&clock_forward },
 		{ name => 'replay_parked', weight => 3, run => \&replay_parked },
 		{ name => 'purge', weight => 3, run => \&purge },
+		{ name => 'purge_over_parked', weight => $d->('purge-parked', 3), run => \&purge_over_parked },
 		{ name => 'handler_toggle', weight => 2, run => \&handler_toggle },
 		{ name => 'provider_retry', weight => 4, run => \&provider_retry },
 		{ name => 'slow_calls_near_lease', weight => $d->('lease-behind-slow-calls', 3),
@@ -342,6 +344,15 @@ sub downstream_plan {
 	return "$path: $plan";
 }
 
+# the downstream refuses (4xx): the worker parks at once, for the operator
+sub downstream_rejects {
+	my ($m) = @_;
+	my $path = $m->pick(qw(/ord /ev));
+	my $plan = $m->pick('400', '422,200', '400,400,200');
+	$m->ds->plan($path, $plan);
+	return "$path: $plan";
+}
+
 # calls of over half the lease, queued three deep behind each other, two
 # workers (known defect lease-behind-slow-calls)
 sub slow_near_lease {
@@ -443,6 +454,24 @@ sub purge {
 	my ($m) = @_;
 	my $dd = $m->pick(0, 0, 1, 2);
 	my $pd = $m->rint($dd + 1);
+	return run_purge($m, $pd, $dd);
+}
+
+# the downstream refuses a new event, the worker parks it, then purge.sql
+# (known defect purge-parked)
+sub purge_over_parked {
+	my ($m) = @_;
+	my $d = new_delivery($m, $m->pick(qw(gh sh tw ac)));
+	$m->quiesce(60);
+	$m->ds->plan('/ev', '400');
+	$m->deliver($d);
+	$m->worker_run('w8', {}, '--once');
+	$m->ds->plan('/ev', '200');
+	return 'parked one, ' . run_purge($m, 0, $m->rint(2));
+}
+
+sub run_purge {
+	my ($m, $pd, $dd) = @_;
 	$m->quiesce(60);
 	my $parked = $m->sql("select count(*) from hookinbox.action where state = 'parked'");
 	return "skipped: $parked parked (known defect purge-parked)" if $parked && !$m->defect('purge-parked');
