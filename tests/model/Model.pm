@@ -316,7 +316,9 @@ sub run {
 		$i++;
 		my $op = $self->schedule;
 		$self->{counts}{ $op->{name} }++;
+		my $t0 = time;
 		my $what = eval { $op->{run}->($self) };
+		$self->{op_time}{ $op->{name} } += time - $t0;
 		if ($@) {
 			push @fail, "operation $i ($op->{name}) died: $@";
 			last;

@@ -15,6 +15,7 @@ use HTTP::Tiny;
 use POSIX ();
 use Time::HiRes qw(sleep time);
 use Model::Providers;
+use Model::Invariants ();
 
 my @WORKER_FAILPOINTS = qw(worker-after-claim worker-after-call worker-mid-record worker-after-fanout
 	worker-in-handler);
@@ -486,18 +487,18 @@ sub run_purge {
 	my ($gone, $stripped) = (0, 0);
 	for my $id (sort { $a <=> $b } keys %$before) {
 		my $b = $before->{$id};
-		my @open = grep { $_->[0] !~ /^(done|stale)$/ } @{ $b->{acts} };
+		my @open = grep { my $st = $_->[0]; !grep { $_ eq $st } @Model::Invariants::ACTION_FINISHED } @{ $b->{acts} };
 		my $open_txt = join ' ', map { $_->[0] } @open;
 		if (!$after->{$id}) {
 			$gone++;
 			$m->{purged}{$id} = 1;
 			$m->{purged_keys}{ $_->[1] } = 1 for @{ $b->{acts} };
 			push @{ $m->{purge_bad} }, "purge.sql deleted inbox row $id ($b->{state}) with actions $open_txt"
-				if @open || $b->{state} !~ /^(dispatched|unrouted)$/;
+				if @open || !grep { $_ eq $b->{state} } @Model::Invariants::INBOX_FINISHED;
 		} elsif (!$b->{stripped} && $after->{$id}{stripped}) {
 			$stripped++;
-			push @{ $m->{purge_bad} }, "purge.sql stripped the body of inbox row $id with actions $open_txt"
-				if @open || $b->{state} !~ /^(dispatched|unrouted)$/;
+			push @{ $m->{purge_bad} }, "purge.sql stripped the body of inbox row $id ($b->{state}) with actions $open_txt"
+				if @open || !grep { $_ eq $b->{state} } @Model::Invariants::INBOX_FINISHED;
 		}
 	}
 	return "payload_days=$pd dedup_days=$dd: $gone rows deleted, $stripped bodies stripped";
