@@ -77,6 +77,7 @@ sub new {
 		retry => [],	# deliveries the provider will retry (5xx, no answer)
 		bg => [],	# background workers and lock holders
 		purged => {}, purged_keys => {}, purge_bad => [],
+		loop_died => [],	# --loop workers that ended on their own
 		immediate => [],	# real times of immediate PostgreSQL stops
 		offset => 0,	# the clock moved forward by this many seconds
 		counts => {}, checked => {},
@@ -261,7 +262,10 @@ sub reap {
 	my @left;
 	for my $b (@{ $self->{bg} }) {
 		if (waitpid($b->{pid}, WNOHANG) == $b->{pid}) {
-			$self->{counts}{"exit:$b->{kind}:" . wait_code($?)}++;
+			my $code = wait_code($?);
+			$self->{counts}{"exit:$b->{kind}:$code"}++;
+			push @{ $self->{loop_died} }, "a --loop worker ($b->{args}) exited $code without being told to stop"
+				if $b->{loop};
 			next;
 		}
 		push @left, $b;
@@ -274,7 +278,10 @@ sub reap {
 # the rest are waited for (killed after the timeout)
 sub quiesce {
 	my ($self, $timeout) = @_;
-	kill 'TERM', map { $_->{pid} } grep { $_->{loop} } @{ $self->{bg} };
+	for my $b (grep { $_->{loop} } @{ $self->{bg} }) {
+		$b->{loop} = 0;
+		kill 'TERM', $b->{pid};
+	}
 	my $deadline = time + ($timeout // 60);
 	while ($self->reap && time < $deadline) { sleep 0.05 }
 	if (@{ $self->{bg} }) {

@@ -36,6 +36,7 @@ sub table {
 		{ n => 7, name => 'SQL handler effects exactly once', check => \&handler_once },
 		{ n => 8, name => 'purge keeps unfinished work', cheap => 1, check => \&purge_keeps_unfinished },
 		{ n => 9, name => 'every signed delivery is stored in the end', check => \&signed_is_stored },
+		{ n => 10, name => 'a looping worker outlives a database restart', cheap => 1, check => \&loop_survives },
 	);
 }
 
@@ -367,6 +368,15 @@ sub signed_is_stored {
 	}
 	push @v, scalar(@{ $m->{retry} }) . ' deliveries still unanswered after the retries' if @{ $m->{retry} };
 	return @v;
+}
+
+# 10. A --loop worker runs until it is told to stop: a database restart
+# makes it reconnect, not exit (issue 12; checked only once the defect
+# loop-exits-on-restart is provoked or fixed, Model/Defects.pm).
+sub loop_survives {
+	my ($m) = @_;
+	return () unless $m->defect('loop-exits-on-restart');
+	return @{ $m->{loop_died} };
 }
 
 1;

@@ -204,7 +204,8 @@ sub replay_fresh_id {
 # the body is the same callback (known defect twilio-reencoded)
 sub twilio_reencoded {
 	my ($m) = @_;
-	my $d = earlier($m, sub { $_[0]{ep} eq 'tw' }) or return deliver_new($m);
+	my $d = earlier($m, sub { $_[0]{ep} eq 'tw' });
+	$m->deliver($d = new_delivery($m, 'tw')) unless $d;
 	my @p = Model::Providers::form_decode($d->{body});
 	my $how = $m->pick(qw(reorder percent both));
 	@p = reverse @p if $how ne 'percent';
@@ -224,7 +225,8 @@ sub twilio_reencoded {
 # defect shopify-other-topic)
 sub shopify_other_topic {
 	my ($m) = @_;
-	my $d = earlier($m, sub { $_[0]{ep} eq 'sh' && $_[0]{type} eq 'orders/create' }) or return deliver_new($m);
+	my $d = earlier($m, sub { $_[0]{ep} eq 'sh' && $_[0]{type} eq 'orders/create' });
+	$m->deliver($d = new_delivery($m, 'sh')) unless $d;
 	my $id = fresh_id($m, 'sh');
 	my $e = $m->event(ep => 'sh', type => 'orders/paid', event_id => $id, body => $d->{body});
 	$e->{ids}{$id} = 1;
