@@ -374,7 +374,7 @@ sub drain {
 	$self->{drain_replayed} = { map { $_ => 1 } @parked };
 	for my $route (sort keys %{ $self->{routes} }) {
 		my ($rc, $out) = $self->{t}->pg->psql_file(HookTest::top() . '/sql/replay.sql',
-			vars => { route => $route });
+			vars => { route => $route, go => 1 });
 		die "replay.sql -v route=$route: exit $rc: $out" if $rc != 0;
 	}
 	my $deadline = time + 120;
