@@ -264,11 +264,11 @@ sub run_pgbench {
 		open my $fh, '>', $script or die $!;
 		# the responder's statement for a single delivery: a batch of one
 		print $fh "\\set n random(1, 999999999999)\n",
-			"select id, duplicate from hookinbox.accept_batch(array['bench'], array['stripe'], ",
+			"select id, duplicate, held from hookinbox.accept_batch(array['bench'], array['stripe'], ",
 			"array['acct_bench'], array['live'], array['evt_pgb_' || :client_id::text || '_' || :n::text], ",
 			"array['invoice.paid'], array['in_' || :n::text], array[1700000000::bigint], ",
 			"array['{\"Content-Type\":\"application/json\",\"User-Agent\":\"Stripe/1.0 (+https://stripe.com/docs/webhooks)\"}'::jsonb], ",
-			"array['\\x", body_hex($size), "'::bytea], array[false]);\n";
+			"array['\\x", body_hex($size), "'::bytea], array[false], array[null]::bytea[], array[null]::text[]);\n";
 		close $fh;
 	}
 	fresh_inbox();

@@ -33,6 +33,8 @@ struct conf {
 	size_t max_body;
 	int64_t tolerance;
 	int threads;
+	int lock_timeout_ms;
+	int statement_timeout_ms;
 	endpoint_conf *endpoints[CONF_MAX_ITEMS];
 	size_t n_endpoints;
 	route_conf *routes[CONF_MAX_ITEMS];
@@ -40,6 +42,9 @@ struct conf {
 	worker_conf worker;
 	/* parse state */
 	FILE *fp;
+	char *line; /* the physical line being read (getline's buffer) */
+	size_t line_cap;
+	char section[128]; /* the section that line is in */
 	int lineno;
 	bool failed;
 	char *err;
@@ -320,6 +325,7 @@ worker_key(conf *c, const char *k, const char *v)
 		{"concurrency", offsetof(worker_conf, concurrency), 1, 1024},
 		{"batch", offsetof(worker_conf, batch), 1, 10000},
 		{"lease", offsetof(worker_conf, lease), 5, 86400},
+		{"claim_ahead", offsetof(worker_conf, claim_ahead), 0, 2},
 		{"backoff_base", offsetof(worker_conf, backoff_base), 1, 86400},
 		{"backoff_cap", offsetof(worker_conf, backoff_cap), 1, 86400},
 		{"retry_window", offsetof(worker_conf, retry_window), 60, 30 * 86400},
@@ -440,6 +446,17 @@ on_item(void *user, const char *section, const char *name, const char *value)
 			c->threads = (int)n;
 			return 1;
 		}
+		if (strcmp(name, "lock_timeout") == 0 || strcmp(name, "statement_timeout") == 0) {
+			if (decimal_parse(value, 1, 600000, &n) != 0) {
+				conf_error(c, "%s must be a number of milliseconds between 1 and 600000", name);
+				return 0;
+			}
+			if (name[0] == 'l')
+				c->lock_timeout_ms = (int)n;
+			else
+				c->statement_timeout_ms = (int)n;
+			return 1;
+		}
 		if (strcmp(name, "tolerance") == 0) {
 			if (decimal_parse(value, 1, 7 * 86400, &n) != 0) {
 				conf_error(c, "tolerance must be a number of seconds between 1 and 604800");
@@ -469,34 +486,100 @@ on_item(void *user, const char *section, const char *name, const char *value)
 	return 0;
 }
 
-/* fgets-like reader that counts lines for messages */
+static char *
+trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r' || e[-1] == '\n'))
+		e--;
+	*e = '\0';
+	return s;
+}
+
+/*
+ * A "key = value" line longer than libinih's line buffer (200 bytes in
+ * Debian's build: a long conninfo, events list or public_url would be cut
+ * in two and fail with a nonsense error), split as libinih splits lines:
+ * the first '=' or ':', an inline comment after " ;", blanks trimmed.
+ */
+static void
+long_item(conf *c, char *line)
+{
+	char *p = trim(line), *sep, *v;
+
+	if (*p == '\0' || *p == ';' || *p == '#')
+		return;
+	if (*p == '[') {
+		conf_error(c, "section name too long");
+		return;
+	}
+	sep = p + strcspn(p, "=:");
+	if (*sep == '\0') {
+		conf_error(c, "syntax error (expected [section] or key = value)");
+		return;
+	}
+	*sep = '\0';
+	v = sep + 1;
+	for (char *q = v; *q != '\0'; q++) {
+		if (*q == ';' && (q == v || q[-1] == ' ' || q[-1] == '\t')) {
+			*q = '\0';
+			break;
+		}
+	}
+	if (!on_item(c, c->section, trim(p), trim(v)) && !c->failed)
+		conf_error(c, "syntax error (expected [section] or key = value)");
+}
+
+/*
+ * fgets-like reader for libinih that counts lines for messages and takes
+ * lines of any length: one that does not fit libinih's buffer is parsed
+ * here (long_item) and libinih is handed an empty line instead.
+ */
 static char *
 read_line(char *str, int num, void *stream)
 {
 	conf *c = stream;
-	char *r = fgets(str, num, c->fp);
-	const char *p = str, *e;
+	ssize_t n = getline(&c->line, &c->line_cap, c->fp);
+	const char *p, *e;
 
-	if (r == NULL)
+	if (n < 0 || num < 2)
 		return NULL;
 	c->lineno++;
 	/*
 	 * libinih reports a section only with its first key; see headers here
 	 * so that a bad or empty section is reported at its own line.
 	 */
+	p = c->line;
 	while (*p == ' ' || *p == '\t')
 		p++;
 	if (*p == '[' && (e = strchr(p, ']')) != NULL) {
-		char sec[128];
-		size_t n = (size_t)(e - p - 1);
+		size_t len = (size_t)(e - p - 1);
 
-		if (n < sizeof(sec)) {
-			memcpy(sec, p + 1, n);
-			sec[n] = '\0';
-			on_item(c, sec, NULL, NULL);
+		if (len >= sizeof(c->section)) {
+			/* no valid name is this long; keys after it must not land elsewhere */
+			conf_error(c, "section name too long");
+		} else {
+			memcpy(c->section, p + 1, len);
+			c->section[len] = '\0';
+			on_item(c, c->section, NULL, NULL);
 		}
 	}
-	return r;
+	if ((size_t)n < (size_t)num && strlen(c->line) == (size_t)n) {
+		memcpy(str, c->line, (size_t)n + 1);
+		return str;
+	}
+	/* longer than libinih's buffer (or holding a NUL byte) */
+	if (strlen(c->line) != (size_t)n)
+		conf_error(c, "NUL byte in the configuration file");
+	else
+		long_item(c, c->line);
+	str[0] = '\n';
+	str[1] = '\0';
+	return str;
 }
 
 static secret_set *
@@ -584,6 +667,36 @@ check_route(conf *c, route_conf *r)
 		r->secrets = load_secrets(c, r->secret_file, r->line);
 }
 
+/*
+ * A claimed job may wait behind claim_ahead rounds of calls before its own
+ * starts, each at most the longest route timeout: all of that must fit in
+ * the lease, or a call would start on a lease about to run out.  Unset, it
+ * is the most that fits (at most 2 rounds, the measured optimum).  The
+ * worker still renews a lease that is too short when a call starts.
+ */
+static void
+check_claim_ahead(conf *c)
+{
+	worker_conf *w = &c->worker;
+	int longest = 1;
+
+	for (size_t i = 0; i < c->n_routes; i++)
+		if (c->routes[i]->timeout > longest)
+			longest = c->routes[i]->timeout;
+	if (w->claim_ahead < 0) {
+		w->claim_ahead = w->lease / longest - 1;
+		if (w->claim_ahead > 2)
+			w->claim_ahead = 2;
+		if (w->claim_ahead < 0)
+			w->claim_ahead = 0;
+		return;
+	}
+	if ((w->claim_ahead + 1) * longest > w->lease)
+		conf_error(c, "claim_ahead = %d with a route timeout of %d s needs a lease of at least %d s, "
+			      "not %d s",
+			   w->claim_ahead, longest, (w->claim_ahead + 1) * longest, w->lease);
+}
+
 const char *
 conf_default_path(const char *opt)
 {
@@ -614,9 +727,12 @@ conf_load(const char *path, char *errbuf, size_t errlen)
 	c->errlen = errlen;
 	c->max_body = 1048576;
 	c->threads = 1;
+	c->lock_timeout_ms = 1000;
+	c->statement_timeout_ms = 2000;
 	c->worker = (worker_conf){.concurrency = 16,
 				  .batch = 100,
 				  .lease = 60,
+				  .claim_ahead = -1,
 				  .backoff_base = 5,
 				  .backoff_cap = 7200,
 				  .retry_window = 72000,
@@ -631,6 +747,8 @@ conf_load(const char *path, char *errbuf, size_t errlen)
 	rc = ini_parse_stream(read_line, c, on_item, c);
 	fclose(c->fp);
 	c->fp = NULL;
+	free(c->line);
+	c->line = NULL;
 	if (c->failed)
 		goto fail;
 	if (rc != 0) {
@@ -648,6 +766,8 @@ conf_load(const char *path, char *errbuf, size_t errlen)
 		check_endpoint(c, c->endpoints[i]);
 	for (size_t i = 0; i < c->n_routes && !c->failed; i++)
 		check_route(c, c->routes[i]);
+	if (!c->failed)
+		check_claim_ahead(c);
 	if (c->failed)
 		goto fail;
 	c->lineno = 0;
@@ -711,6 +831,8 @@ const char *conf_path(const conf *c) { return c->path; }
 const char *conf_conninfo(const conf *c) { return c->conninfo; }
 const char *conf_log_format(const conf *c) { return c->log_format ? c->log_format : "text"; }
 int conf_threads(const conf *c) { return c->threads; }
+int conf_lock_timeout_ms(const conf *c) { return c->lock_timeout_ms; }
+int conf_statement_timeout_ms(const conf *c) { return c->statement_timeout_ms; }
 size_t conf_endpoint_count(const conf *c) { return c->n_endpoints; }
 const endpoint_conf *conf_endpoint_at(const conf *c, size_t i) { return c->endpoints[i]; }
 size_t conf_route_count(const conf *c) { return c->n_routes; }

@@ -123,6 +123,14 @@ const char *conf_log_format(const conf *c);   /* [log] format = text | json */
  * Above 1 the threads share one committing connection (group commit).
  */
 int conf_threads(const conf *c);
+/*
+ * [intake] lock_timeout and statement_timeout, in milliseconds (defaults
+ * 1000 and 2000): the responder's database session waits at most this
+ * long for a lock or a statement, then answers 503 with Retry-After, well
+ * before the providers give up (Slack after 3 s, Shopify after 5 s).
+ */
+int conf_lock_timeout_ms(const conf *c);
+int conf_statement_timeout_ms(const conf *c);
 
 size_t conf_endpoint_count(const conf *c);
 const endpoint_conf *conf_endpoint_at(const conf *c, size_t i);
@@ -138,6 +146,10 @@ typedef struct worker_conf {
 	int concurrency;	/* concurrency [16] */
 	int batch;		/* batch [100] rows per claim */
 	int lease;		/* lease [60] seconds; must exceed the longest route timeout */
+	int claim_ahead;	/* claim_ahead [derived] rounds of calls claimed before a
+				 * slot is free, 0-2; (claim_ahead + 1) x the longest
+				 * route timeout fits in the lease.  Unset: the most
+				 * that fits, at most 2 */
 	int backoff_base;	/* backoff_base [5] seconds */
 	int backoff_cap;	/* backoff_cap [7200] seconds */
 	int retry_window;	/* retry_window [72000] seconds (20 h): park after this */

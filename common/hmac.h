@@ -39,6 +39,9 @@ int hmac_compute(hmac_alg alg, const unsigned char *key, size_t key_len, const h
 /* SHA-256 of data; returns 0 or -1 */
 int sha256_digest(const void *data, size_t len, unsigned char out[SHA256_LEN])
 	__attribute__((warn_unused_result));
+/* SHA-256 of the concatenation of parts[0..n-1]; returns 0 or -1 */
+int sha256_parts(const hmac_part *parts, size_t n, unsigned char out[SHA256_LEN])
+	__attribute__((warn_unused_result));
 
 /*
  * Lower-case hex of in into out, which must hold 2 * len + 1 bytes;

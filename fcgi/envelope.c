@@ -1,10 +1,17 @@
 /*
  * envelope.c - the envelope fields of a verified delivery
  *
- * The body is parsed with json-c under a depth limit and UTF-8 validation
- * (JSON nested 10,000 deep is a clean 400, not a stack overflow); every
- * extracted string must be 1..255 bytes of valid UTF-8 without control
- * characters, so that what reaches the database and the log is tame.
+ * The body is checked with jscan (strict RFC 8259, well-formed UTF-8, a
+ * depth limit: JSON nested 10,000 deep is a clean error, not a stack
+ * overflow) and read as JSON.parse reads it: keys with all their bytes, the
+ * last repeated key, integers as their source text, no lone surrogate
+ * replaced.  Every extracted string must be 1..255 bytes of valid UTF-8
+ * without control characters, so that what reaches the database and the
+ * log is tame.
+ *
+ * Only the event id (the delivery key) can refuse a signed event, with a
+ * reason that says what is wrong with it.  A type, object id or version
+ * that does not parse is stored NULL, and env->note says which and why.
  *
  * Versions: integers are taken as they are (Stripe's "created", Slack's
  * "event_time": seconds); RFC 3339 times become unix microseconds
@@ -14,18 +21,17 @@
 #include "envelope.h"
 
 #include "form.h"
+#include "jscan.h"
+#include "utf8.h"
 #include "xalloc.h"
 
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include <json.h>
-
 #define JSON_DEPTH_MAX 64
-#define FIELD_MAX 255
+#define FIELD_MAX ENVELOPE_FIELD_MAX
 
 /* ---- strings ---- */
 
@@ -35,157 +41,177 @@ tame_string(const char *s, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;
 
-	if (len == 0 || len > FIELD_MAX)
-		return false;
 	for (size_t i = 0; i < len;) {
-		unsigned c = p[i];
-		size_t n;
-		unsigned cp;
+		uint32_t cp;
+		size_t n = utf8_next(p + i, len - i, &cp);
 
-		if (c < 0x20 || c == 0x7f)
+		if (n == 0 || cp < 0x20 || (cp >= 0x7f && cp <= 0x9f))
 			return false;
-		if (c < 0x80) {
-			i++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf) {
-			n = 1;
-			cp = c & 0x1f;
-		} else if (c >= 0xe0 && c <= 0xef) {
-			n = 2;
-			cp = c & 0x0f;
-		} else if (c >= 0xf0 && c <= 0xf4) {
-			n = 3;
-			cp = c & 0x07;
-		} else {
-			return false;
-		}
-		if (len - i <= n)
-			return false;
-		for (size_t k = 1; k <= n; k++) {
-			if ((p[i + k] & 0xc0) != 0x80)
-				return false;
-			cp = cp << 6 | (p[i + k] & 0x3f);
-		}
-		if ((n == 2 && cp < 0x800) || (n == 3 && (cp < 0x10000 || cp > 0x10ffff)) ||
-		    (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp <= 0x9f))
-			return false;
-		i += n + 1;
+		i += n;
 	}
 	return true;
 }
 
-/* *out = copy of s when tame; -1 otherwise */
+/* why a field was not taken: static texts, used in notes and reasons */
+#define WHY_EMPTY "empty"
+#define WHY_LONG "over 255 bytes"
+#define WHY_UNTAME "not valid UTF-8 or has control characters"
+#define WHY_TYPE "not a string"
+#define WHY_VERSION "not an integer or RFC 3339 time"
+
+/* *out = copy of s when tame; -1 and *why otherwise */
 static int
-take(char **out, const char *s, size_t len)
+take(char **out, const char *s, size_t len, const char **why)
 {
+	if (len == 0)
+		return *why = WHY_EMPTY, -1;
+	if (len > FIELD_MAX)
+		return *why = WHY_LONG, -1;
 	if (!tame_string(s, len))
-		return -1;
+		return *why = WHY_UNTAME, -1;
 	*out = xstrndup(s, len);
 	return 0;
 }
 
+/* 1 when the header is absent, else as take() */
 static int
-take_header(char **out, const request_view *req, const char *name)
+take_header(char **out, const request_view *req, const char *name, const char **why)
 {
 	const char *v = req->header(req->ctx, name);
 
 	if (v == NULL)
 		return 1;
-	return take(out, v, strnlen(v, FIELD_MAX + 1));
+	return take(out, v, strnlen(v, FIELD_MAX + 1), why);
+}
+
+/* add "field: why" to the envelope's note */
+static void
+note(envelope *env, const char *field, const char *why)
+{
+	char *n = env->note == NULL ? xasprintf("%s: %s", field, why)
+				    : xasprintf("%s; %s: %s", env->note, field, why);
+
+	free(env->note);
+	env->note = n;
+}
+
+/* an optional field: a failure (rc < 0) is noted, never fatal */
+static const char *const version_why = WHY_VERSION;
+
+/* why is read after rc was computed (arguments are evaluated in any order) */
+static void
+optional(envelope *env, int rc, const char *field, const char *const *why)
+{
+	if (rc < 0)
+		note(env, field, *why);
+}
+
+/*
+ * The event id: rc 1 (absent) or -1 (bad, why) refuse the event with a
+ * reason that says so.  Returns 0 when the id was taken.
+ */
+static int
+need_id(int rc, const char *const *whyp, const char **reason)
+{
+	const char *why = *whyp;
+
+	if (rc == 0)
+		return 0;
+	if (rc > 0)
+		*reason = "no event id";
+	else if (strcmp(why, WHY_LONG) == 0)
+		*reason = "event id over 255 bytes";
+	else if (strcmp(why, WHY_EMPTY) == 0)
+		*reason = "event id is empty";
+	else if (strcmp(why, WHY_TYPE) == 0)
+		*reason = "event id is not a string";
+	else
+		*reason = "event id is not valid UTF-8 or has control characters";
+	return -1;
 }
 
 /* ---- JSON ---- */
 
-/*
- * Parse the whole body as one JSON value; trailing whitespace is allowed,
- * anything else after the value is not.  NULL when it is not JSON.
- */
-static json_object *
+/* a value read from the body, or none (absent, or no body to read) */
+typedef struct jval {
+	bool present;
+	jscan_value v;
+} jval;
+
+static const jval no_value = {false, {JSCAN_NULL, NULL, 0}};
+
+/* the whole body as one JSON value; !present when it is not JSON */
+static jval
 parse_json(const unsigned char *body, size_t len)
 {
-	json_tokener *tok;
-	json_object *obj;
-	size_t end;
+	jval j = no_value;
 
-	if (len == 0 || len > INT_MAX)
-		return NULL;
-	tok = json_tokener_new_ex(JSON_DEPTH_MAX);
-	if (tok == NULL)
-		return NULL;
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-	obj = json_tokener_parse_ex(tok, (const char *)body, (int)len);
-	if (obj != NULL && json_tokener_get_error(tok) == json_tokener_success) {
-		end = json_tokener_get_parse_end(tok);
-		for (; end < len; end++) {
-			if (body[end] != ' ' && body[end] != '\t' && body[end] != '\n' && body[end] != '\r')
-				break;
-		}
-		if (end < len) {
-			json_object_put(obj);
-			obj = NULL;
-		}
-	} else if (obj != NULL) {
-		json_object_put(obj);
-		obj = NULL;
-	}
-	json_tokener_free(tok);
-	return obj;
+	j.present = jscan_parse((const char *)body, len, JSON_DEPTH_MAX, &j.v) == 0;
+	return j;
 }
 
-static json_object *
+static jval
 parse_object(const unsigned char *body, size_t len)
 {
-	json_object *o = parse_json(body, len);
+	jval j = parse_json(body, len);
 
-	if (o != NULL && !json_object_is_type(o, json_type_object)) {
-		json_object_put(o);
-		return NULL;
-	}
-	return o;
+	if (j.present && j.v.type != JSCAN_OBJECT)
+		return no_value;
+	return j;
 }
 
-/* the value at a dotted path ("data.object.id") of nested objects, or NULL */
-static json_object *
-json_path(json_object *o, const char *path)
+/* the value at a dotted path ("data.object.id") of nested objects */
+static jval
+json_path(const jval *o, const char *path)
 {
-	while (o != NULL && json_object_is_type(o, json_type_object)) {
-		size_t n = strcspn(path, ".");
-		char key[FIELD_MAX + 1];
-		json_object *next;
+	jval cur = *o;
 
-		if (n > FIELD_MAX)
-			return NULL;
-		memcpy(key, path, n);
-		key[n] = '\0';
-		if (!json_object_object_get_ex(o, key, &next))
-			return NULL;
+	while (cur.present && cur.v.type == JSCAN_OBJECT) {
+		size_t n = strcspn(path, ".");
+		jscan_value next;
+
+		if (jscan_member(&cur.v, path, n, &next) < 0)
+			return no_value;
+		cur.v = next;
 		if (path[n] == '\0')
-			return next;
-		o = next;
+			return cur;
 		path += n + 1;
 	}
-	return NULL;
+	return no_value;
+}
+
+/* a string value, unescaped; false when v is not one or holds a lone surrogate */
+static bool
+json_text(jval v, char **out, size_t *len)
+{
+	return v.present && jscan_string(&v.v, out, len) == 0;
 }
 
 /*
- * *out = the string (or, with numbers, the integer as decimal text) at
- * v.  Returns 1 when v is NULL or JSON null, 0 on success, -1 for another
+ * *out = the string at v, or with numbers an integer's exact source text
+ * (all its digits: JSON.parse keeps them apart, and so do we).  Returns 1
+ * when v is absent or JSON null, 0 on success, -1 (and *why) for another
  * type or an untame string.
  */
 static int
-take_json(char **out, json_object *v, bool numbers)
+take_json(char **out, jval v, bool numbers, const char **why)
 {
-	char buf[32];
+	char *text;
+	size_t len;
+	int rc;
 
-	if (v == NULL || json_object_is_type(v, json_type_null))
+	if (!v.present || v.v.type == JSCAN_NULL)
 		return 1;
-	if (json_object_is_type(v, json_type_string))
-		return take(out, json_object_get_string(v), (size_t)json_object_get_string_len(v));
-	if (numbers && json_object_is_type(v, json_type_int)) {
-		snprintf(buf, sizeof(buf), "%lld", (long long)json_object_get_int64(v));
-		return take(out, buf, strlen(buf));
+	if (v.v.type == JSCAN_STRING) {
+		if (jscan_string(&v.v, &text, &len) < 0)
+			return *why = WHY_UNTAME, -1; /* a lone surrogate */
+		rc = take(out, text, len, why);
+		free(text);
+		return rc;
 	}
+	if (numbers && jscan_is_integer(&v.v))
+		return take(out, v.v.p, v.v.len, why);
+	*why = WHY_TYPE;
 	return -1;
 }
 
@@ -263,23 +289,49 @@ rfc3339_us(const char *s, int64_t *out)
 	return 0;
 }
 
+/* an integer's source text as int64; -1 when out of range */
+static int
+integer_value(const jscan_value *v, int64_t *out)
+{
+	const char *p = v->p, *end = v->p + v->len;
+	bool neg = *p == '-';
+	uint64_t limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX, n = 0;
+
+	for (p += neg; p < end; p++) {
+		unsigned d = (unsigned)(*p - '0');
+
+		if (n > (limit - d) / 10)
+			return -1;
+		n = n * 10 + d;
+	}
+	*out = neg ? (int64_t)(0 - n) : (int64_t)n;
+	return 0;
+}
+
 /* version from an integer (as is) or an RFC 3339 string (microseconds); 1 if absent */
 static int
-take_version(envelope *env, json_object *v)
+take_version(envelope *env, jval v)
 {
-	if (v == NULL || json_object_is_type(v, json_type_null))
+	char *text;
+	size_t len;
+	int rc;
+
+	if (!v.present || v.v.type == JSCAN_NULL)
 		return 1;
-	if (json_object_is_type(v, json_type_int)) {
-		env->version = json_object_get_int64(v);
+	if (jscan_is_integer(&v.v)) {
+		if (integer_value(&v.v, &env->version) < 0)
+			return -1;
 		env->has_version = true;
 		return 0;
 	}
-	if (json_object_is_type(v, json_type_string) &&
-	    rfc3339_us(json_object_get_string(v), &env->version) == 0) {
-		env->has_version = true;
-		return 0;
-	}
-	return -1;
+	if (!json_text(v, &text, &len))
+		return -1;
+	rc = strlen(text) == len ? rfc3339_us(text, &env->version) : -1;
+	free(text);
+	if (rc < 0)
+		return -1;
+	env->has_version = true;
+	return 0;
 }
 
 static bool
@@ -301,25 +353,25 @@ is_form(const request_view *req)
 /* where a provider's JSON body keeps the envelope (dotted paths) */
 typedef struct body_fields {
 	const char *id, *type, *object, *version;
-	const char *bad_version; /* reason for a version that does not parse */
 } body_fields;
 
 /* Stripe: {"id", "type", "created", "data": {"object": {"id"}}} */
-static const body_fields stripe_fields = {"id", "type", "data.object.id", "created", "bad created time"};
+static const body_fields stripe_fields = {"id", "type", "data.object.id", "created"};
 /* Paddle Billing: {"event_id", "event_type", "occurred_at", "data": {"id"}} */
-static const body_fields paddle_fields = {"event_id", "event_type", "data.id", "occurred_at", "bad occurred_at"};
+static const body_fields paddle_fields = {"event_id", "event_type", "data.id", "occurred_at"};
 
 static int
-extract_fields(json_object *b, const body_fields *f, envelope *env, const char **reason)
+extract_fields(const jval *b, const body_fields *f, envelope *env, const char **reason)
 {
-	if (take_json(&env->event_id, json_path(b, f->id), false) != 0)
-		return *reason = "no event id", -1;
-	if (take_json(&env->event_type, json_path(b, f->type), false) < 0)
-		return *reason = "bad event type", -1;
-	if (take_json(&env->object_id, json_path(b, f->object), false) < 0)
-		return *reason = "bad object id", -1;
-	if (take_version(env, json_path(b, f->version)) < 0)
-		return *reason = f->bad_version, -1;
+	const char *why = NULL;
+
+	if (!b->present)
+		return *reason = "body is not a JSON object", -1;
+	if (need_id(take_json(&env->event_id, json_path(b, f->id), false, &why), &why, reason) < 0)
+		return -1;
+	optional(env, take_json(&env->event_type, json_path(b, f->type), false, &why), "type", &why);
+	optional(env, take_json(&env->object_id, json_path(b, f->object), false, &why), "object id", &why);
+	optional(env, take_version(env, json_path(b, f->version)), f->version, &version_why);
 	return 0;
 }
 
@@ -330,86 +382,93 @@ extract_fields(json_object *b, const body_fields *f, envelope *env, const char *
  * "issue"); events without such an object ("push") have none.
  */
 static int
-extract_github(const request_view *req, json_object *b, envelope *env, const char **reason)
+extract_github(const request_view *req, const jval *b, envelope *env, const char **reason)
 {
 	const char *ev = req->header(req->ctx, "X-GitHub-Event");
-	json_object *action = json_path(b, "action"), *obj;
-	char key[FIELD_MAX + 1];
-	size_t n;
+	jval obj, id;
+	const char *why = NULL;
+	char key[FIELD_MAX + 1], *action;
+	size_t n, alen;
 
-	if (take_header(&env->event_id, req, "X-GitHub-Delivery") != 0)
-		return *reason = "no event id", -1;
+	if (need_id(take_header(&env->event_id, req, "X-GitHub-Delivery", &why), &why, reason) < 0)
+		return -1;
 	if (ev == NULL)
 		return 0;
 	n = strnlen(ev, FIELD_MAX + 1);
-	if (!tame_string(ev, n))
-		return *reason = "bad event type", -1;
-	if (action != NULL && json_object_is_type(action, json_type_string)) {
-		char *t = xasprintf("%s.%s", ev, json_object_get_string(action));
-		int rc = take(&env->event_type, t, strlen(t));
+	if (take(&env->event_type, ev, n, &why) < 0) {
+		note(env, "type", why);
+		return 0;
+	}
+	if (json_text(json_path(b, "action"), &action, &alen)) {
+		char *t = xasprintf("%s.%s", ev, action);
+		char *with_action = NULL;
 
+		if (strlen(action) == alen && take(&with_action, t, strlen(t), &why) == 0) {
+			free(env->event_type);
+			env->event_type = with_action;
+		} else {
+			note(env, "type action", strlen(action) == alen ? why : WHY_UNTAME);
+		}
 		free(t);
-		if (rc < 0)
-			return *reason = "bad event type", -1;
-	} else {
-		env->event_type = xstrdup(ev);
+		free(action);
 	}
 	memcpy(key, ev, n + 1);
 	obj = json_path(b, key);
-	if ((obj == NULL || !json_object_is_type(obj, json_type_object)) && n > 1 && key[n - 1] == 's') {
+	if ((!obj.present || obj.v.type != JSCAN_OBJECT) && n > 1 && key[n - 1] == 's') {
 		key[n - 1] = '\0';
 		obj = json_path(b, key);
 	}
-	if (obj != NULL && json_object_is_type(obj, json_type_object) &&
-	    take_json(&env->object_id, json_path(obj, "id"), true) < 0)
-		return *reason = "bad object id", -1;
+	if (obj.present && obj.v.type == JSCAN_OBJECT) {
+		id = json_path(&obj, "id");
+		optional(env, take_json(&env->object_id, id, true, &why), "object id", &why);
+	}
 	return 0;
 }
 
 static int
-extract_standard(const endpoint_conf *ep, const request_view *req, json_object *b, envelope *env,
+extract_standard(const endpoint_conf *ep, const request_view *req, const jval *b, envelope *env,
 		 const char **reason)
 {
 	const char *first = ep->provider == PROVIDER_SVIX ? "svix-id" : "webhook-id";
 	const char *second = ep->provider == PROVIDER_SVIX ? "webhook-id" : "svix-id";
-	int rc = take_header(&env->event_id, req, first);
+	const char *why = NULL;
+	int rc = take_header(&env->event_id, req, first, &why);
 
 	if (rc > 0)
-		rc = take_header(&env->event_id, req, second);
-	if (rc != 0)
-		return *reason = "no event id", -1;
-	if (take_json(&env->event_type, json_path(b, "type"), false) < 0)
-		return *reason = "bad event type", -1;
-	if (take_json(&env->object_id, json_path(b, "data.id"), false) < 0)
-		env->object_id = NULL; /* data.id is free-form in the spec: ignore other types */
-	if (take_version(env, json_path(b, "timestamp")) < 0)
-		return *reason = "bad timestamp", -1;
+		rc = take_header(&env->event_id, req, second, &why);
+	if (need_id(rc, &why, reason) < 0)
+		return -1;
+	optional(env, take_json(&env->event_type, json_path(b, "type"), false, &why), "type", &why);
+	/* data.id is free-form in the spec: other types are ignored */
+	if (take_json(&env->object_id, json_path(b, "data.id"), false, &why) < 0)
+		env->object_id = NULL;
+	optional(env, take_version(env, json_path(b, "timestamp")), "timestamp", &version_why);
 	return 0;
 }
 
 static int
-extract_shopify(const request_view *req, json_object *b, envelope *env, const char **reason)
+extract_shopify(const request_view *req, const jval *b, envelope *env, const char **reason)
 {
 	const char *at = req->header(req->ctx, "X-Shopify-Triggered-At");
-	int rc = take_header(&env->event_id, req, "X-Shopify-Event-Id");
+	const char *why = NULL;
+	int rc = take_header(&env->event_id, req, "X-Shopify-Event-Id", &why);
 
 	if (rc > 0)
-		rc = take_header(&env->event_id, req, "X-Shopify-Webhook-Id");
-	if (rc != 0)
-		return *reason = "no event id", -1;
-	if (take_header(&env->event_type, req, "X-Shopify-Topic") < 0)
-		return *reason = "bad event type", -1;
-	rc = take_json(&env->object_id, json_path(b, "admin_graphql_api_id"), false);
+		rc = take_header(&env->event_id, req, "X-Shopify-Webhook-Id", &why);
+	if (need_id(rc, &why, reason) < 0)
+		return -1;
+	optional(env, take_header(&env->event_type, req, "X-Shopify-Topic", &why), "type", &why);
+	rc = take_json(&env->object_id, json_path(b, "admin_graphql_api_id"), false, &why);
 	if (rc > 0)
-		rc = take_json(&env->object_id, json_path(b, "id"), true);
-	if (rc < 0)
-		return *reason = "bad object id", -1;
+		rc = take_json(&env->object_id, json_path(b, "id"), true, &why);
+	optional(env, rc, "object id", &why);
 	if (at != NULL) {
-		if (rfc3339_us(at, &env->version) < 0)
-			return *reason = "bad X-Shopify-Triggered-At header", -1;
-		env->has_version = true;
-	} else if (take_version(env, json_path(b, "updated_at")) < 0) {
-		return *reason = "bad updated_at", -1;
+		if (rfc3339_us(at, &env->version) == 0)
+			env->has_version = true;
+		else
+			note(env, "X-Shopify-Triggered-At", "not an RFC 3339 time");
+	} else {
+		optional(env, take_version(env, json_path(b, "updated_at")), "updated_at", &version_why);
 	}
 	return 0;
 }
@@ -424,41 +483,48 @@ static int
 extract_slack(const request_view *req, envelope *env, const char **reason)
 {
 	form f = {NULL, 0};
-	json_object *b = NULL;
+	jval body;
+	const jval *b = &body;
 	const form_param *p;
+	const char *why = NULL;
 	int rc = -1;
 
 	if (is_form(req)) {
 		if (form_parse((const char *)req->body, req->body_len, &f) < 0)
 			BAD("too many form parameters");
 		if ((p = form_get(&f, "payload")) != NULL) {
-			b = parse_object((const unsigned char *)p->value, p->value_len);
-			if (b == NULL)
+			body = parse_object((const unsigned char *)p->value, p->value_len);
+			if (!body.present)
 				BAD("payload is not a JSON object");
-			if (take_json(&env->event_id, json_path(b, "trigger_id"), false) != 0)
-				BAD("no event id");
-			if (take_json(&env->event_type, json_path(b, "type"), false) < 0)
-				BAD("bad event type");
+			if (need_id(take_json(&env->event_id, json_path(b, "trigger_id"), false, &why), &why,
+				    reason) < 0)
+				goto out;
+			optional(env, take_json(&env->event_type, json_path(b, "type"), false, &why), "type",
+				 &why);
 		} else {
-			if ((p = form_get(&f, "trigger_id")) == NULL ||
-			    take(&env->event_id, p->value, p->value_len) < 0)
+			if ((p = form_get(&f, "trigger_id")) == NULL)
 				BAD("no event id");
-			if ((p = form_get(&f, "command")) != NULL &&
-			    take(&env->event_type, p->value, p->value_len) < 0)
-				BAD("bad event type");
+			if (need_id(take(&env->event_id, p->value, p->value_len, &why), &why, reason) < 0)
+				goto out;
+			if ((p = form_get(&f, "command")) != NULL)
+				optional(env, take(&env->event_type, p->value, p->value_len, &why), "type", &why);
 		}
 		rc = 0;
 		goto out;
 	}
-	b = parse_object(req->body, req->body_len);
-	if (b == NULL)
+	body = parse_object(req->body, req->body_len);
+	if (!body.present)
 		BAD("body is not a JSON object");
 	{
-		json_object *type = json_path(b, "type");
+		char *type = NULL;
+		size_t tlen = 0;
+		bool verification = json_text(json_path(b, "type"), &type, &tlen) &&
+				    tlen == strlen("url_verification") &&
+				    memcmp(type, "url_verification", tlen) == 0;
 
-		if (type != NULL && json_object_is_type(type, json_type_string) &&
-		    strcmp(json_object_get_string(type), "url_verification") == 0) {
-			if (take_json(&env->challenge, json_path(b, "challenge"), false) != 0)
+		free(type);
+		if (verification) {
+			if (take_json(&env->challenge, json_path(b, "challenge"), false, &why) != 0)
 				BAD("bad challenge");
 			env->event_id = xstrdup("url_verification");
 			env->event_type = xstrdup("url_verification");
@@ -466,16 +532,13 @@ extract_slack(const request_view *req, envelope *env, const char **reason)
 			goto out;
 		}
 	}
-	if (take_json(&env->event_id, json_path(b, "event_id"), false) != 0)
-		BAD("no event id");
-	if (take_json(&env->event_type, json_path(b, "event.type"), false) < 0)
-		BAD("bad event type");
-	if (take_version(env, json_path(b, "event_time")) < 0)
-		BAD("bad event_time");
+	if (need_id(take_json(&env->event_id, json_path(b, "event_id"), false, &why), &why, reason) < 0)
+		goto out;
+	optional(env, take_json(&env->event_type, json_path(b, "event.type"), false, &why), "type", &why);
+	optional(env, take_version(env, json_path(b, "event_time")), "event_time", &version_why);
 	rc = 0;
 out:
 	form_release(&f);
-	json_object_put(b);
 	return rc;
 }
 
@@ -491,22 +554,26 @@ extract_twilio(const request_view *req, envelope *env, const char **reason)
 	static const char *const sids[] = {"MessageSid", "SmsSid", "CallSid"};
 	static const char *const statuses[] = {"MessageStatus", "SmsStatus", "CallStatus"};
 	form f = {NULL, 0};
-	json_object *b = NULL;
+	jval body;
+	const jval *b = &body;
 	const form_param *sid = NULL, *status = NULL;
+	const char *why = NULL;
 	int rc = -1, hrc;
 	size_t which = 0;
 
-	hrc = take_header(&env->event_id, req, "I-Twilio-Idempotency-Token");
-	if (hrc < 0)
-		BAD("bad I-Twilio-Idempotency-Token header");
+	hrc = take_header(&env->event_id, req, "I-Twilio-Idempotency-Token", &why);
+	if (hrc < 0 && need_id(hrc, &why, reason) < 0)
+		goto out;
 	if (req->body_len > 0 && (req->body[0] == '{' || req->body[0] == '[')) {
-		b = parse_json(req->body, req->body_len);
-		if (b == NULL)
+		body = parse_json(req->body, req->body_len);
+		if (!body.present && hrc > 0)
 			BAD("body is not JSON");
-		if (hrc > 0 && take_json(&env->event_id, json_path(b, "id"), false) != 0)
-			BAD("no event id");
-		if (take_json(&env->event_type, json_path(b, "type"), false) < 0)
-			BAD("bad event type");
+		if (!body.present)
+			note(env, "body", "not JSON");
+		if (hrc > 0 && need_id(take_json(&env->event_id, json_path(b, "id"), false, &why), &why,
+				       reason) < 0)
+			goto out;
+		optional(env, take_json(&env->event_type, json_path(b, "type"), false, &why), "type", &why);
 		if (env->event_type == NULL)
 			env->event_type = xstrdup("twilio.event");
 		rc = 0;
@@ -520,19 +587,21 @@ extract_twilio(const request_view *req, envelope *env, const char **reason)
 	}
 	for (size_t i = 0; i < 3 && status == NULL; i++)
 		status = form_get(&f, statuses[i]);
-	if (sid != NULL && take(&env->object_id, sid->value, sid->value_len) < 0)
-		BAD("bad sid");
+	if (sid != NULL && take(&env->object_id, sid->value, sid->value_len, &why) < 0) {
+		note(env, "object id", why);
+		sid = NULL;
+	}
 	if (status != NULL) {
 		char *t = xasprintf("twilio.%.*s", (int)status->value_len, status->value);
 
-		if (take(&env->event_type, t, strlen(t)) < 0) {
-			free(t);
-			BAD("bad status");
+		if (take(&env->event_type, t, strlen(t), &why) < 0) {
+			note(env, "type", why);
+			status = NULL;
 		}
 		free(t);
-	} else {
-		env->event_type = xstrdup(sid == NULL ? "twilio.event" : which == 2 ? "twilio.call" : "twilio.message");
 	}
+	if (env->event_type == NULL)
+		env->event_type = xstrdup(sid == NULL ? "twilio.event" : which == 2 ? "twilio.call" : "twilio.message");
 	if (hrc > 0) {
 		char *id;
 		int trc;
@@ -542,55 +611,58 @@ extract_twilio(const request_view *req, envelope *env, const char **reason)
 		id = status != NULL ? xasprintf("%s:%.*s", env->object_id, (int)status->value_len,
 						status->value)
 				    : xstrdup(env->object_id);
-		trc = take(&env->event_id, id, strlen(id));
+		trc = take(&env->event_id, id, strlen(id), &why);
 		free(id);
-		if (trc < 0)
-			BAD("no event id");
+		if (need_id(trc, &why, reason) < 0)
+			goto out;
 	}
 	rc = 0;
 out:
 	form_release(&f);
-	json_object_put(b);
 	return rc;
 }
 
 static int
-extract_gitlab(const request_view *req, json_object *b, envelope *env, const char **reason)
+extract_gitlab(const request_view *req, const jval *b, envelope *env, const char **reason)
 {
-	if (take_header(&env->event_id, req, "X-Gitlab-Event-UUID") != 0)
-		return *reason = "no event id", -1;
-	if (take_header(&env->event_type, req, "X-Gitlab-Event") < 0)
-		return *reason = "bad event type", -1;
-	if (take_json(&env->object_id, json_path(b, "object_attributes.id"), true) < 0)
-		return *reason = "bad object id", -1;
+	const char *why = NULL;
+
+	if (need_id(take_header(&env->event_id, req, "X-Gitlab-Event-UUID", &why), &why, reason) < 0)
+		return -1;
+	optional(env, take_header(&env->event_type, req, "X-Gitlab-Event", &why), "type", &why);
+	optional(env, take_json(&env->object_id, json_path(b, "object_attributes.id"), true, &why),
+		 "object id", &why);
 	return 0;
 }
 
 /* generic HMAC endpoints: each field from a header or a dotted JSON path */
 static int
-extract_hmac(const hmac_conf *h, const request_view *req, json_object *b, envelope *env,
+extract_hmac(const hmac_conf *h, const request_view *req, const jval *b, envelope *env,
 	     const char **reason)
 {
+	const char *why = NULL;
 	int rc = 1;
 
 	if (h->id_header != NULL)
-		rc = take_header(&env->event_id, req, h->id_header);
-	if (rc > 0 && h->id_field != NULL)
-		rc = take_json(&env->event_id, json_path(b, h->id_field), true);
-	if (rc != 0)
-		return *reason = "no event id", -1;
+		rc = take_header(&env->event_id, req, h->id_header, &why);
+	if (rc > 0 && h->id_field != NULL) {
+		if (!b->present)
+			return *reason = "body is not a JSON object", -1;
+		rc = take_json(&env->event_id, json_path(b, h->id_field), true, &why);
+	}
+	if (need_id(rc, &why, reason) < 0)
+		return -1;
 	rc = 1;
 	if (h->type_header != NULL)
-		rc = take_header(&env->event_type, req, h->type_header);
+		rc = take_header(&env->event_type, req, h->type_header, &why);
 	if (rc > 0 && h->type_field != NULL)
-		rc = take_json(&env->event_type, json_path(b, h->type_field), false);
-	if (rc < 0)
-		return *reason = "bad event type", -1;
-	if (h->object_field != NULL &&
-	    take_json(&env->object_id, json_path(b, h->object_field), true) < 0)
-		return *reason = "bad object id", -1;
-	if (h->version_field != NULL && take_version(env, json_path(b, h->version_field)) < 0)
-		return *reason = "bad version", -1;
+		rc = take_json(&env->event_type, json_path(b, h->type_field), false, &why);
+	optional(env, rc, "type", &why);
+	if (h->object_field != NULL)
+		optional(env, take_json(&env->object_id, json_path(b, h->object_field), true, &why),
+			 "object id", &why);
+	if (h->version_field != NULL)
+		optional(env, take_version(env, json_path(b, h->version_field)), "version", &version_why);
 	return 0;
 }
 
@@ -598,7 +670,9 @@ int
 envelope_extract(const endpoint_conf *ep, const request_view *req, envelope *env,
 		 const char **reason)
 {
-	json_object *b = NULL;
+	jval body = no_value;
+	const jval *b = &body;
+	form f = {NULL, 0};
 	int rc = -1;
 	bool need_json = true;
 
@@ -618,19 +692,22 @@ envelope_extract(const endpoint_conf *ep, const request_view *req, envelope *env
 	}
 	if (need_json) {
 		if (ep->provider == PROVIDER_GITHUB && is_form(req)) {
-			/* GitHub's form content type: payload=<JSON> */
-			form f = {NULL, 0};
+			/* GitHub's form content type: payload=<JSON> (body points into f) */
 			const form_param *p;
 
 			if (form_parse((const char *)req->body, req->body_len, &f) == 0 &&
 			    (p = form_get(&f, "payload")) != NULL)
-				b = parse_object((const unsigned char *)p->value, p->value_len);
-			form_release(&f);
+				body = parse_object((const unsigned char *)p->value, p->value_len);
 		} else {
-			b = parse_object(req->body, req->body_len);
+			body = parse_object(req->body, req->body_len);
 		}
-		if (b == NULL)
-			BAD("body is not a JSON object");
+		/*
+		 * Where the event id is a header, a body that is not JSON only
+		 * loses the fields read from it; where the id is in the body, the
+		 * extractor refuses it.
+		 */
+		if (!body.present)
+			note(env, "body", "not a JSON object");
 	}
 	switch (ep->provider) {
 	case PROVIDER_STRIPE:
@@ -658,10 +735,10 @@ envelope_extract(const endpoint_conf *ep, const request_view *req, envelope *env
 	case PROVIDER_SLACK:
 	case PROVIDER_TWILIO:
 	case PROVIDER__COUNT:
-		BAD("unknown provider");
+		*reason = "unknown provider";
+		break;
 	}
-out:
-	json_object_put(b);
+	form_release(&f);
 	return rc;
 }
 
@@ -672,5 +749,6 @@ envelope_release(envelope *env)
 	free(env->event_type);
 	free(env->object_id);
 	free(env->challenge);
+	free(env->note);
 	memset(env, 0, sizeof(*env));
 }

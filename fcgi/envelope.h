@@ -2,8 +2,9 @@
  * envelope.h - the envelope fields of a verified delivery
  *
  * Reads the event id, type, object id and version/creation time from the
- * verified headers and body (json-c), per provider.  The body is parsed,
- * never re-serialised: what is stored is the exact bytes received.
+ * verified headers and body (jscan.h: as JSON.parse reads them), per
+ * provider.  The body is parsed, never re-serialised: what is stored is the
+ * exact bytes received.
  */
 #ifndef HOOKINBOX_ENVELOPE_H
 #define HOOKINBOX_ENVELOPE_H
@@ -25,12 +26,23 @@ typedef struct envelope {
 	 * answered with it and nothing is stored.  NULL otherwise.
 	 */
 	char *challenge;
+	/*
+	 * What did not parse, e.g. "type: over 255 bytes; version: not an
+	 * integer or RFC 3339 time" (that field is NULL); NULL when all did.
+	 * Built from static texts only, so it is safe to log.
+	 */
+	char *note;
 } envelope;
+
+/* an event id, type or object id is at most this many bytes */
+#define ENVELOPE_FIELD_MAX 255
 
 /*
  * Fill *env from the request.  Returns 0 on success; -1 with a static
- * reason ("no event id", "body is not a JSON object", ...) for a 400.
- * The caller releases *env with envelope_release in every case.
+ * reason ("no event id", "event id over 255 bytes", ...) for a 400: only
+ * the delivery key (the event id) can refuse a signed event.  A type,
+ * object id or version that does not parse is left NULL and described in
+ * env->note.  The caller releases *env with envelope_release in every case.
  */
 int envelope_extract(const endpoint_conf *ep, const request_view *req, envelope *env,
 		     const char **reason);

@@ -14,6 +14,7 @@
 #include "envelope.h"
 #include "failpoint.h"
 #include "log.h"
+#include "utf8.h"
 #include "verify.h"
 #include "xalloc.h"
 
@@ -60,7 +61,7 @@ struct handler {
 /* what one request came to, for the reply and the log line */
 typedef struct outcome {
 	int status;
-	const char *what;   /* accepted, duplicate, rejected, error, challenge */
+	const char *what;   /* accepted, duplicate, review, rejected, error, challenge */
 	const char *reason; /* static text for rejections and errors */
 	int64_t id;
 	int secret_index;
@@ -215,7 +216,12 @@ read_body(handler *h, const http_io *io, size_t len)
 	return 0;
 }
 
-/* the kept headers as a JSON object; the caller frees the string */
+/*
+ * The kept headers as a JSON object; the caller frees the string.  A
+ * header is bytes, jsonb is UTF-8: bytes that are not UTF-8 (a Latin-1
+ * User-Agent) are kept as the text "\xNN", so that such a delivery is
+ * stored rather than failing its insert on every retry.
+ */
 static char *
 headers_json(const request_view *rv)
 {
@@ -224,9 +230,13 @@ headers_json(const request_view *rv)
 
 	for (size_t i = 0; kept_headers[i] != NULL; i++) {
 		const char *v = rv->header(rv->ctx, kept_headers[i]);
+		char *text;
 
-		if (v != NULL && strlen(v) <= 1024)
-			json_object_object_add(o, kept_headers[i], json_object_new_string(v));
+		if (v == NULL || strlen(v) > 1024)
+			continue;
+		text = utf8_escape_invalid(v);
+		json_object_object_add(o, kept_headers[i], json_object_new_string(text));
+		free(text);
 	}
 	out = xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 	json_object_put(o);
@@ -263,8 +273,9 @@ reply(const http_io *io, const outcome *o, const char *challenge)
 		bn = snprintf(body, sizeof(body), "%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN));
 		json_object_put(j);
 	} else if (o->status == 200) {
-		bn = snprintf(body, sizeof(body), "{\"id\":%" PRId64 ",\"duplicate\":%s}\n", o->id,
-			      strcmp(o->what, "duplicate") == 0 ? "true" : "false");
+		bn = snprintf(body, sizeof(body), "{\"id\":%" PRId64 ",\"duplicate\":%s%s}\n", o->id,
+			      strcmp(o->what, "duplicate") == 0 ? "true" : "false",
+			      strcmp(o->what, "review") == 0 ? ",\"review\":true" : "");
 	} else {
 		/* reason strings are static texts of ours, safe to echo */
 		bn = snprintf(body, sizeof(body), "{\"error\":\"%s\"}\n", o->reason);
@@ -308,7 +319,7 @@ unsigned_delivery_id(const endpoint_conf *ep)
 }
 
 static outcome
-serve(handler *h, const http_io *io, const endpoint_conf **epp, char **challenge)
+serve(handler *h, const http_io *io, const endpoint_conf **epp, char **challenge, char **note)
 {
 	const char *method = io->param(io->ctx, "REQUEST_METHOD");
 	const char *reason;
@@ -366,17 +377,22 @@ serve(handler *h, const http_io *io, const endpoint_conf **epp, char **challenge
 		.body = h->body,
 		.body_len = len,
 		.body_dedup = unsigned_delivery_id(ep),
+		.note = env.note,
+		.signed_sha256 = vr.has_signed_sha256 ? vr.signed_sha256 : NULL,
 	};
 	FAILPOINT("fcgi-before-insert");
 	o = (outcome){.status = 200, .secret_index = vr.secret_index};
 	{
-		bool dup = false;
+		store_outcome so;
 
-		if (store_accept(h->st, &d, &o.id, &dup) != 0) {
+		if (store_accept(h->st, &d, &so) != 0) {
 			o = (outcome){.status = 503, .what = "error", .reason = "storage unavailable", .id = -1,
 				      .secret_index = vr.secret_index};
 		} else {
-			o.what = dup ? "duplicate" : "accepted";
+			o.id = so.id;
+			o.what = so.held ? "review" : so.duplicate ? "duplicate" : "accepted";
+			*note = env.note; /* static texts only: safe to log */
+			env.note = NULL;
 		}
 	}
 	free(hdrs);
@@ -390,8 +406,8 @@ handler_serve(handler *h, const http_io *io)
 {
 	int64_t t0 = clock_mono_us();
 	const endpoint_conf *ep = NULL;
-	char *challenge = NULL;
-	outcome o = serve(h, io, &ep, &challenge);
+	char *challenge = NULL, *note = NULL;
+	outcome o = serve(h, io, &ep, &challenge, &note);
 	char status[8], id[24], ms[24], idx[8];
 
 	reply(io, &o, challenge);
@@ -403,7 +419,8 @@ handler_serve(handler *h, const http_io *io)
 	snprintf(idx, sizeof(idx), "%d", o.secret_index);
 	log_kv("request", "endpoint", ep ? ep->name : "(unknown)", "outcome", o.what, "status", status,
 	       "reason", o.reason, "id", o.id >= 0 ? id : NULL, "secret", o.secret_index >= 0 ? idx : NULL,
-	       "ms", ms, LOG_END);
+	       "note", note, "ms", ms, LOG_END);
+	free(note);
 	if (strcmp(o.what, "rejected") == 0)
 		count_rejection(h, ep ? ep->name : "(unknown)", o.reason);
 }

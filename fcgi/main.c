@@ -99,7 +99,8 @@ static void
 serve_cgi(const conf *cfg)
 {
 	const http_io io = {cgi_param, cgi_read, cgi_write, NULL};
-	store *st = store_new(conf_conninfo(cfg));
+	store_options opt = {conf_conninfo(cfg), conf_lock_timeout_ms(cfg), conf_statement_timeout_ms(cfg)};
+	store *st = store_new(&opt);
 	handler *h = handler_new(cfg, st);
 
 	handler_serve(h, &io);
@@ -116,6 +117,7 @@ static int
 serve(conf *cfg, const char *path)
 {
 	sigset_t set;
+	store_options opt = {conf_conninfo(cfg), conf_lock_timeout_ms(cfg), conf_statement_timeout_ms(cfg)};
 	store *st;
 	server *srv;
 	int sig, rc;
@@ -129,7 +131,7 @@ serve(conf *cfg, const char *path)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 
 	if (conf_threads(cfg) > 1) {
-		st = store_new_group(conf_conninfo(cfg), GROUP_MAX_BATCH);
+		st = store_new_group(&opt, GROUP_MAX_BATCH);
 	} else {
 		/*
 		 * One request thread, and this one only waits for signals: let it
@@ -137,7 +139,7 @@ serve(conf *cfg, const char *path)
 		 * 100 KB less private memory per process, times max-procs).
 		 */
 		mallopt(M_ARENA_MAX, 1);
-		st = store_new(conf_conninfo(cfg));
+		st = store_new(&opt);
 	}
 	srv = server_start(cfg, st, conf_threads(cfg));
 

@@ -18,18 +18,25 @@
 #include <libpq-fe.h>
 
 #define ACCEPT_SQL                                                                        \
-	"select id, duplicate from hookinbox.accept_batch($1, $2, $3, $4, $5, $6, $7, $8, $9, " \
-	"$10, $11)"
+	"select id, duplicate, held from hookinbox.accept_batch($1, $2, $3, $4, $5, $6, $7, $8, " \
+	"$9, $10, $11, $12, $13)"
 #define REJECT_SQL "select hookinbox.reject($1, $2, $3)"
-#define ACCEPT_NPARAMS 11
+/*
+ * The session's own settings, whatever the server, database or role say:
+ * with synchronous_commit off anywhere, an acknowledged delivery could be
+ * lost in a crash.
+ */
+#define SESSION_SQL                                                                   \
+	"select set_config('synchronous_commit', 'on', false), "                      \
+	"set_config('lock_timeout', $1, false), set_config('statement_timeout', $2, false)"
+#define ACCEPT_NPARAMS 13
 /* a batch's bodies together stay under this (each is at most max_body) */
 #define BATCH_BYTES (32 * 1024 * 1024)
 
 /* one delivery waiting for the committer */
 typedef struct pending {
 	const store_delivery *d;
-	int64_t id;
-	bool duplicate;
+	store_outcome out;
 	int rc;
 	sem_t done; /* posted by the committer once id/duplicate/rc are set */
 	struct pending *next;
@@ -37,6 +44,7 @@ typedef struct pending {
 
 struct store {
 	char *conninfo;
+	char lock_timeout[16], statement_timeout[16]; /* "1000ms" */
 	PGconn *conn;
 	pthread_mutex_t conn_lock; /* one user of conn and param at a time */
 	pgarray *param[ACCEPT_NPARAMS]; /* accept_batch()'s arrays, reused */
@@ -58,17 +66,20 @@ struct store {
 /* accept_batch()'s parameters, in order */
 static const pgarray_type param_type[ACCEPT_NPARAMS] = {
 	PGARRAY_TEXT, PGARRAY_TEXT, PGARRAY_TEXT, PGARRAY_TEXT, PGARRAY_TEXT,  PGARRAY_TEXT,
-	PGARRAY_TEXT, PGARRAY_INT8, PGARRAY_JSONB, PGARRAY_BYTEA, PGARRAY_BOOL,
+	PGARRAY_TEXT, PGARRAY_INT8, PGARRAY_JSONB, PGARRAY_BYTEA, PGARRAY_BOOL, PGARRAY_BYTEA,
+	PGARRAY_TEXT,
 };
 
 static void *committer_main(void *arg);
 
 store *
-store_new(const char *conninfo)
+store_new(const store_options *opt)
 {
 	store *s = xcalloc(1, sizeof(*s));
 
-	s->conninfo = xstrdup(conninfo);
+	s->conninfo = xstrdup(opt->conninfo);
+	snprintf(s->lock_timeout, sizeof(s->lock_timeout), "%dms", opt->lock_timeout_ms);
+	snprintf(s->statement_timeout, sizeof(s->statement_timeout), "%dms", opt->statement_timeout_ms);
 	pthread_mutex_init(&s->conn_lock, NULL);
 	for (int k = 0; k < ACCEPT_NPARAMS; k++)
 		s->param[k] = pgarray_new(param_type[k]);
@@ -76,9 +87,9 @@ store_new(const char *conninfo)
 }
 
 store *
-store_new_group(const char *conninfo, int max_batch)
+store_new_group(const store_options *opt, int max_batch)
 {
-	store *s = store_new(conninfo);
+	store *s = store_new(opt);
 
 	s->group = true;
 	s->max_batch = max_batch;
@@ -150,6 +161,19 @@ ensure_connection(store *s)
 		drop_connection(s);
 		return -1;
 	}
+	{
+		const char *set[2] = {s->lock_timeout, s->statement_timeout};
+
+		res = PQexecParams(s->conn, SESSION_SQL, 2, NULL, set, NULL, NULL, 0);
+		if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+			log_error("could not set up the database session: %s",
+				  first_line(PQresultErrorMessage(res), msg, sizeof(msg)));
+			PQclear(res);
+			drop_connection(s);
+			return -1;
+		}
+		PQclear(res);
+	}
 	res = PQprepare(s->conn, "accept", ACCEPT_SQL, ACCEPT_NPARAMS, NULL);
 	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
 		log_error("could not prepare hookinbox.accept_batch: %s (is sql/install.sql applied?)",
@@ -162,26 +186,44 @@ ensure_connection(store *s)
 	return 0;
 }
 
-/* after a failure: is the connection still worth keeping? */
-static bool
-connection_lost(PGconn *conn, const PGresult *res)
+/* why a call failed: what to do next depends on it */
+typedef enum failure {
+	FAIL_ROW,     /* the statement failed (one bad row?): try each delivery alone */
+	FAIL_TIMEOUT, /* lock_timeout or statement_timeout: each alone would wait again */
+	FAIL_LOST     /* the connection is gone: re-make it */
+} failure;
+
+static failure
+classify(PGconn *conn, const PGresult *res)
 {
 	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 
 	if (PQstatus(conn) != CONNECTION_OK || state == NULL)
-		return true;
+		return FAIL_LOST;
+	/* 57014 query_canceled (statement_timeout), 55P03 lock_not_available */
+	if (strcmp(state, "57014") == 0 || strcmp(state, "55P03") == 0)
+		return FAIL_TIMEOUT;
 	/* 08: connection exception, 57: operator intervention (shutdown) */
-	return strncmp(state, "08", 2) == 0 || strncmp(state, "57", 2) == 0;
+	if (strncmp(state, "08", 2) == 0 || strncmp(state, "57", 2) == 0)
+		return FAIL_LOST;
+	return FAIL_ROW;
+}
+
+/* after a failure: is the connection still worth keeping? */
+static bool
+connection_lost(PGconn *conn, const PGresult *res)
+{
+	return classify(conn, res) == FAIL_LOST;
 }
 
 /*
  * accept_batch() for batch[0..n) as one statement, which is its own
  * transaction: when it returns rows, they are committed.  0 (results set)
- * or -1 (logged; *lost when the connection is gone).  Caller holds
- * conn_lock and has a connection.
+ * or -1 (logged; *why says what failed).  Caller holds conn_lock and has
+ * a connection.
  */
 static int
-accept_call(store *s, pending **batch, int n, bool *lost)
+accept_call(store *s, pending **batch, int n, failure *why)
 {
 	const char *vals[ACCEPT_NPARAMS];
 	int lens[ACCEPT_NPARAMS], fmts[ACCEPT_NPARAMS];
@@ -208,21 +250,27 @@ accept_call(store *s, pending **batch, int n, bool *lost)
 		pgarray_add_str(s->param[8], d->headers_json);
 		pgarray_add(s->param[9], d->body, d->body_len);
 		pgarray_add_bool(s->param[10], d->body_dedup);
+		if (d->signed_sha256 != NULL)
+			pgarray_add(s->param[11], d->signed_sha256, 32);
+		else
+			pgarray_add_null(s->param[11]);
+		pgarray_add_str(s->param[12], d->note);
 	}
 	for (int k = 0; k < ACCEPT_NPARAMS; k++) {
 		vals[k] = pgarray_value(s->param[k], &lens[k]);
 		fmts[k] = 1;
 	}
 	res = PQexecPrepared(s->conn, "accept", ACCEPT_NPARAMS, vals, lens, fmts, 0);
-	*lost = false;
-	if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == n && PQnfields(res) == 2) {
+	*why = FAIL_ROW;
+	if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == n && PQnfields(res) == 3) {
 		for (int i = 0; i < n; i++) {
-			batch[i]->id = strtoll(PQgetvalue(res, i, 0), NULL, 10);
-			batch[i]->duplicate = PQgetvalue(res, i, 1)[0] == 't';
+			batch[i]->out.id = strtoll(PQgetvalue(res, i, 0), NULL, 10);
+			batch[i]->out.duplicate = PQgetvalue(res, i, 1)[0] == 't';
+			batch[i]->out.held = PQgetvalue(res, i, 2)[0] == 't';
 		}
 		rc = 0;
 	} else {
-		*lost = connection_lost(s->conn, res);
+		*why = classify(s->conn, res);
 		if (n == 1)
 			log_error("could not store delivery for endpoint \"%s\": %s", batch[0]->d->endpoint,
 				  first_line(PQresultErrorMessage(res), msg, sizeof(msg)));
@@ -234,17 +282,16 @@ accept_call(store *s, pending **batch, int n, bool *lost)
 	return rc;
 }
 
-/* accept_call with one reconnect.  Caller holds conn_lock. */
+/* accept_call with one reconnect; *why as there.  Caller holds conn_lock. */
 static int
-accept_locked(store *s, pending **batch, int n)
+accept_locked(store *s, pending **batch, int n, failure *why)
 {
-	bool lost;
-
+	*why = FAIL_LOST;
 	if (ensure_connection(s) != 0)
 		return -1;
-	if (accept_call(s, batch, n, &lost) == 0)
+	if (accept_call(s, batch, n, why) == 0)
 		return 0;
-	if (!lost)
+	if (*why != FAIL_LOST)
 		return -1;
 	/*
 	 * A connection that died since the last request (server restart) fails
@@ -255,9 +302,9 @@ accept_locked(store *s, pending **batch, int n)
 	drop_connection(s);
 	if (ensure_connection(s) != 0)
 		return -1;
-	if (accept_call(s, batch, n, &lost) == 0)
+	if (accept_call(s, batch, n, why) == 0)
 		return 0;
-	if (lost)
+	if (*why == FAIL_LOST)
 		drop_connection(s);
 	return -1;
 }
@@ -265,20 +312,24 @@ accept_locked(store *s, pending **batch, int n)
 static void
 commit_batch(store *s, pending **batch, int n)
 {
+	failure why;
+
 	pthread_mutex_lock(&s->conn_lock);
-	if (accept_locked(s, batch, n) == 0) {
+	if (accept_locked(s, batch, n, &why) == 0) {
 		for (int i = 0; i < n; i++)
 			batch[i]->rc = 0;
-	} else if (n > 1 && s->conn != NULL) {
+	} else if (n > 1 && why == FAIL_ROW && s->conn != NULL) {
 		/*
 		 * The batch failed as a whole while the connection stayed up (one
 		 * bad row aborts the statement): each in its own statement, so that
 		 * one bad delivery cannot fail the others.  Without a connection
 		 * (accept_locked has already tried to make one) all are refused at
-		 * once, rather than each waiting for its own connection attempt.
+		 * once, rather than each waiting for its own connection attempt;
+		 * after a lock or statement timeout too, since each would wait
+		 * again.
 		 */
 		for (int i = 0; i < n; i++)
-			batch[i]->rc = accept_locked(s, &batch[i], 1);
+			batch[i]->rc = accept_locked(s, &batch[i], 1, &why);
 	}
 	pthread_mutex_unlock(&s->conn_lock);
 }
@@ -341,7 +392,7 @@ committer_main(void *arg)
 }
 
 int
-store_accept(store *s, const store_delivery *d, int64_t *id, bool *duplicate)
+store_accept(store *s, const store_delivery *d, store_outcome *out)
 {
 	pending p = {.d = d, .rc = -1};
 	pending *head;
@@ -350,11 +401,12 @@ store_accept(store *s, const store_delivery *d, int64_t *id, bool *duplicate)
 	if (!s->group) {
 		pending *one = &p;
 
+		failure why;
+
 		pthread_mutex_lock(&s->conn_lock);
-		rc = accept_locked(s, &one, 1);
+		rc = accept_locked(s, &one, 1, &why);
 		pthread_mutex_unlock(&s->conn_lock);
-		*id = p.id;
-		*duplicate = p.duplicate;
+		*out = p.out;
 		return rc;
 	}
 	/*
@@ -373,8 +425,7 @@ store_accept(store *s, const store_delivery *d, int64_t *id, bool *duplicate)
 	while (sem_wait(&p.done) != 0)
 		; /* EINTR: a signal handler ran; the committer still owns p */
 	sem_destroy(&p.done);
-	*id = p.id;
-	*duplicate = p.duplicate;
+	*out = p.out;
 	return p.rc;
 }
 

@@ -1,5 +1,5 @@
 /*
- * store.h - the responder's one database call: hookinbox.accept()
+ * store.h - the responder's one database call: hookinbox.accept_batch()
  *
  * One connection per responder process, made lazily and re-made after a
  * failure, so a restarted PostgreSQL is picked up by the next request.
@@ -34,20 +34,42 @@ typedef struct store_delivery {
 	const unsigned char *body;
 	size_t body_len;
 	bool body_dedup; /* the provider does not sign its delivery id */
+	/* SHA-256 of what was signed when that is not the body (32 bytes), or NULL */
+	const unsigned char *signed_sha256;
+	const char *note; /* what of the envelope did not parse, or NULL */
 } store_delivery;
 
-/* conninfo is copied; nothing is connected until the first call */
-store *store_new(const char *conninfo);
+/* what accept_batch() answered for one delivery */
+typedef struct store_outcome {
+	int64_t id;	/* the delivery's intake id, or the first delivery's */
+	bool duplicate; /* id is the first delivery's */
+	bool held;	/* stored in state 'review': same signed content, another type */
+} store_outcome;
+
+/*
+ * How the responder's session is set up, whatever the server, database or
+ * role say: synchronous_commit = on (a delivery is answered only once its
+ * commit is flushed), and lock and statement timeouts, so that a held lock
+ * or a slow statement is answered 503 long before the provider gives up.
+ */
+typedef struct store_options {
+	const char *conninfo;	  /* copied */
+	int lock_timeout_ms;	  /* > 0 */
+	int statement_timeout_ms; /* > 0 */
+} store_options;
+
+/* nothing is connected until the first call */
+store *store_new(const store_options *opt);
 /* the same with a committer thread batching up to max_batch deliveries */
-store *store_new_group(const char *conninfo, int max_batch);
+store *store_new_group(const store_options *opt, int max_batch);
 void store_free(store *s);
 
 /*
- * Insert or find the delivery.  0: committed, *id and *duplicate set.
+ * Insert or find the delivery.  0: committed, *out set.
  * -1: not stored (database unreachable or failing); the message is logged
  * here (never with parameters), the caller answers 503.
  */
-int store_accept(store *s, const store_delivery *d, int64_t *id, bool *duplicate)
+int store_accept(store *s, const store_delivery *d, store_outcome *out)
 	__attribute__((warn_unused_result));
 
 /*

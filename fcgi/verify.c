@@ -40,6 +40,7 @@ verify_http_status(verify_status st)
 static int
 fail(verify_result *res, verify_status st, const char *reason)
 {
+	res->has_signed_sha256 = false;
 	res->status = st;
 	res->secret_index = -1;
 	res->reason = reason;
@@ -49,6 +50,7 @@ fail(verify_result *res, verify_status st, const char *reason)
 static int
 pass(verify_result *res, size_t secret_index)
 {
+	res->has_signed_sha256 = false;
 	res->status = VERIFY_OK;
 	res->secret_index = (int)secret_index;
 	res->reason = "signature verified";
@@ -658,6 +660,16 @@ verify_twilio(const endpoint_conf *ep, const request_view *req, verify_result *r
 				}
 			}
 			rc = pass(res, i);
+			if (!body_hash) {
+				/* what was signed, with the URL as configured (not the port variant) */
+				parts[0].data = urls[0];
+				parts[0].len = strlen(urls[0]);
+				if (sha256_parts(parts, nparts, res->signed_sha256) < 0) {
+					rc = fail(res, VERIFY_MISMATCH, "signature computation failed");
+					goto out;
+				}
+				res->has_signed_sha256 = true;
+			}
 			goto out;
 		}
 	}

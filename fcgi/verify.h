@@ -43,6 +43,14 @@ typedef struct verify_result {
 	verify_status status;
 	int secret_index; /* which secret matched (0-based), -1 if none */
 	const char *reason; /* static text for the log: "signature mismatch", ... */
+	/*
+	 * When the signature does not cover the raw body (Twilio's form
+	 * callbacks: the URL and the decoded, sorted parameters), SHA-256 of
+	 * what it covers, so that the replay defence compares what was signed:
+	 * reordered, repeated or re-encoded parameters hash the same.
+	 */
+	bool has_signed_sha256;
+	unsigned char signed_sha256[32];
 } verify_result;
 
 /* HTTP status to answer for a status other than VERIFY_OK (401 or 400) */

@@ -8,31 +8,47 @@
 -- queued up as one call, so the batch costs one statement and one commit,
 -- and a single delivery is a batch of one.  Row k of the result answers
 -- delivery k.
+--
+-- The replay defence (p_body_dedup: the provider does not sign its
+-- delivery id) compares what was signed: p_signed_sha256 when the signature
+-- does not cover the raw body (Twilio's form callbacks), else the body's
+-- hash.  Signed content seen before under the same type is a duplicate of
+-- the first delivery; under another type (the type is not signed either:
+-- Shopify's topic) it is stored, held in state 'review' with review_of =
+-- the first delivery's id, and answered as stored (held = true).
 create or replace function hookinbox.accept_batch(
 	p_endpoint text[], p_provider text[], p_account text[], p_environment text[],
 	p_event_id text[], p_event_type text[], p_object_id text[], p_event_version bigint[],
 	p_headers jsonb[], p_body bytea[], p_body_dedup boolean[],
-	out id bigint, out duplicate boolean)
+	p_signed_sha256 bytea[], p_note text[],
+	out id bigint, out duplicate boolean, out held boolean)
 returns setof record
 language plpgsql security definer
 set search_path = pg_catalog, pg_temp
 as $$
 declare
 	v_hash bytea;
+	v_dedup bytea;
+	v_first bigint;
+	v_first_type text;
 begin
 	for k in 1 .. coalesce(array_length(p_event_id, 1), 0) loop
 		v_hash := sha256(p_body[k]);
+		v_dedup := coalesce(p_signed_sha256[k], v_hash);
 		id := null;
-		-- Two attempts: a conflicting row can vanish between the insert and
-		-- the lookup only if the retention purge deleted it in between.
+		held := false;
+		-- Three attempts: a conflicting row can vanish between the insert and
+		-- the lookup only if the retention purge deleted it in between, and
+		-- a held copy can be stored by a concurrent delivery.
 		<<attempts>>
-		for attempt in 1..2 loop
+		for attempt in 1..3 loop
 			insert into hookinbox.inbox as i (endpoint, provider, account, environment,
 				event_id, event_type, object_id, event_version, body_sha256, body_dedup,
-				headers, body)
+				signed_sha256, intake_note, headers, body)
 			values (p_endpoint[k], p_provider[k], p_account[k], p_environment[k],
 				p_event_id[k], p_event_type[k], p_object_id[k], p_event_version[k], v_hash,
-				p_body_dedup[k], coalesce(p_headers[k], '{}'), p_body[k])
+				p_body_dedup[k], p_signed_sha256[k], p_note[k], coalesce(p_headers[k], '{}'),
+				p_body[k])
 			on conflict do nothing
 			returning i.id into id;
 			if id is not null then
@@ -45,8 +61,38 @@ begin
 			 where i.provider = p_provider[k] and i.account = p_account[k]
 			   and i.environment = p_environment[k] and i.event_id = p_event_id[k];
 			if id is null and p_body_dedup[k] then
-				select i.id into id from hookinbox.inbox i
-				 where i.endpoint = p_endpoint[k] and i.body_sha256 = v_hash and i.body_dedup;
+				select i.id, i.event_type into v_first, v_first_type from hookinbox.inbox i
+				 where i.endpoint = p_endpoint[k] and i.body_dedup and i.review_of is null
+				   and coalesce(i.signed_sha256, i.body_sha256) = v_dedup;
+				if v_first is not null and v_first_type is not distinct from p_event_type[k] then
+					id := v_first;
+				elsif v_first is not null then
+					-- the same signed content under another type: held
+					select i.id into id from hookinbox.inbox i
+					 where i.endpoint = p_endpoint[k] and i.body_dedup
+					   and i.review_of is not null
+					   and coalesce(i.signed_sha256, i.body_sha256) = v_dedup
+					   and coalesce(i.event_type, '') = coalesce(p_event_type[k], '');
+					if id is null then
+						insert into hookinbox.inbox as i (endpoint, provider, account,
+							environment, event_id, event_type, object_id, event_version,
+							body_sha256, body_dedup, signed_sha256, intake_note, headers,
+							body, state, review_of)
+						values (p_endpoint[k], p_provider[k], p_account[k],
+							p_environment[k], p_event_id[k], p_event_type[k],
+							p_object_id[k], p_event_version[k], v_hash, true,
+							p_signed_sha256[k], p_note[k], coalesce(p_headers[k], '{}'),
+							p_body[k], 'review', v_first)
+						on conflict do nothing
+						returning i.id into id;
+						if id is not null then
+							duplicate := false;
+							held := true;
+							exit attempts;
+						end if;
+						continue attempts;
+					end if;
+				end if;
 			end if;
 			if id is not null then
 				duplicate := true;
@@ -62,6 +108,24 @@ begin
 end
 $$;
 
+-- the form of accept_batch() responders before 0.2 call (no signed
+-- content hash, no note): kept so that the schema can be upgraded first
+create or replace function hookinbox.accept_batch(
+	p_endpoint text[], p_provider text[], p_account text[], p_environment text[],
+	p_event_id text[], p_event_type text[], p_object_id text[], p_event_version bigint[],
+	p_headers jsonb[], p_body bytea[], p_body_dedup boolean[],
+	out id bigint, out duplicate boolean)
+returns setof record
+language sql security definer
+set search_path = pg_catalog, pg_temp
+as $$
+	select b.id, b.duplicate
+	  from hookinbox.accept_batch(p_endpoint, p_provider, p_account, p_environment,
+		p_event_id, p_event_type, p_object_id, p_event_version, p_headers, p_body,
+		p_body_dedup, array_fill(null::bytea, array[coalesce(array_length(p_event_id, 1), 0)]),
+		array_fill(null::text, array[coalesce(array_length(p_event_id, 1), 0)])) b;
+$$;
+
 -- one delivery, for psql and scripts (the responder calls accept_batch)
 create or replace function hookinbox.accept(
 	p_endpoint text, p_provider text, p_account text, p_environment text,
@@ -74,16 +138,23 @@ as $$
 	select b.id, b.duplicate
 	  from hookinbox.accept_batch(array[p_endpoint], array[p_provider], array[p_account],
 		array[p_environment], array[p_event_id], array[p_event_type], array[p_object_id],
-		array[p_event_version], array[p_headers], array[p_body], array[p_body_dedup]) b;
+		array[p_event_version], array[p_headers], array[p_body], array[p_body_dedup],
+		array[null::bytea], array[null::text]) b;
 $$;
 
--- count a rejected request (no body, no header, no address is stored)
+-- Count rejected requests (no body, no header, no address is stored).  One
+-- call adds at most 1,000,000 (a responder flushes its counts every ten
+-- seconds), and a count stops at the bigint limit instead of failing every
+-- later flush.
 create or replace function hookinbox.reject(p_endpoint text, p_reason text, p_count bigint default 1)
 returns void
 language sql security definer
 set search_path = pg_catalog, pg_temp
 as $$
 	insert into hookinbox.rejection (hour, endpoint, reason, count)
-	values (date_trunc('hour', now()), left(p_endpoint, 64), left(p_reason, 64), p_count)
-	on conflict (hour, endpoint, reason) do update set count = rejection.count + excluded.count;
+	values (date_trunc('hour', now()), left(p_endpoint, 64), left(p_reason, 64),
+		least(greatest(p_count, 0), 1000000))
+	on conflict (hour, endpoint, reason) do update
+	   set count = rejection.count
+		+ least(excluded.count, 9223372036854775807 - rejection.count);
 $$;

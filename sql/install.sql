@@ -35,6 +35,18 @@ select not exists (select 1 from hookinbox.schema_migrations where version = 3) 
 insert into hookinbox.schema_migrations (version, name) values (3, 'storage');
 \endif
 
+select not exists (select 1 from hookinbox.schema_migrations where version = 4) as apply \gset
+\if :apply
+\ir migrations/004_review.sql
+insert into hookinbox.schema_migrations (version, name) values (4, 'review');
+\endif
+
+select not exists (select 1 from hookinbox.schema_migrations where version = 5) as apply \gset
+\if :apply
+\ir migrations/005_lifecycle.sql
+insert into hookinbox.schema_migrations (version, name) values (5, 'lifecycle');
+\endif
+
 -- Functions and grants are (re)created on every run, so that fixes to them
 -- reach existing installations without a new migration.
 \ir functions.sql

@@ -1,68 +1,60 @@
--- Retention: bodies after the payload horizon, delivery keys after the
--- longer dedup horizon.
+-- Retention: bodies after the payload horizon, events after the longer
+-- dedup horizon; only finished work is touched.
 --
 --   psql -v payload_days=7 -v dedup_days=30 -f sql/purge.sql
+--   psql -v payload_days=7 -v dedup_days=30 -v quiet=1 -f sql/purge.sql   (cron)
 --
--- 1. Bodies of inbox rows older than payload_days are set to NULL once all
---    their actions are finished (done, parked or stale) and none is
---    pending.  The row stays, so a late redelivery of that event is still
---    answered as a duplicate.
--- 2. Inbox rows older than dedup_days are deleted with their finished
---    actions; a row with a pending action is kept.  Old rejection counts go
---    too.  dedup_days must not be shorter than payload_days.
--- Runs in batches of 10,000 rows per statement; run it again if it reports
--- a full batch.
+-- One run purges everything due, in batches (-v batch=N, default 5000 rows)
+-- each committed on its own, so it never holds long locks and keeps up at
+-- any volume; it prints this run's counts (nothing with -v quiet=1, so
+-- that cron mails only errors).  See hookinbox.purge() in
+-- worker_functions.sql for the rules:
+--   - an event is finished when its inbox row is dispatched or unrouted and
+--     none of its actions is pending (waiting, in flight, retrying) or
+--     parked; pending rows, parked actions (until replayed, dismissed or
+--     resolved) and inbox states this version does not know (an intake's
+--     review) are never stripped nor deleted;
+--   - finished events older than payload_days lose their body and headers;
+--     the row stays, so a late redelivery is still answered as a duplicate;
+--   - finished events older than dedup_days are deleted with their actions,
+--     history and collapse records; rejection counts too.
+-- The delivery keys are the replay defence: once a row is deleted, a
+-- captured delivery (or a late retry) of that event is stored again.  So
+-- dedup_days may not be shorter than the replay horizon of any provider
+-- with rows in the inbox: how long it retries or lets a delivery be
+-- re-sent (stripe 3 days, paddle 3, github 3, hmac 3, shopify 2,
+-- standard 2, svix 2, gitlab 2, slack 1, twilio 1; docs/providers.md).
+-- Below that the script refuses (exit 3), unless run with -v force=1.
+-- Exits non-zero (3) on a usage error (need 0 <= payload_days <= dedup_days).
+-- Run it as hookinbox_admin, outside a transaction block.
 \set ON_ERROR_STOP 1
-\if :{?payload_days}
-\else
-\set payload_days 7
-\endif
-\if :{?dedup_days}
-\else
-\set dedup_days 30
-\endif
-select (:'payload_days'::integer < 0 or :'dedup_days'::integer < :'payload_days'::integer) as bad \gset
+\if :{?payload_days} \else \set payload_days 7 \endif
+\if :{?dedup_days} \else \set dedup_days 30 \endif
+\if :{?batch} \else \set batch 5000 \endif
+\if :{?quiet} \else \set quiet 0 \endif
+\if :{?force} \else \set force 0 \endif
+select :'payload_days'::integer < 0 or :'dedup_days'::integer < :'payload_days'::integer
+       or :'batch'::integer < 1 as bad \gset
 \if :bad
-\echo 'purge.sql: need 0 <= payload_days <= dedup_days'
-\quit
+do $$ begin raise exception 'purge.sql: need 0 <= payload_days <= dedup_days, and batch >= 1' using errcode = '22023'; end $$;
 \endif
 
-begin;
-with old as (
-	select i.id
-	  from hookinbox.inbox i
-	 where i.received_at < now() - make_interval(days => :'payload_days'::integer)
-	   and i.body is not null
-	   and i.state <> 'pending'
-	   and not exists (select 1 from hookinbox.action a
-			    where a.inbox_id = i.id and a.state = 'pending')
-	 limit 10000
-	   for update skip locked
-)
-update hookinbox.inbox i set body = null, headers = '{}'
-  from old where i.id = old.id;
-\echo 'bodies purged (payload horizon)'
-select count(*) as bodies_purged_total from hookinbox.inbox where body is null;
+-- the replay horizon of each provider, in days (docs/providers.md)
+select coalesce(string_agg(f.provider || ' (' || f.days || ' days)', ', ' order by f.provider), '') as too_short
+  from (values ('stripe', 3), ('paddle', 3), ('github', 3), ('hmac', 3), ('shopify', 2),
+	       ('standard', 2), ('svix', 2), ('gitlab', 2), ('slack', 1), ('twilio', 1)) f(provider, days)
+ where f.days > :'dedup_days'::integer
+   and exists (select 1 from hookinbox.inbox i where i.provider = f.provider) \gset
+select (:'too_short' <> '' and :'force' <> '1') as refuse \gset
+\if :refuse
+select set_config('hookinbox.purge_refused', 'purge.sql: dedup_days = ' || :'dedup_days'
+	|| ' is shorter than the replay horizon of ' || :'too_short'
+	|| ': a replayed delivery would be stored again; use -v force=1 to purge anyway', false) \g /dev/null
+do $$ begin raise exception '%', current_setting('hookinbox.purge_refused'); end $$;
+\endif
 
-with old as (
-	select i.id
-	  from hookinbox.inbox i
-	 where i.received_at < now() - make_interval(days => :'dedup_days'::integer)
-	   and i.state <> 'pending'
-	   and not exists (select 1 from hookinbox.action a
-			    where a.inbox_id = i.id and a.state = 'pending')
-	 limit 10000
-	   for update skip locked
-), gone_actions as (
-	delete from hookinbox.action a using old where a.inbox_id = old.id
-	returning a.id
-), gone as (
-	delete from hookinbox.inbox i using old where i.id = old.id
-	returning i.id
-)
-select (select count(*) from gone) as inbox_rows_deleted,
-       (select count(*) from gone_actions) as actions_deleted;
-
-delete from hookinbox.rejection
- where hour < now() - make_interval(days => :'dedup_days'::integer);
-commit;
+call hookinbox.purge(:'payload_days'::integer, :'dedup_days'::integer, :'batch'::integer) \gset
+\if :quiet
+\else
+\echo 'purged this run: bodies' :bodies_purged ', events' :events_deleted ', actions' :actions_deleted ', rejection counts' :rejections_deleted 'in' :batches 'batches'
+\endif

@@ -1,33 +1,47 @@
 -- Replay parked actions with their original idempotency key.
 --
---   psql -v action_id=42 -f sql/replay.sql
---   psql -v route=fulfil -v since='2026-01-01 00:00+00' -f sql/replay.sql
+--   psql -v action_id=42 -f sql/replay.sql                    (dry run: counts)
+--   psql -v action_id=42 -v go=1 -f sql/replay.sql            (replays it)
+--   psql -v route=fulfil -v error='status 422' -v since='2026-01-01 00:00+00' \
+--        -v until='2026-01-02 00:00+00' -f sql/replay.sql     (a filtered set)
 --
--- Sets the chosen parked actions back to pending, due now, with their
--- attempts reset; the next worker run calls them again with the same key.
+-- Selects parked actions by any of: action_id, route, endpoint, error (a
+-- piece of the last error, case insensitive), since/until (when they were
+-- parked); at least one is required.  Without -v go=1 it only says how
+-- many match (a dry run); with it, each is set back to pending, due now,
+-- its attempts counted from 0 and its retry window opened again from now,
+-- with the same idempotency key.  The attempts before the replay are kept
+-- in hookinbox.action_history (step replay, with -v reason=...).
+-- An action whose payload was purged is not replayed (it is reported).
+--
+-- The lifecycle of an action: pending (waiting, in flight or retrying) ->
+-- done | stale | parked; parked -> pending (replay.sql) | dismissed
+-- (dismiss.sql) | resolved (resolve.sql); done or stale -> pending
+-- (resend.sql).  Exits non-zero (3) on a usage error.
 \set ON_ERROR_STOP 1
-\if :{?action_id}
-\else
-\set action_id ''
-\endif
-\if :{?route}
-\else
-\set route ''
-\endif
-\if :{?since}
-\else
-\set since ''
-\endif
-select (:'action_id' = '' and :'route' = '') as missing \gset
+\if :{?action_id} \else \set action_id '' \endif
+\if :{?route} \else \set route '' \endif
+\if :{?endpoint} \else \set endpoint '' \endif
+\if :{?error} \else \set error '' \endif
+\if :{?since} \else \set since '' \endif
+\if :{?until} \else \set until '' \endif
+\if :{?reason} \else \set reason '' \endif
+\if :{?go} \else \set go 0 \endif
+select :'action_id' = '' and :'route' = '' and :'endpoint' = '' and :'error' = ''
+       and :'since' = '' and :'until' = '' as missing \gset
 \if :missing
-\echo 'replay.sql: set -v action_id=N, or -v route=NAME [-v since=TIMESTAMP]'
-\quit
+do $$ begin raise exception 'replay.sql: choose parked actions with -v action_id=N, or any of -v route=R, -v endpoint=E, -v error=TEXT, -v since=TIME, -v until=TIME; add -v go=1 to replay them' using errcode = '22023'; end $$;
 \endif
-update hookinbox.action
-   set state = 'pending', due_at = now(), attempts = 0, lease_token = null,
-       lease_until = null, done_at = null, updated_at = now()
- where state = 'parked'
-   and (:'action_id' = '' or id = nullif(:'action_id', '')::bigint)
-   and (:'route' = '' or route = :'route')
-   and (:'since' = '' or updated_at >= nullif(:'since', '')::timestamptz)
-returning id as replayed, route, idem_key;
+create temporary table replay_chosen as
+select id from hookinbox.find_actions('{parked}', nullif(:'action_id', '')::bigint,
+	nullif(:'route', ''), nullif(:'endpoint', ''), nullif(:'error', ''),
+	nullif(:'since', '')::timestamptz, nullif(:'until', '')::timestamptz) as id;
+\if :go
+begin;
+select * from hookinbox.operate_actions(array(select id from replay_chosen), 'replay',
+	nullif(:'reason', ''));
+commit;
+\else
+select count(*) as parked_actions_matching from replay_chosen;
+\echo 'dry run: nothing changed; add -v go=1 to replay them'
+\endif

@@ -3,7 +3,9 @@
 --
 --   psql -f sql/stats.sql
 --
--- Counts by state, the age of the oldest pending event (not yet fanned out)
+-- Counts by state (pending, in flight, done, parked, stale, retrying,
+-- dismissed, resolved; collapsed: events business dedup folded into another
+-- event's action), the age of the oldest pending event (not yet fanned out)
 -- and of the oldest pending action (since it was made: retries included),
 -- the oldest parked action (since it was parked), and the actions retried
 -- in the last hour (more than one attempt, touched in the last hour).
@@ -20,6 +22,7 @@ select endpoint,
        count(*) filter (where state = 'pending')    as pending,
        count(*) filter (where state = 'dispatched') as dispatched,
        count(*) filter (where state = 'unrouted')   as unrouted,
+       count(*) filter (where state = 'review')     as held_for_review,
        count(*) filter (where received_at > now() - interval '1 hour') as accepted_last_hour,
        count(*) filter (where body is null)         as body_purged,
        date_trunc('second', now() - min(received_at) filter (where state = 'pending'))
@@ -41,7 +44,12 @@ select i.endpoint, a.route,
        date_trunc('second', now() - min(a.updated_at) filter (where a.state = 'parked'))
            as oldest_parked_age,
        count(*) filter (where a.attempts > 1 and a.updated_at > now() - interval '1 hour')
-           as retried_last_hour
+           as retried_last_hour,
+       count(*) filter (where a.state = 'dismissed') as dismissed,
+       count(*) filter (where a.state = 'resolved')  as resolved,
+       (select count(*) from hookinbox.action_collapse c where c.route = a.route
+          and c.inbox_id in (select id from hookinbox.inbox where endpoint = i.endpoint))
+           as collapsed
   from hookinbox.action a
   join hookinbox.inbox i on i.id = a.inbox_id
  group by i.endpoint, a.route

@@ -27,8 +27,10 @@ $$;
 -- Fan-out: insert the actions the worker's router chose for a batch of
 -- claimed inbox rows (parallel arrays, one element per action) and mark
 -- the rows dispatched, or unrouted when no route matched them.  The caller
--- holds the rows FOR UPDATE in the same transaction.  Returns the number
--- of actions inserted (duplicates collapse on (route, idem_key)).
+-- holds the rows FOR UPDATE in the same transaction.  Duplicates collapse
+-- on (route, idem_key); an event whose action collapsed into another
+-- event's is recorded in action_collapse.  Returns the number of actions
+-- inserted.
 create or replace function hookinbox.fan_out(p_inbox_ids bigint[], p_action_inbox bigint[],
 	p_routes text[], p_modes text[], p_ordered boolean[], p_max_attempts integer[])
 returns bigint
@@ -50,6 +52,19 @@ begin
 	 order by v.inbox_id, v.route
 	on conflict (route, idem_key) do nothing;
 	get diagnostics v_n = row_count;
+
+	-- only when something collapsed: find what into (the keys again)
+	if v_n < coalesce(array_length(p_action_inbox, 1), 0) then
+		insert into hookinbox.action_collapse (inbox_id, route, action_id)
+		select v.inbox_id, v.route, a.id
+		  from unnest(p_action_inbox, p_routes, p_modes) as v(inbox_id, route, mode)
+		  join hookinbox.inbox i on i.id = v.inbox_id
+		  join hookinbox.action a on a.route = v.route
+		   and a.idem_key = hookinbox.action_key(v.route, v.mode, i.provider, i.account,
+				i.environment, i.event_id, i.object_id, i.event_type)
+		 where a.inbox_id <> v.inbox_id
+		on conflict do nothing;
+	end if;
 
 	update hookinbox.inbox i
 	   set state = case when i.id = any(p_action_inbox) then 'dispatched' else 'unrouted' end,
@@ -73,8 +88,12 @@ $$;
 --   (route, object) held to commit serialises these decisions between
 --   workers; each check is a new statement and so sees what the previous
 --   lock holder committed.
+--
+-- Only actions of the routes in p_routes (NULL: every route) are claimed:
+-- a worker leaves alone the routes its configuration does not have.  The
+-- retry window runs from the action's creation, or from its last replay.
 create or replace function hookinbox.claim_actions(p_limit integer, p_lease_s integer,
-	p_retry_window_s integer)
+	p_retry_window_s integer, p_routes text[])
 returns table (action_id bigint, lease_token uuid, route text, idem_key text,
 	attempts integer, max_attempts integer, age_s double precision, event_id text,
 	event_type text, object_id text, content_type text, body bytea, outcome text)
@@ -92,15 +111,16 @@ declare
 begin
 	for r in
 		select a.id, a.route, a.object_id, a.ordered, a.event_version, a.attempts,
-		       a.max_attempts, a.created_at
+		       a.max_attempts, coalesce(a.replayed_at, a.created_at) as window_from
 		  from hookinbox.action a
 		 where a.state = 'pending' and a.due_at <= now()
+		   and (p_routes is null or a.route = any(p_routes))
 		 order by a.due_at
 		 limit p_limit
 		   for no key update skip locked
 	loop
 		if r.attempts >= r.max_attempts
-		   or r.created_at + make_interval(secs => p_retry_window_s) < now() then
+		   or r.window_from + make_interval(secs => p_retry_window_s) < now() then
 			update hookinbox.action a
 			   set state = 'parked', lease_token = null, lease_until = null,
 			       updated_at = now(),
@@ -148,10 +168,11 @@ begin
 		   set lease_token = v_token, lease_until = now() + v_lease,
 		       due_at = now() + v_lease, attempts = a.attempts + 1, updated_at = now()
 		 where a.id = any(v_ids)
-		returning a.id, a.inbox_id, a.route, a.idem_key, a.attempts, a.max_attempts, a.created_at
+		returning a.id, a.inbox_id, a.route, a.idem_key, a.attempts, a.max_attempts,
+			  coalesce(a.replayed_at, a.created_at) as window_from
 	)
 	select c.id, v_token, c.route, c.idem_key, c.attempts, c.max_attempts,
-	       extract(epoch from now() - c.created_at)::double precision,
+	       extract(epoch from now() - c.window_from)::double precision,
 	       i.event_id, i.event_type, i.object_id, i.headers->>'Content-Type', i.body,
 	       'claimed'::text
 	  from c join hookinbox.inbox i on i.id = c.inbox_id
@@ -162,6 +183,94 @@ begin
 	       case when a.id = any(v_stale) then 'stale' else 'parked' end
 	  from hookinbox.action a
 	 where a.id = any(v_stale || v_parked);
+end
+$$;
+
+-- The claim of workers older than migration 005: every route.
+create or replace function hookinbox.claim_actions(p_limit integer, p_lease_s integer,
+	p_retry_window_s integer)
+returns table (action_id bigint, lease_token uuid, route text, idem_key text,
+	attempts integer, max_attempts integer, age_s double precision, event_id text,
+	event_type text, object_id text, content_type text, body bytea, outcome text)
+language sql
+set search_path = pg_catalog, pg_temp
+as $$
+	select * from hookinbox.claim_actions(p_limit, p_lease_s, p_retry_window_s, null::text[])
+$$;
+
+-- Routes with due actions that are not in p_routes: what a worker without
+-- them leaves alone (it says so once per run).
+create or replace function hookinbox.unserved_routes(p_routes text[])
+returns table (route text, due bigint)
+language sql stable
+set search_path = pg_catalog, pg_temp
+as $$
+	select a.route, count(*)
+	  from hookinbox.action a
+	 where a.state = 'pending' and a.due_at <= now() and a.route <> all(p_routes)
+	 group by a.route
+	 order by a.route
+$$;
+
+-- Hand claimed actions back uncalled (the worker is stopping, or the call
+-- could not end before its --max-runtime): due now, the attempt counted at
+-- the claim given back.  Guarded by the lease token.  Returns how many.
+create or replace function hookinbox.release_actions(p_ids bigint[], p_tokens uuid[])
+returns bigint
+language sql
+set search_path = pg_catalog, pg_temp
+as $$
+	with u as (
+		update hookinbox.action a
+		   set lease_token = null, lease_until = null, due_at = now(),
+		       attempts = greatest(a.attempts - 1, 0), updated_at = now()
+		  from unnest(p_ids, p_tokens) as t(id, token)
+		 where a.id = t.id and a.lease_token = t.token and a.state = 'pending'
+		returning a.id
+	)
+	select count(*) from u
+$$;
+
+-- Renew the leases of claimed actions whose call is about to start, so that
+-- every call starts under a lease that outlives its timeout.  Each renewal
+-- is guarded by the claim's lease token.  order = object: under the same
+-- advisory lock as the claim, and only while the lease has not run out
+-- (once it has, a newer sibling may have been claimed and sent); an action
+-- whose lease ran out is handed back to the claim, due now and with the
+-- attempt it never made given back.  Returns the ids renewed; the caller
+-- drops the others without calling.
+create or replace function hookinbox.renew_leases(p_ids bigint[], p_tokens uuid[], p_lease_s integer)
+returns setof bigint
+language plpgsql
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+	r record;
+begin
+	for r in
+		select a.id, a.route, a.object_id, a.ordered, a.lease_until
+		  from unnest(p_ids, p_tokens) as t(id, token)
+		  join hookinbox.action a on a.id = t.id
+		 where a.lease_token = t.token and a.state = 'pending'
+		 order by a.id
+		   for no key update of a
+	loop
+		if r.ordered and r.object_id is not null then
+			perform pg_advisory_xact_lock(hashtext(r.route), hashtext(r.object_id));
+			if r.lease_until <= clock_timestamp() then
+				update hookinbox.action a
+				   set lease_token = null, lease_until = null, due_at = now(),
+				       attempts = greatest(a.attempts - 1, 0), updated_at = now()
+				 where a.id = r.id;
+				continue;
+			end if;
+		end if;
+		update hookinbox.action a
+		   set lease_until = clock_timestamp() + make_interval(secs => p_lease_s),
+		       due_at = clock_timestamp() + make_interval(secs => p_lease_s), updated_at = now()
+		 where a.id = r.id;
+		return next r.id;
+	end loop;
 end
 $$;
 
@@ -246,5 +355,235 @@ begin
 		'event_type', r.event_type, 'object_id', r.object_id, 'version', r.event_version,
 		'received_at', r.received_at, 'body', v_body);
 	return v;
+end
+$$;
+
+-- ---------------------------------------------------------------- operators
+-- What sql/replay.sql, dismiss.sql, resolve.sql and resend.sql work with
+-- (EXECUTE for hookinbox_admin only).
+
+-- The actions in one of p_states that match every filter given (NULL: any):
+-- one action, a route, an endpoint, a piece of the last error (case
+-- insensitive, taken literally), a time range on when the action reached
+-- its state (updated_at).
+create or replace function hookinbox.find_actions(p_states text[], p_action_id bigint,
+	p_route text, p_endpoint text, p_error text, p_since timestamptz, p_until timestamptz)
+returns setof bigint
+language sql stable
+set search_path = pg_catalog, pg_temp
+as $$
+	select a.id
+	  from hookinbox.action a
+	  join hookinbox.inbox i on i.id = a.inbox_id
+	 where a.state = any(p_states)
+	   and (p_action_id is null or a.id = p_action_id)
+	   and (p_route is null or a.route = p_route)
+	   and (p_endpoint is null or i.endpoint = p_endpoint)
+	   and (p_error is null or strpos(lower(coalesce(a.last_error, '')), lower(p_error)) > 0)
+	   and (p_since is null or a.updated_at >= p_since)
+	   and (p_until is null or a.updated_at < p_until)
+	 order by a.id
+$$;
+
+-- One operator step on each of p_ids, each remembered in action_history
+-- with the action as it was (state, attempts, last status and error):
+--   replay   parked -> pending, due now, attempts from 0 and a new retry
+--            window from now (replayed_at), same idempotency key
+--   resend   done or stale -> pending the same way, on purpose; a stale
+--            (order = object) action is sent outside its object's order;
+--            p_new_key gives it a fresh idempotency key (the downstream
+--            would otherwise answer the first call's stored response)
+--   dismiss  parked -> dismissed: needs no delivery (p_reason required)
+--   resolve  parked -> resolved: delivered by other means (p_reason required)
+-- An action no longer in the state the step needs (changed meanwhile) is
+-- skipped; one whose payload was purged is not replayed or resent.
+-- Returns one row per action: what it was and what it is now.
+create or replace function hookinbox.operate_actions(p_ids bigint[], p_step text, p_reason text,
+	p_new_key boolean default false)
+returns table (action_id bigint, route text, event_id text, was text, now text)
+language plpgsql
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+	r record;
+	v_from text[];
+	v_hist bigint;
+begin
+	if p_step in ('replay', 'dismiss', 'resolve') then
+		v_from := '{parked}';
+	elsif p_step = 'resend' then
+		v_from := '{done,stale}';
+	else
+		raise exception 'unknown step "%"', p_step using errcode = '22023';
+	end if;
+	if p_step in ('dismiss', 'resolve') and coalesce(btrim(p_reason), '') = '' then
+		raise exception '% needs a reason', p_step using errcode = '22023';
+	end if;
+	for r in
+		select a.id, a.route, a.state, a.attempts, a.last_status, a.last_error, a.response_ref,
+		       a.updated_at, a.idem_key, i.event_id, i.body is null as purged
+		  from hookinbox.action a
+		  join hookinbox.inbox i on i.id = a.inbox_id
+		 where a.id = any(p_ids)
+		 order by a.id
+		   for no key update of a
+	loop
+		action_id := r.id;
+		route := r.route;
+		event_id := r.event_id;
+		was := r.state;
+		if not (r.state = any(v_from)) then
+			now := r.state || ' (unchanged: not ' || array_to_string(v_from, ' or ') || ')';
+			return next;
+			continue;
+		end if;
+		if p_step in ('replay', 'resend') and r.purged then
+			now := r.state || ' (unchanged: payload purged)';
+			return next;
+			continue;
+		end if;
+		insert into hookinbox.action_history (action_id, step, reason, state, attempts,
+			last_status, last_error, response_ref, since)
+		values (r.id, p_step, nullif(btrim(p_reason), ''), r.state, r.attempts, r.last_status,
+			r.last_error, r.response_ref, r.updated_at)
+		returning id into v_hist;
+		if p_step in ('replay', 'resend') then
+			update hookinbox.action a
+			   set state = 'pending', due_at = pg_catalog.now(), attempts = 0,
+			       replayed_at = pg_catalog.now(), lease_token = null, lease_until = null,
+			       done_at = null, resolution = null, updated_at = pg_catalog.now(),
+			       ordered = case when r.state = 'stale' then false else a.ordered end,
+			       idem_key = case when p_new_key then r.idem_key || ':resend-' || v_hist
+					       else a.idem_key end
+			 where a.id = r.id;
+			now := 'pending';
+		else
+			update hookinbox.action a
+			   set state = case p_step when 'dismiss' then 'dismissed' else 'resolved' end,
+			       resolution = btrim(p_reason), lease_token = null, lease_until = null,
+			       done_at = pg_catalog.now(), updated_at = pg_catalog.now()
+			 where a.id = r.id;
+			now := case p_step when 'dismiss' then 'dismissed' else 'resolved' end;
+		end if;
+		return next;
+	end loop;
+end
+$$;
+
+-- ---------------------------------------------------------------- retention
+-- Purge what is due, in batches of p_batch rows, each its own transaction
+-- (so no lock is held long and vacuum can reclaim as it goes), until
+-- nothing more is due; called by sql/purge.sql (hookinbox_admin).  Only
+-- finished events are touched: an inbox row in state dispatched or unrouted
+-- (never pending, nor any state this code does not know, such as an
+-- intake's review) none of whose actions is pending (waiting, in flight or
+-- retrying) or parked.  Done, stale, dismissed and resolved actions are
+-- finished.
+--   1. finished rows older than p_dedup_days are deleted with their actions,
+--      their history and their collapse records;
+--   2. finished rows older than p_payload_days lose their body and headers;
+--      the row stays, so a late redelivery is still a duplicate;
+--   3. rejection counts older than p_dedup_days are deleted.
+-- Each step walks the inbox once in id order (keyset), so a run costs one
+-- pass over the old rows, however many batches.  Returns this run's counts.
+-- No SET clause: a procedure that commits may not have one; every name is
+-- schema-qualified.
+create or replace procedure hookinbox.purge(p_payload_days integer, p_dedup_days integer,
+	p_batch integer, inout bodies_purged bigint default 0, inout events_deleted bigint default 0,
+	inout actions_deleted bigint default 0, inout rejections_deleted bigint default 0,
+	inout batches bigint default 0)
+language plpgsql
+as $$
+declare
+	v_cutoff timestamptz;
+	v_max bigint;
+	v_last bigint;
+	v_n bigint;
+	v_a bigint;
+begin
+	if p_payload_days < 0 or p_dedup_days < p_payload_days or p_batch < 1 then
+		raise exception 'purge: need 0 <= payload_days <= dedup_days and batch >= 1'
+			using errcode = '22023';
+	end if;
+	bodies_purged := 0;
+	events_deleted := 0;
+	actions_deleted := 0;
+	rejections_deleted := 0;
+	batches := 0;
+
+	-- 1. events, with everything that hangs off them (first: step 2 then
+	--    does not strip what is about to go)
+	v_cutoff := pg_catalog.now() - pg_catalog.make_interval(days => p_dedup_days);
+	select max(i.id) into v_max from hookinbox.inbox i where i.received_at < v_cutoff;
+	v_last := 0;
+	while v_max is not null and v_last < v_max loop
+		with old as (
+			select i.id
+			  from hookinbox.inbox i
+			 where i.id > v_last and i.id <= v_max
+			   and i.received_at < v_cutoff
+			   and i.state in ('dispatched', 'unrouted')
+			   and not exists (select 1 from hookinbox.action a
+					    where a.inbox_id = i.id and a.state in ('pending', 'parked'))
+			 order by i.id
+			 limit p_batch
+			   for update skip locked
+		), gone_actions as (
+			delete from hookinbox.action a using old where a.inbox_id = old.id
+			returning a.id
+		), gone_history as (
+			delete from hookinbox.action_history h using gone_actions g where h.action_id = g.id
+		), gone_collapse as (
+			delete from hookinbox.action_collapse c using old where c.inbox_id = old.id
+		), gone as (
+			delete from hookinbox.inbox i using old where i.id = old.id
+			returning i.id
+		)
+		select (select count(*) from gone), (select max(id) from gone),
+		       (select count(*) from gone_actions)
+		  into v_n, v_last, v_a;
+		commit;
+		batches := batches + 1;
+		events_deleted := events_deleted + v_n;
+		actions_deleted := actions_deleted + v_a;
+		exit when v_n < p_batch;
+	end loop;
+
+	-- 2. bodies (what step 1 left)
+	v_cutoff := pg_catalog.now() - pg_catalog.make_interval(days => p_payload_days);
+	select max(i.id) into v_max from hookinbox.inbox i where i.received_at < v_cutoff;
+	v_last := 0;
+	while v_max is not null and v_last < v_max loop
+		with old as (
+			select i.id
+			  from hookinbox.inbox i
+			 where i.id > v_last and i.id <= v_max
+			   and i.received_at < v_cutoff
+			   and i.body is not null
+			   and i.state in ('dispatched', 'unrouted')
+			   and not exists (select 1 from hookinbox.action a
+					    where a.inbox_id = i.id and a.state in ('pending', 'parked'))
+			 order by i.id
+			 limit p_batch
+			   for update skip locked
+		), u as (
+			update hookinbox.inbox i set body = null, headers = '{}'
+			  from old where i.id = old.id
+			returning i.id
+		)
+		select count(*), max(u.id) into v_n, v_last from u;
+		commit;
+		batches := batches + 1;
+		bodies_purged := bodies_purged + v_n;
+		exit when v_n < p_batch;
+	end loop;
+
+	-- 3. rejection counts (one row per hour, endpoint and reason: small)
+	delete from hookinbox.rejection r
+	 where r.hour < pg_catalog.now() - pg_catalog.make_interval(days => p_dedup_days);
+	get diagnostics v_n = row_count;
+	rejections_deleted := v_n;
+	commit;
 end
 $$;

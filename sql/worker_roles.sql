@@ -2,11 +2,36 @@
 -- The worker reads and works the queue; it cannot change the schema or
 -- delete history (the retention purge runs as hookinbox_admin).
 grant select, insert, update on hookinbox.action, hookinbox.object_state to hookinbox_worker;
+-- migration 005: the worker records collapses; it reads the schema version
+grant select, insert on hookinbox.action_collapse to hookinbox_worker;
+grant select on hookinbox.action_history, hookinbox.schema_migrations to hookinbox_worker;
+grant select, insert, update, delete on hookinbox.action_collapse, hookinbox.action_history
+	to hookinbox_admin;
+grant usage on sequence hookinbox.action_history_id_seq to hookinbox_admin;
 grant usage on sequence hookinbox.action_id_seq to hookinbox_worker, hookinbox_admin;
 grant select, insert, update, delete on hookinbox.action, hookinbox.object_state to hookinbox_admin;
 grant execute on function hookinbox.action_key(text, text, text, text, text, text, text, text),
 	hookinbox.fan_out(bigint[], bigint[], text[], text[], boolean[], integer[]),
 	hookinbox.claim_actions(integer, integer, integer),
+	hookinbox.claim_actions(integer, integer, integer, text[]),
+	hookinbox.unserved_routes(text[]),
+	hookinbox.release_actions(bigint[], uuid[]),
+	hookinbox.renew_leases(bigint[], uuid[], integer),
 	hookinbox.record_actions(bigint[], uuid[], text[], integer[], text[], text[], double precision[]),
 	hookinbox.action_event(bigint)
 	to hookinbox_worker, hookinbox_admin;
+
+-- the operators' steps: hookinbox_admin only (roles.sql grants every
+-- function to the worker too; take these back)
+revoke execute on function
+	hookinbox.find_actions(text[], bigint, text, text, text, timestamptz, timestamptz),
+	hookinbox.operate_actions(bigint[], text, text, boolean)
+	from hookinbox_worker, public;
+grant execute on function
+	hookinbox.find_actions(text[], bigint, text, text, text, timestamptz, timestamptz),
+	hookinbox.operate_actions(bigint[], text, text, boolean)
+	to hookinbox_admin;
+revoke execute on procedure hookinbox.purge(integer, integer, integer, bigint, bigint, bigint, bigint, bigint)
+	from hookinbox_worker, public;
+grant execute on procedure hookinbox.purge(integer, integer, integer, bigint, bigint, bigint, bigint, bigint)
+	to hookinbox_admin;

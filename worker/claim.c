@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "db.h"
 #include "failpoint.h"
+#include "log.h"
 #include "xalloc.h"
 
 enum {
@@ -35,7 +37,7 @@ opt_str(const PGresult *r, int row, int col)
 }
 
 static job *
-job_from_row(const PGresult *r, int i, const conf *c)
+job_from_row(const PGresult *r, int i, const conf *c, int64_t lease_until_ms)
 {
 	job *j = xcalloc(1, sizeof(*j));
 	const char *tok = PQgetvalue(r, i, COL_TOKEN);
@@ -48,6 +50,7 @@ job_from_row(const PGresult *r, int i, const conf *c)
 	j->attempt = (int)strtol(PQgetvalue(r, i, COL_ATTEMPTS), NULL, 10);
 	j->max_attempts = (int)strtol(PQgetvalue(r, i, COL_MAX), NULL, 10);
 	j->age_s = strtod(PQgetvalue(r, i, COL_AGE), NULL);
+	j->lease_until_ms = lease_until_ms;
 	j->event_id = xstrdup(PQgetvalue(r, i, COL_EVENT_ID));
 	j->event_type = opt_str(r, i, COL_TYPE);
 	j->object_id = opt_str(r, i, COL_OBJECT);
@@ -78,18 +81,27 @@ claim_run(PGconn *conn, const conf *c, int limit, job ***jobs, size_t *n, size_t
 	static const char sql[] = "select action_id, lease_token, route, idem_key, attempts,"
 				  " max_attempts, age_s, event_id, event_type, object_id,"
 				  " content_type, body, outcome"
-				  " from hookinbox.claim_actions($1::integer, $2::integer, $3::integer)";
+				  " from hookinbox.claim_actions($1::integer, $2::integer, $3::integer,"
+				  " $4::text[])";
 	const worker_conf *w = conf_worker(c);
 	char b0[16], b1[16], b2[16];
-	const char *p[3] = {b0, b1, b2};
+	const char *p[4] = {b0, b1, b2, NULL};
+	db_array routes;
 	PGresult *r;
 	int rc = -1, got;
+	/* the server starts the lease after this: a safe lower bound for its end */
+	int64_t lease_until_ms = clock_mono_us() / 1000 + (int64_t)w->lease * 1000;
 
 	*counts = (claim_counts){0, 0, 0};
 	snprintf(b0, sizeof(b0), "%d", limit);
 	snprintf(b1, sizeof(b1), "%d", w->lease);
 	snprintf(b2, sizeof(b2), "%d", w->retry_window);
-	r = db_exec(conn, sql, 3, p);
+	/* only the routes configured here: the others are left alone */
+	db_array_init(&routes);
+	for (size_t i = 0; i < conf_route_count(c); i++)
+		db_array_add(&routes, conf_route_at(c, i)->name);
+	p[3] = db_array_get(&routes);
+	r = db_exec(conn, sql, 4, p);
 	if (db_check(conn, r, PGRES_TUPLES_OK, "claim") != 0 || PQnfields(r) != COL__COUNT)
 		goto out;
 	got = PQntuples(r);
@@ -113,12 +125,121 @@ claim_run(PGconn *conn, const conf *c, int limit, job ***jobs, size_t *n, size_t
 			*cap = *cap ? *cap * 2 : 64;
 			*jobs = xrealloc(*jobs, *cap * sizeof(**jobs));
 		}
-		(*jobs)[(*n)++] = job_from_row(r, i, c);
+		(*jobs)[(*n)++] = job_from_row(r, i, c, lease_until_ms);
 	}
 	rc = 0;
 	if (counts->claimed > 0)
 		FAILPOINT("worker-after-claim");
 out:
 	PQclear(r);
+	db_array_release(&routes);
+	return rc;
+}
+
+static int
+cmp_id(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+
+	return (x > y) - (x < y);
+}
+
+int
+claim_renew(PGconn *conn, job **jobs, size_t n, int lease_s)
+{
+	static const char sql[] = "select * from hookinbox.renew_leases($1::bigint[], $2::uuid[],"
+				  " $3::integer)";
+	int64_t lease_until_ms = clock_mono_us() / 1000 + (int64_t)lease_s * 1000;
+	db_array ids, tokens;
+	long long *got = NULL;
+	char lbuf[16];
+	const char *p[3];
+	PGresult *r = NULL;
+	size_t n_got;
+	int rc = -1;
+
+	db_array_init(&ids);
+	db_array_init(&tokens);
+	for (size_t i = 0; i < n; i++) {
+		db_array_addf_int(&ids, jobs[i]->action_id);
+		db_array_add(&tokens, jobs[i]->token);
+	}
+	snprintf(lbuf, sizeof(lbuf), "%d", lease_s);
+	p[0] = db_array_get(&ids);
+	p[1] = db_array_get(&tokens);
+	p[2] = lbuf;
+	r = db_exec(conn, sql, 3, p);
+	if (db_check(conn, r, PGRES_TUPLES_OK, "renew leases") != 0 || PQnfields(r) != 1)
+		goto out;
+	n_got = (size_t)PQntuples(r);
+	got = xcalloc(n_got + 1, sizeof(*got));
+	for (size_t i = 0; i < n_got; i++)
+		got[i] = strtoll(PQgetvalue(r, (int)i, 0), NULL, 10);
+	qsort(got, n_got, sizeof(*got), cmp_id);
+	for (size_t i = 0; i < n; i++) {
+		long long id = jobs[i]->action_id;
+
+		if (bsearch(&id, got, n_got, sizeof(*got), cmp_id) != NULL)
+			jobs[i]->lease_until_ms = lease_until_ms;
+		else
+			jobs[i]->outcome = JOB_LOST;
+	}
+	rc = 0;
+out:
+	PQclear(r);
+	free(got);
+	db_array_release(&ids);
+	db_array_release(&tokens);
+	return rc;
+}
+
+int
+claim_release(PGconn *conn, job **jobs, size_t n)
+{
+	static const char sql[] = "select hookinbox.release_actions($1::bigint[], $2::uuid[])";
+	db_array ids, tokens;
+	const char *p[2];
+	PGresult *r;
+	int rc;
+
+	db_array_init(&ids);
+	db_array_init(&tokens);
+	for (size_t i = 0; i < n; i++) {
+		db_array_addf_int(&ids, jobs[i]->action_id);
+		db_array_add(&tokens, jobs[i]->token);
+	}
+	p[0] = db_array_get(&ids);
+	p[1] = db_array_get(&tokens);
+	r = db_exec(conn, sql, 2, p);
+	rc = db_check(conn, r, PGRES_TUPLES_OK, "release claims");
+	PQclear(r);
+	db_array_release(&ids);
+	db_array_release(&tokens);
+	return rc;
+}
+
+int
+claim_unserved(PGconn *conn, const conf *c)
+{
+	static const char sql[] = "select route, due from hookinbox.unserved_routes($1::text[])";
+	db_array routes;
+	const char *p[1];
+	PGresult *r;
+	int rc = -1;
+
+	db_array_init(&routes);
+	for (size_t i = 0; i < conf_route_count(c); i++)
+		db_array_add(&routes, conf_route_at(c, i)->name);
+	p[0] = db_array_get(&routes);
+	r = db_exec(conn, sql, 1, p);
+	if (db_check(conn, r, PGRES_TUPLES_OK, "routes not configured") != 0 || PQnfields(r) != 2)
+		goto out;
+	for (int i = 0; i < PQntuples(r); i++)
+		log_kv("route-not-configured", "route", PQgetvalue(r, i, 0), "due", PQgetvalue(r, i, 1),
+		       "note", "left alone: this worker's configuration has no such route", LOG_END);
+	rc = 0;
+out:
+	PQclear(r);
+	db_array_release(&routes);
 	return rc;
 }

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <libpq-events.h>
+
 #include "log.h"
 #include "xalloc.h"
 
@@ -17,24 +19,106 @@
  * carries the same idempotency key.  SQL handlers, whose effects others may
  * read at once, commit synchronously (sqlfn.c).  The intake never does this.
  */
-PGconn *
-db_connect(const char *conninfo)
+/* what db_check keeps on each connection (libpq instance data) */
+typedef struct conn_state {
+	db_idle_fn idle;
+	void *idle_arg;
+	char refusal[600];
+} conn_state;
+
+static int
+conn_event(PGEventId id, void *info, void *pass)
 {
+	(void)pass;
+	if (id == PGEVT_CONNDESTROY) {
+		const PGEventConnDestroy *d = info;
+
+		free(PQinstanceData(d->conn, conn_event));
+	}
+	return 1;
+}
+
+PGconn *
+db_connect(const char *conninfo, db_idle_fn idle, void *idle_arg, bool *refused)
+{
+	conn_state *cs;
 	/* options first: an "options" in conninfo wins */
 	const char *keys[] = {"options", "dbname", "fallback_application_name", NULL};
 	const char *vals[] = {"-c search_path= -c synchronous_commit=off", conninfo, "hookinbox-worker", NULL};
 	PGconn *conn = PQconnectdbParams(keys, vals, 1);
 
+	if (refused != NULL)
+		*refused = false;
 	if (conn == NULL || PQstatus(conn) != CONNECTION_OK) {
 		char msg[512];
+		/*
+		 * libpq keeps no SQLSTATE for a failed connection; PQping does the
+		 * classification: OK means the server is up and answered with an
+		 * error (authentication, role or database name), REJECT that it is
+		 * starting or stopping, NO_RESPONSE that it is not there.
+		 */
+		bool answered = PQpingParams(keys, vals, 1) == PQPING_OK;
 
 		snprintf(msg, sizeof(msg), "%s", conn ? PQerrorMessage(conn) : "out of memory");
 		msg[strcspn(msg, "\n")] = '\0';
-		log_error("could not connect to the database: %s", msg);
+		log_error("could not connect to the database: %s%s", msg,
+			  answered ? " (the server refused the worker: check [database] conninfo)" : "");
+		if (refused != NULL)
+			*refused = answered;
 		PQfinish(conn);
 		return NULL;
 	}
+	cs = xcalloc(1, sizeof(*cs));
+	cs->idle = idle;
+	cs->idle_arg = idle_arg;
+	if (!PQregisterEventProc(conn, conn_event, "hookinbox-worker", NULL) ||
+	    !PQsetInstanceData(conn, conn_event, cs))
+		abort(); /* only fails for lack of memory */
 	return conn;
+}
+
+/* no retry fixes these: see db.h */
+static bool
+refusal_state(const char *state)
+{
+	return state != NULL && (strncmp(state, "28", 2) == 0 || strncmp(state, "3D", 2) == 0 ||
+				 strncmp(state, "3F", 2) == 0 || strncmp(state, "42", 2) == 0);
+}
+
+const char *
+db_refusal(const PGconn *conn)
+{
+	const conn_state *cs = conn ? PQinstanceData(conn, conn_event) : NULL;
+
+	return cs != NULL && cs->refusal[0] != '\0' ? cs->refusal : NULL;
+}
+
+int
+db_check_schema(PGconn *conn, int version)
+{
+	static const char sql[] = "select exists (select 1 from hookinbox.schema_migrations"
+				  " where version = $1::integer)";
+	char vbuf[16];
+	const char *p[1] = {vbuf};
+	PGresult *r;
+	int rc = -1;
+
+	snprintf(vbuf, sizeof(vbuf), "%d", version);
+	r = db_exec(conn, sql, 1, p);
+	if (db_check(conn, r, PGRES_TUPLES_OK, "schema version") != 0 || PQntuples(r) != 1)
+		goto out;
+	if (strcmp(PQgetvalue(r, 0, 0), "t") != 0) {
+		conn_state *cs = PQinstanceData(conn, conn_event);
+
+		if (cs != NULL)
+			snprintf(cs->refusal, sizeof(cs->refusal),
+				 "the database schema lacks migration %d: run sql/install.sql", version);
+		goto out;
+	}
+	rc = 0;
+out:
+	PQclear(r);
+	return rc;
 }
 
 int
@@ -51,34 +135,35 @@ db_check(const PGconn *conn, const PGresult *res, ExecStatusType want, const cha
 	if (msg[0] == '\0')
 		snprintf(msg, sizeof(msg), "unexpected result %s",
 			 res ? PQresStatus(PQresultStatus(res)) : "(none)");
+	if (refusal_state(state)) {
+		conn_state *cs = PQinstanceData(conn, conn_event);
+
+		if (cs != NULL) {
+			if (cs->refusal[0] == '\0')
+				snprintf(cs->refusal, sizeof(cs->refusal), "%s: %s (SQLSTATE %s)", what,
+					 msg, state);
+			return -1;
+		}
+	}
 	log_error("%s: %s (SQLSTATE %s)", what, msg, state ? state : "none");
 	return -1;
-}
-
-static db_idle_fn idle_fn;
-static void *idle_arg;
-
-void
-db_set_idle(db_idle_fn fn, void *arg)
-{
-	idle_fn = fn;
-	idle_arg = arg;
 }
 
 PGresult *
 db_exec(PGconn *conn, const char *sql, int n, const char *const *vals)
 {
+	const conn_state *cs = PQinstanceData(conn, conn_event);
 	PGresult *res, *last = NULL;
 	int sent;
 
-	if (idle_fn == NULL)
+	if (cs == NULL || cs->idle == NULL)
 		return n > 0 ? PQexecParams(conn, sql, n, NULL, vals, NULL, NULL, 0) : PQexec(conn, sql);
 	/* blocking mode: the statement is written out before these return */
 	sent = n > 0 ? PQsendQueryParams(conn, sql, n, NULL, vals, NULL, NULL, 0) : PQsendQuery(conn, sql);
 	if (!sent)
 		return NULL;
 	while (PQisBusy(conn)) {
-		idle_fn(idle_arg, PQsocket(conn));
+		cs->idle(cs->idle_arg, PQsocket(conn));
 		if (!PQconsumeInput(conn))
 			break;
 	}

@@ -1,8 +1,8 @@
 /*
  * db.h - the worker's database connection and small libpq helpers
  *
- * Only the database modules (fanout.c, claim.c, record.c, sqlfn.c) include
- * this header and libpq.
+ * Only the database modules (fanout.c, claim.c, record.c, sqlfn.c, queue.c)
+ * and the two that connect (loop.c, health.c) include this header and libpq.
  */
 #ifndef HOOKINBOX_DB_H
 #define HOOKINBOX_DB_H
@@ -13,27 +13,51 @@
 #include <libpq-fe.h>
 
 /*
- * Connect with conninfo (fallback_application_name hookinbox-worker,
- * search_path empty so that every name must be schema-qualified).
- * Returns NULL after logging why.  The caller closes it with PQfinish.
+ * While a statement of the sweep (fan-out, claim, record) runs on the
+ * server, the worker keeps its calls moving: db_exec sends the statement
+ * and, until the result is in, calls the connection's idle function with
+ * the connection's socket so that it can wait on both.  The idle function
+ * must not use the connection.
  */
-PGconn *db_connect(const char *conninfo);
+typedef void (*db_idle_fn)(void *arg, int pg_socket);
+
+/*
+ * Connect with conninfo (fallback_application_name hookinbox-worker,
+ * search_path empty so that every name must be schema-qualified); idle
+ * (may be NULL: wait in libpq) and idle_arg are the connection's idle
+ * function, for its whole life.  Returns NULL after logging why; then
+ * *refused (when not NULL) says whether the server answered and refused us
+ * (role, password, database name: a configuration error) rather than not
+ * answering or not accepting connections yet (try again later).  The
+ * caller closes it with PQfinish.
+ */
+PGconn *db_connect(const char *conninfo, db_idle_fn idle, void *idle_arg, bool *refused);
 
 /*
  * Check res: 0 when its status is want, else -1 after logging
  * "what: message" and the SQLSTATE.  Never clears res.
+ *
+ * An error that no retry can fix (SQLSTATE class 28 authorization, 3D
+ * unknown database, 3F unknown schema, 42 access rule: a missing grant, or
+ * a table, column or function this program needs and the schema lacks) is
+ * not logged but kept on the connection: db_refusal() returns it, and the
+ * caller stops with a configuration error.
  */
 int db_check(const PGconn *conn, const PGresult *res, ExecStatusType want, const char *what);
 
 /*
- * While a statement of the sweep (fan-out, claim, record) runs on the
- * server, the worker keeps its calls moving: db_exec sends the statement
- * and, until the result is in, calls the idle function with the
- * connection's socket so that it can wait on both.  The idle function must
- * not use the connection.  NULL (the default) waits in libpq.
+ * The first error of the connection that no retry can fix, as
+ * "what: message (SQLSTATE x)"; NULL when there was none.  Owned by the
+ * connection.
  */
-typedef void (*db_idle_fn)(void *arg, int pg_socket);
-void db_set_idle(db_idle_fn fn, void *arg);
+const char *db_refusal(const PGconn *conn);
+
+/*
+ * Whether the schema has migration version (0), or -1: a missing migration
+ * is kept as the connection's refusal (db_refusal), a database error is
+ * logged or kept as db_check does.
+ */
+int db_check_schema(PGconn *conn, int version) __attribute__((warn_unused_result));
 
 /*
  * Run sql with n text parameters (n may be 0); the last result, which the

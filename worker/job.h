@@ -35,7 +35,8 @@ typedef struct job {
 	char *idem_key;
 	int attempt;		 /* this attempt, counted at claim time (1-based) */
 	int max_attempts;
-	double age_s;		 /* seconds since the action was made */
+	double age_s;		 /* seconds since the action's retry window opened */
+	int64_t lease_until_ms;	 /* the lease ends no earlier than this (clock_mono ms) */
 	char *event_id;
 	char *event_type;	 /* may be NULL */
 	char *object_id;	 /* may be NULL */
@@ -48,6 +49,7 @@ typedef struct job {
 	bool called;		 /* a call was started (HTTP or SQL handler) */
 	bool transport_error;	 /* no usable HTTP answer (timeout, connection...) */
 	bool timed_out;		 /* of which: the route's timeout ran out */
+	bool permanent;		 /* SQL handler: raised SQLSTATE class ZP, park at once */
 	double retry_after_s;	 /* Retry-After in seconds, or -1 */
 	char error[JOB_ERROR_MAX];	/* short, never a body or a secret */
 	char ref[JOB_REF_MAX];		/* short response reference */

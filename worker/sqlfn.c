@@ -3,6 +3,11 @@
  *
  * The function name was checked at load time (lower-case identifiers,
  * conf.c) and is still quoted with PQescapeIdentifier here.
+ *
+ * A handler that fails is retried like a 5xx, except when it raises an
+ * error of SQLSTATE class ZP (SQLFN_PERMANENT_CLASS, e.g. "raise exception
+ * 'unknown customer' using errcode = 'ZP001'"): a business error no retry
+ * fixes, parked at once.  The class is one no PostgreSQL error uses.
  */
 #include "sqlfn.h"
 
@@ -97,6 +102,9 @@ sqlfn_apply(PGconn *conn, job *j)
 	r = PQexecParams(conn, call, 1, NULL, p, NULL, NULL, 0);
 	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
 		/* the function's own failure: retried like a 5xx, not logged as ours */
+		const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+
+		j->permanent = state != NULL && strncmp(state, SQLFN_PERMANENT_CLASS, 2) == 0;
 		set_error(j, r, "handler");
 		goto out;
 	}

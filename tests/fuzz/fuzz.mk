@@ -27,7 +27,8 @@ FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fram
 FUZZ_ALL_CFLAGS = $(WARN) $(DEFS) $(INCS) -Itests/fuzz -g -O1 $(FUZZ_SAN) \
 	-fsanitize=fuzzer-no-link -MMD -MP
 
-FUZZ_LIB_SRC = $(filter-out common/log.c,$(COMMON_SRC)) fcgi/verify.c fcgi/envelope.c fcgi/content_length.c
+FUZZ_LIB_SRC = $(filter-out common/log.c,$(COMMON_SRC)) fcgi/verify.c fcgi/envelope.c fcgi/jscan.c \
+	fcgi/content_length.c
 FUZZ_LIB_OBJS = $(patsubst %.c,obj/fuzz/%.o,$(FUZZ_LIB_SRC) tests/fuzz/fuzz_request.c)
 FUZZ_BINS = $(patsubst %,obj/fuzz/fuzz_%,$(FUZZ_HARNESSES))
 

@@ -51,14 +51,16 @@ sub install {
 	return undef;
 }
 
-# run sdk.mjs sign|verify over the cases; dies when it fails
+# run sdk.mjs sign|verify|fields over the cases; dies when it fails
 sub run {
 	my ($mode, $cases) = @_;
 	my $d = dir();
 	my ($fh, $in) = tempfile(UNLINK => 1);
 	print $fh encode_json($cases);
 	close $fh;
-	my $out = `cd '$d' && node sdk.mjs $mode < '$in' 2>&1`;
+	# numbers' source text in JSON.parse (node 20 needs the flag; later ones have it)
+	my $flags = `node --harmony-json-parse-with-source -e 0 2>&1` eq '' ? '--harmony-json-parse-with-source' : '';
+	my $out = `cd '$d' && node $flags sdk.mjs $mode < '$in' 2>&1`;
 	die "sdk.mjs $mode failed ($?): $out" if $? != 0;
 	return decode_json($out);
 }

@@ -2,6 +2,7 @@
 //
 //   node sdk.mjs sign   < cases.json   # [{provider, secret, body, id, type, url, timestamp}]
 //   node sdk.mjs verify < cases.json   # [{provider, secret, body, headers, url}]
+//   node sdk.mjs fields < cases.json   # [{provider, secret, body, headers}]
 //
 // Reads a JSON array of cases on standard input and prints a JSON array of
 // results, one per case, in order: for sign {headers, url}, for verify
@@ -14,6 +15,16 @@
 // "how": Shopify (base64 HMAC-SHA256 of the body), Slack (v0=hex HMAC-SHA256
 // of "v0:<ts>:<body>") and Paddle (ts=<ts>;h1=hex HMAC-SHA256 of
 // "<ts>:<body>").  Verification always goes through the SDK.
+//
+// fields: the envelope fields as the SDK hands the event to its user
+// (Stripe's constructEvent, Standard Webhooks' and Svix's verify; GitHub's
+// octokit only verifies, so its body goes through JSON.parse, as an app
+// would).  Numbers are given as their source text when node can (JSON.parse
+// with source, --harmony-json-parse-with-source): a 20-digit id is kept
+// whole, as hookinbox keeps it.  A string that is not well-formed Unicode
+// (a lone surrogate) is reported as {"ill_formed": true}: UTF-8 cannot hold
+// it, so hookinbox must store nothing for that field rather than another
+// string.  Used by tests/t/16-ids.t.
 
 import { createHmac } from 'node:crypto';
 
@@ -158,6 +169,63 @@ async function verify(c) {
 	}
 }
 
+// JSON.parse keeping numbers' source text where node supports it
+function parseWithSource(text) {
+	try {
+		return JSON.parse(text, (k, v, ctx) => (typeof v === 'number' && ctx && 'source' in ctx ? ctx.source : v));
+	} catch (e) {
+		return JSON.parse(text);
+	}
+}
+
+// the value at a dotted path, or undefined
+function at(o, path) {
+	for (const k of path.split('.')) {
+		if (o === null || typeof o !== 'object' || Array.isArray(o) || !Object.hasOwn(o, k))
+			return undefined;
+		o = o[k];
+	}
+	return o;
+}
+
+function field(v) {
+	if (v === undefined || v === null)
+		return null;
+	if (typeof v === 'string')
+		return v.isWellFormed() ? v : { ill_formed: true };
+	if (typeof v === 'number')
+		return String(v);
+	return v;
+}
+
+async function fields(c) {
+	const h = lower(c.headers);
+	switch (c.provider) {
+	case 'stripe': {
+		const ev = (await stripe()).webhooks.constructEvent(c.body, h['stripe-signature'], c.secret);
+		const src = parseWithSource(c.body);
+		return { event_id: field(ev.id), event_type: field(ev.type), object_id: field(at(ev, 'data.object.id')),
+			version: field(at(src, 'created')) };
+	}
+	case 'standard':
+	case 'svix': {
+		const wh = new (await load(c.provider === 'svix' ? 'svix' : 'standardwebhooks')).Webhook(c.secret);
+		const ev = wh.verify(c.body, h);
+		return { event_type: field(ev.type), object_id: field(at(ev, 'data.id')) };
+	}
+	case 'github': {
+		if (!await (await load('@octokit/webhooks-methods')).verify(c.secret, c.body, h['x-hub-signature-256']))
+			throw new Error('octokit verify returned false');
+		const ev = parseWithSource(c.body), name = h['x-github-event'];
+		const obj = at(ev, name) ?? at(ev, name.replace(/s$/, ''));
+		return { object_id: field(obj && typeof obj === 'object' ? obj.id : undefined),
+			event_type: name + (typeof ev.action === 'string' ? '.' + ev.action : '') };
+	}
+	default:
+		throw new Error(`no SDK reader for ${c.provider}`);
+	}
+}
+
 async function main() {
 	const mode = process.argv[2];
 	let input = '';
@@ -167,6 +235,12 @@ async function main() {
 	for (const c of JSON.parse(input)) {
 		if (mode === 'sign') {
 			out.push(await sign(c));
+		} else if (mode === 'fields') {
+			try {
+				out.push({ ok: true, fields: await fields(c) });
+			} catch (e) {
+				out.push({ ok: false, error: String(e && e.message || e) });
+			}
 		} else if (mode === 'verify') {
 			try {
 				await verify(c);
@@ -175,7 +249,7 @@ async function main() {
 				out.push({ ok: false, error: String(e && e.message || e) });
 			}
 		} else {
-			throw new Error('usage: node sdk.mjs sign|verify < cases.json');
+			throw new Error('usage: node sdk.mjs sign|verify|fields < cases.json');
 		}
 	}
 	process.stdout.write(JSON.stringify(out) + '\n');

@@ -108,7 +108,7 @@ is(scalar(grep { $_->{path} eq '/down' } $d->requests), 3, 'three calls, no more
 
 # ---- replay of a parked action: same key, succeeds
 $d->plan('/down', '200');
-my ($prc, $pout) = $t->pg->psql_file(HookTest::top() . '/sql/replay.sql', vars => { action_id => $dn->{id} });
+my ($prc, $pout) = $t->pg->psql_file(HookTest::top() . '/sql/replay.sql', vars => { action_id => $dn->{id}, go => 1 });
 is($prc, 0, 'replay.sql runs') or diag $pout;
 is(WorkerHelp::action($t, 'evt_d')->{state}, 'pending', 'replayed action is pending');
 WorkerHelp::drain($t);

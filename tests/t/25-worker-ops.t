@@ -35,10 +35,11 @@ like($out, qr/\(2 rows\)/, 'parked: two rows');
 like($out, qr/\(0 rows\)/, 'parked: the route variable is quoted, not spliced');
 
 ($rc, $out) = $t->pg->psql_file("$sql/replay.sql");
-like($out, qr/set -v action_id/, 'replay.sql without parameters explains itself');
+isnt($rc, 0, 'replay.sql without parameters fails');
+like($out, qr/choose parked actions with -v action_id/, 'and explains itself');
 $d->plan('/no', '200');
 my $keys = $t->sql("select string_agg(idem_key, ',' order by id) from hookinbox.action where route = 'no'");
-($rc, $out) = $t->pg->psql_file("$sql/replay.sql", vars => { route => 'no', since => '2000-01-01' },
+($rc, $out) = $t->pg->psql_file("$sql/replay.sql", vars => { route => 'no', since => '2000-01-01', go => 1 },
 	role => 'hookinbox_admin');
 is($rc, 0, 'replay.sql by route and since') or diag $out;
 WorkerHelp::drain($t);
@@ -60,7 +61,7 @@ is($t->sql("select duplicate from hookinbox.accept('shop', 'stripe', 'shop', 'de
 my (undef, $log) = WorkerHelp::worker($t, '--once');
 is(scalar(grep { $_->{event_id} eq 'y1' } $d->requests), 1, 'and is not delivered again');
 
-($rc, $out) = $t->pg->psql_file("$sql/purge.sql", vars => { payload_days => 0, dedup_days => 0 });
+($rc, $out) = $t->pg->psql_file("$sql/purge.sql", vars => { payload_days => 0, dedup_days => 0, force => 1 });
 is($rc, 0, 'purge at the dedup horizon') or diag $out;
 is($t->sql("select count(*) from hookinbox.inbox"), 0, 'old rows deleted');
 is($t->sql("select count(*) from hookinbox.action"), 0, 'with their finished actions');

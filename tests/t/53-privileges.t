@@ -102,6 +102,46 @@ is($pg->sql(q{select coalesce(string_agg(c.relname, ','), '') from pg_class c
 	where n.nspname = 'hookinbox' and pg_has_role('hookinbox_worker', c.relowner, 'usage')}), '',
 	'hookinbox_worker owns nothing in the schema');
 
+# the worker cannot forge or alter what the intake stored
+my $batch = q{select * from hookinbox.accept_batch(array['ep'], array['stripe'], array['acct'], array['live'],
+	array['evt_forged'], array['t'], array[null]::text[], array[null]::bigint[], array['{}']::jsonb[],
+	array['x']::bytea[], array[false], array[null]::bytea[], array[null]::text[])};
+refused('hookinbox_worker', $batch, 'execute accept_batch()');
+(my $old_batch = $batch) =~ s/, array\[null\]::bytea\[\], array\[null\]::text\[\]\)/)/;
+refused('hookinbox_worker', $old_batch, 'execute the older accept_batch()');
+refused('hookinbox_worker', $accept =~ s/evt_priv/evt_forged/r, 'execute accept()');
+refused('hookinbox_worker', q{select hookinbox.reject('ep', 'x', 1)}, 'execute reject()');
+refused('hookinbox_worker', q{update hookinbox.inbox set body = 'forged'}, 'update an inbox body');
+refused('hookinbox_worker', q{update hookinbox.inbox set headers = '{}'}, 'update inbox headers');
+refused('hookinbox_worker', q{update hookinbox.inbox set event_id = 'x'}, 'update an inbox event id');
+allowed('hookinbox_worker', q{update hookinbox.inbox set state = state, dispatched_at = dispatched_at},
+	'update an inbox row\'s state and dispatched_at');
+is($pg->sql(q{select count(*) from hookinbox.inbox where event_id = 'evt_forged'}), 0, 'nothing was forged');
+
+# the SECURITY DEFINER functions run as a NOLOGIN owner, not the superuser who installed them
+is($pg->sql(q{select string_agg(distinct pg_get_userbyid(p.proowner), ',') from pg_proc p
+	join pg_namespace n on n.oid = p.pronamespace where n.nspname = 'hookinbox' and p.prosecdef}),
+	'hookinbox_owner', 'every SECURITY DEFINER function is owned by hookinbox_owner');
+is($pg->sql(q{select rolcanlogin::text || rolsuper::text || rolcreaterole::text || rolcreatedb::text
+	from pg_roles where rolname = 'hookinbox_owner'}), 'falsefalsefalsefalse',
+	'hookinbox_owner: NOLOGIN, not superuser, no CREATEROLE/CREATEDB');
+is($pg->sql(q{select coalesce(string_agg(c.relname || ':' || p, ',' order by c.relname, p), '')
+	from pg_class c join pg_namespace n on n.oid = c.relnamespace,
+	unnest(array['select','insert','update','delete','truncate']) p
+	where n.nspname = 'hookinbox' and c.relkind = 'r' and has_table_privilege('hookinbox_owner', c.oid, p)}),
+	'inbox:insert,inbox:select,rejection:insert,rejection:select,rejection:update',
+	'hookinbox_owner: only what accept_batch() and reject() need');
+
+# what one reject() call can add is bounded, and a count never overflows
+allowed('hookinbox_intake', q{select hookinbox.reject('ep', 'flood', 9223372036854775807)}, 'call reject() with a huge count');
+is($pg->sql(q{select count from hookinbox.rejection where reason = 'flood'}), 1000000, 'one call adds at most 1,000,000');
+$pg->sql(q{update hookinbox.rejection set count = 9223372036854775800 where reason = 'flood'});
+allowed('hookinbox_intake', q{select hookinbox.reject('ep', 'flood', 1000)}, 'count past the bigint limit');
+is($pg->sql(q{select count from hookinbox.rejection where reason = 'flood'}), '9223372036854775807',
+	'the count stops at the bigint limit, and later flushes still work');
+allowed('hookinbox_intake', q{select hookinbox.reject('ep', 'flood', -5)}, 'call reject() with a negative count');
+is($pg->sql(q{select count from hookinbox.rejection where reason = 'flood'}), '9223372036854775807', 'which adds nothing');
+
 # the schema is unchanged by all of the above
 is($pg->sql(q{select count(*) from pg_class c join pg_namespace n on n.oid = c.relnamespace
 	where n.nspname = 'hookinbox' and c.relname = 'mine'}), 0, 'no table was created');

@@ -1,0 +1,404 @@
+/*
+ * jscan.c - a strict JSON reader that keeps each value's source text
+ */
+#include "jscan.h"
+
+#include "utf8.h"
+#include "xalloc.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct parser {
+	const char *s;
+	size_t len, pos;
+	int depth, max_depth;
+} parser;
+
+static void
+skip_ws(parser *ps)
+{
+	while (ps->pos < ps->len) {
+		char c = ps->s[ps->pos];
+
+		if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
+			break;
+		ps->pos++;
+	}
+}
+
+static int
+hex4(const char *p, uint32_t *out)
+{
+	uint32_t v = 0;
+
+	for (int i = 0; i < 4; i++) {
+		char c = p[i];
+
+		v <<= 4;
+		if (c >= '0' && c <= '9')
+			v |= (uint32_t)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v |= (uint32_t)(c - 'a' + 10);
+		else if (c >= 'A' && c <= 'F')
+			v |= (uint32_t)(c - 'A' + 10);
+		else
+			return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/* a string at ps->pos (the opening quote): well-formed UTF-8, valid escapes */
+static int
+parse_string(parser *ps)
+{
+	const unsigned char *u = (const unsigned char *)ps->s;
+	uint32_t cp;
+
+	ps->pos++;
+	while (ps->pos < ps->len) {
+		unsigned char c = u[ps->pos];
+		size_t n;
+
+		if (c == '"') {
+			ps->pos++;
+			return 0;
+		}
+		if (c < 0x20)
+			return -1;
+		if (c == '\\') {
+			if (ps->len - ps->pos < 2)
+				return -1;
+			c = u[ps->pos + 1];
+			if (c == 'u') {
+				if (ps->len - ps->pos < 6 || hex4(ps->s + ps->pos + 2, &cp) < 0)
+					return -1;
+				ps->pos += 6;
+			} else if (strchr("\"\\/bfnrt", c) != NULL && c != '\0') {
+				ps->pos += 2;
+			} else {
+				return -1;
+			}
+			continue;
+		}
+		n = utf8_next(u + ps->pos, ps->len - ps->pos, &cp);
+		if (n == 0)
+			return -1;
+		ps->pos += n;
+	}
+	return -1;
+}
+
+static size_t
+digits(parser *ps)
+{
+	size_t start = ps->pos;
+
+	while (ps->pos < ps->len && ps->s[ps->pos] >= '0' && ps->s[ps->pos] <= '9')
+		ps->pos++;
+	return ps->pos - start;
+}
+
+/* -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
+static int
+parse_number(parser *ps)
+{
+	if (ps->s[ps->pos] == '-')
+		ps->pos++;
+	if (ps->pos < ps->len && ps->s[ps->pos] == '0')
+		ps->pos++;
+	else if (digits(ps) == 0)
+		return -1;
+	if (ps->pos < ps->len && ps->s[ps->pos] == '.') {
+		ps->pos++;
+		if (digits(ps) == 0)
+			return -1;
+	}
+	if (ps->pos < ps->len && (ps->s[ps->pos] == 'e' || ps->s[ps->pos] == 'E')) {
+		ps->pos++;
+		if (ps->pos < ps->len && (ps->s[ps->pos] == '+' || ps->s[ps->pos] == '-'))
+			ps->pos++;
+		if (digits(ps) == 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+literal(parser *ps, const char *word)
+{
+	size_t n = strlen(word);
+
+	if (ps->len - ps->pos < n || memcmp(ps->s + ps->pos, word, n) != 0)
+		return -1;
+	ps->pos += n;
+	return 0;
+}
+
+static int parse_value(parser *ps, jscan_value *v);
+
+/* an array or an object at ps->pos; close is ']' or '}' */
+static int
+parse_container(parser *ps, char close)
+{
+	jscan_value item;
+	bool first = true;
+
+	if (++ps->depth > ps->max_depth)
+		return -1;
+	ps->pos++;
+	for (;;) {
+		skip_ws(ps);
+		if (ps->pos >= ps->len)
+			return -1;
+		if (ps->s[ps->pos] == close && first)
+			break;
+		if (!first) {
+			if (ps->s[ps->pos] == close)
+				break;
+			if (ps->s[ps->pos] != ',')
+				return -1;
+			ps->pos++;
+			skip_ws(ps);
+			if (ps->pos >= ps->len)
+				return -1;
+		}
+		first = false;
+		if (close == '}') {
+			if (ps->s[ps->pos] != '"' || parse_string(ps) < 0)
+				return -1;
+			skip_ws(ps);
+			if (ps->pos >= ps->len || ps->s[ps->pos] != ':')
+				return -1;
+			ps->pos++;
+		}
+		if (parse_value(ps, &item) < 0)
+			return -1;
+	}
+	ps->pos++;
+	ps->depth--;
+	return 0;
+}
+
+static int
+parse_value(parser *ps, jscan_value *v)
+{
+	size_t start;
+	int rc;
+
+	skip_ws(ps);
+	if (ps->pos >= ps->len)
+		return -1;
+	start = ps->pos;
+	switch (ps->s[ps->pos]) {
+	case '{':
+		v->type = JSCAN_OBJECT;
+		rc = parse_container(ps, '}');
+		break;
+	case '[':
+		v->type = JSCAN_ARRAY;
+		rc = parse_container(ps, ']');
+		break;
+	case '"':
+		v->type = JSCAN_STRING;
+		rc = parse_string(ps);
+		break;
+	case 't':
+		v->type = JSCAN_TRUE;
+		rc = literal(ps, "true");
+		break;
+	case 'f':
+		v->type = JSCAN_FALSE;
+		rc = literal(ps, "false");
+		break;
+	case 'n':
+		v->type = JSCAN_NULL;
+		rc = literal(ps, "null");
+		break;
+	default:
+		v->type = JSCAN_NUMBER;
+		rc = parse_number(ps);
+		break;
+	}
+	v->p = ps->s + start;
+	v->len = ps->pos - start;
+	return rc;
+}
+
+int
+jscan_parse(const char *s, size_t len, int max_depth, jscan_value *root)
+{
+	parser ps = {s, len, 0, 0, max_depth};
+
+	if (parse_value(&ps, root) < 0)
+		return -1;
+	skip_ws(&ps);
+	return ps.pos == len ? 0 : -1;
+}
+
+/* ---- reading a value that jscan_parse has checked ---- */
+
+/* the end of the string starting at p (its opening quote) */
+static const char *
+string_end(const char *p)
+{
+	for (p++; *p != '"'; p++) {
+		if (*p == '\\')
+			p++;
+	}
+	return p + 1;
+}
+
+/* the end of the checked value starting at p, without recursion */
+static const char *
+value_end(const char *p, const char *end)
+{
+	int depth = 0;
+
+	do {
+		while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+			p++;
+		if (*p == '"') {
+			p = string_end(p);
+		} else if (*p == '{' || *p == '[') {
+			depth++;
+			p++;
+		} else if (*p == '}' || *p == ']') {
+			depth--;
+			p++;
+		} else if (*p == ',' || *p == ':') {
+			p++;
+		} else {
+			while (p < end && strchr(",:]} \t\n\r", *p) == NULL)
+				p++;
+		}
+	} while (depth > 0);
+	return p;
+}
+
+/*
+ * Unescape the string whose source (quotes included) is p[0..len) into
+ * out (room for len bytes).  -1 on a lone surrogate.
+ */
+static int
+unescape(const char *p, size_t len, char *out, size_t *olen)
+{
+	const char *end = p + len - 1;
+	size_t o = 0;
+
+	for (p++; p < end;) {
+		uint32_t cp, lo;
+
+		if (*p != '\\') {
+			out[o++] = *p++;
+			continue;
+		}
+		switch (p[1]) {
+		case 'b': out[o++] = '\b'; break;
+		case 'f': out[o++] = '\f'; break;
+		case 'n': out[o++] = '\n'; break;
+		case 'r': out[o++] = '\r'; break;
+		case 't': out[o++] = '\t'; break;
+		case 'u':
+			(void)hex4(p + 2, &cp);
+			if (cp >= 0xdc00 && cp <= 0xdfff)
+				return -1;
+			if (cp >= 0xd800 && cp <= 0xdbff) {
+				if (end - p < 12 || p[6] != '\\' || p[7] != 'u' || hex4(p + 8, &lo) < 0 ||
+				    lo < 0xdc00 || lo > 0xdfff)
+					return -1;
+				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+				p += 6;
+			}
+			o += utf8_put(cp, (unsigned char *)out + o);
+			p += 6;
+			continue;
+		default: out[o++] = p[1]; break; /* \" \\ \/ */
+		}
+		p += 2;
+	}
+	*olen = o;
+	return 0;
+}
+
+int
+jscan_member(const jscan_value *o, const char *key, size_t key_len, jscan_value *out)
+{
+	const char *p, *end;
+	int found = -1;
+
+	if (o->type != JSCAN_OBJECT)
+		return -1;
+	p = o->p + 1;
+	end = o->p + o->len - 1;
+	for (;;) {
+		const char *k, *kend, *v;
+		bool match;
+
+		while (p < end && *p != '"')
+			p++;
+		if (p >= end)
+			break;
+		k = p;
+		kend = string_end(k);
+		if (memchr(k, '\\', (size_t)(kend - k)) == NULL) {
+			match = (size_t)(kend - k - 2) == key_len && memcmp(k + 1, key, key_len) == 0;
+		} else {
+			char *buf = xmalloc((size_t)(kend - k));
+			size_t n;
+
+			match = unescape(k, (size_t)(kend - k), buf, &n) == 0 && n == key_len &&
+				memcmp(buf, key, key_len) == 0;
+			free(buf);
+		}
+		p = kend;
+		while (*p != ':')
+			p++;
+		p++;
+		while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+			p++;
+		v = p;
+		p = value_end(v, end);
+		if (match) {
+			switch (*v) {
+			case '{': out->type = JSCAN_OBJECT; break;
+			case '[': out->type = JSCAN_ARRAY; break;
+			case '"': out->type = JSCAN_STRING; break;
+			case 't': out->type = JSCAN_TRUE; break;
+			case 'f': out->type = JSCAN_FALSE; break;
+			case 'n': out->type = JSCAN_NULL; break;
+			default: out->type = JSCAN_NUMBER; break;
+			}
+			out->p = v;
+			out->len = (size_t)(p - v);
+			found = 0; /* keep looking: the last one wins */
+		}
+	}
+	return found;
+}
+
+int
+jscan_string(const jscan_value *v, char **out, size_t *len)
+{
+	char *buf;
+
+	if (v->type != JSCAN_STRING)
+		return -1;
+	buf = xmalloc(v->len);
+	if (unescape(v->p, v->len, buf, len) < 0) {
+		free(buf);
+		return -1;
+	}
+	buf[*len] = '\0';
+	*out = buf;
+	return 0;
+}
+
+bool
+jscan_is_integer(const jscan_value *v)
+{
+	return v->type == JSCAN_NUMBER && memchr(v->p, '.', v->len) == NULL &&
+	       memchr(v->p, 'e', v->len) == NULL && memchr(v->p, 'E', v->len) == NULL;
+}

@@ -1,0 +1,39 @@
+-- What became of one accepted event, route by route.
+--
+--   psql -v event_id=evt_123 -f sql/event.sql
+--   psql -v event_id=evt_123 -v endpoint=shop -f sql/event.sql
+--
+-- One row per inbox row with that delivery id (and endpoint, when given),
+-- and per route: the inbox state (pending: not fanned out yet; dispatched;
+-- unrouted: no route matched), and the action's state, attempts and last
+-- error, or, for an event collapsed by business dedup (key = object-type)
+-- into another event's action, that action and event.  Exits non-zero (3)
+-- without -v event_id.
+\set ON_ERROR_STOP 1
+\if :{?event_id} \else \set event_id '' \endif
+\if :{?endpoint} \else \set endpoint '' \endif
+select :'event_id' = '' as missing \gset
+\if :missing
+do $$ begin raise exception 'event.sql: set -v event_id=ID [-v endpoint=NAME]' using errcode = '22023'; end $$;
+\endif
+select i.id as inbox_id, i.endpoint, i.event_id, i.event_type, i.received_at,
+       i.state as inbox_state, o.route, o.outcome, o.attempts, o.last_status, o.last_error,
+       o.reason
+  from hookinbox.inbox i
+  left join lateral (
+	select a.route, a.state as outcome, a.attempts, a.last_status, a.last_error,
+	       a.resolution as reason
+	  from hookinbox.action a
+	 where a.inbox_id = i.id
+	union all
+	select c.route, 'collapsed into action ' || c.action_id
+	       || coalesce(' (event ' || ci.event_id || ', ' || ca.state || ')', ' (since purged)'),
+	       null, null, null, null
+	  from hookinbox.action_collapse c
+	  left join hookinbox.action ca on ca.id = c.action_id
+	  left join hookinbox.inbox ci on ci.id = ca.inbox_id
+	 where c.inbox_id = i.id
+  ) o on true
+ where i.event_id = :'event_id'
+   and (:'endpoint' = '' or i.endpoint = :'endpoint')
+ order by i.id, o.route;
