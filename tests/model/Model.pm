@@ -27,6 +27,7 @@ use POSIX qw(:sys_wait_h);
 use Time::HiRes qw(sleep time);
 use HookTest;
 use JSON::PP ();
+use IO::Socket::INET;
 use Downstream;
 use Model::Defects;
 use Model::Providers;
@@ -187,7 +188,8 @@ sub deliver {
 sub post {
 	my ($self, $d, $url, $h) = @_;
 	HookTest::record_secret(map { $h->{$_} } grep { /signature|hmac/i } keys %$h);
-	my $r = $self->{t}{http}->request('POST', $url, { content => $d->{body}, headers => $h });
+	my $r = (grep { /[^\x20-\x7e]/ } values %$h) ? raw_post($url, $d->{body}, $h)
+		: $self->{t}{http}->request('POST', $url, { content => $d->{body}, headers => $h });
 	$r->{json} = eval { JSON::PP::decode_json($r->{content}) } if ($r->{content} // '') =~ /^\s*\{/;
 	$self->record_answer($d, $r);
 	return $r;
@@ -206,6 +208,25 @@ sub record_answer {
 		push @{ $self->{retry} }, { map { $_ => $d->{$_} } grep { $_ ne 'fe' } keys %$d };
 	}
 	return \%a;
+}
+
+# HTTP::Tiny refuses header values that are not printable ASCII, which a
+# provider (or a proxy) may still send: one request by hand
+sub raw_post {
+	my ($url, $body, $h) = @_;
+	my ($host, $port, $path) = $url =~ m{^http://([^:/]+):(\d+)(/.*)$} or die "raw_post: $url";
+	my $s = IO::Socket::INET->new(PeerAddr => $host, PeerPort => $port, Timeout => 30)
+		or return { status => 599, content => "connect: $!" };
+	my $req = "POST $path HTTP/1.1\r\nHost: $host:$port\r\nConnection: close\r\n"
+		. 'Content-Length: ' . length($body) . "\r\n" . join('', map { "$_: $h->{$_}\r\n" } sort keys %$h)
+		. "\r\n$body";
+	print $s $req;
+	local $/;
+	my $resp = <$s> // '';
+	close $s;
+	my ($status) = $resp =~ m{^HTTP/1\.[01] (\d{3})} or return { status => 599, content => 'no answer' };
+	my ($content) = $resp =~ /\r\n\r\n(.*)\z/s;
+	return { status => $status, content => $content // '' };
 }
 
 # a new logical event
