@@ -1,15 +1,16 @@
 # Model::Defects - the known defects of hookinbox that the model checker
 # can provoke, and THE switch that says which of them to provoke.
 #
-# Each defect in %KNOWN is open in an issue.  While it is listed, the
-# operations (or operation parameters) that provoke it are left out of the
-# schedule, so `make check` stays green and still checks every invariant on
-# everything else.  When the fix is merged, MOVE ITS LINE from %KNOWN to %FIXED:
-# from then on every run provokes it (and must stay green).  To provoke
-# listed defects for one run (to see the checker find them):
+# Each defect in %KNOWN is open (in an issue, or found by the checker).
+# While it is listed, the operations (or operation parameters) that provoke
+# it are left out of the schedule, so `make check` stays green and still
+# checks every invariant on everything else.  When the fix is merged, MOVE
+# ITS LINE from %KNOWN to %FIXED: from then on every run provokes it (and
+# must stay green).  To provoke listed defects for one run (to see the
+# checker find them):
 #
 #   HOOKINBOX_MODEL_DEFECTS=all                 every listed defect
-#   HOOKINBOX_MODEL_DEFECTS=twilio-reencoded,purge-parked
+#   HOOKINBOX_MODEL_DEFECTS=held-replay-after-purge,other-one
 #   HOOKINBOX_MODEL_DEFECTS=none                (the default)
 package Model::Defects;
 
@@ -31,7 +32,6 @@ our %FIXED = (
 		. '(lease 5 s, timeout 3 s, downstream 2.9 s, concurrency 1, two workers)', '5, 4'],
 	'replay-after-retry-window' => [12, 'the clock moved past retry_window, then replay.sql', 3],
 	'purge-parked' => [12, 'purge.sql while actions are parked', 8],
-	'loop-exits-on-restart' => [12, 'PostgreSQL restarted under a --loop worker', 10],
 );
 
 # name => [issue, what provokes it, the invariants expected to fail]
@@ -43,6 +43,13 @@ our %KNOWN = (
 	# row is still there
 	'held-replay-after-purge' => ['new', 'a held (review) delivery replayed under a fresh id after '
 		. 'purge.sql deleted the delivery it collided with', 1],
+	# issue 12 made --loop reconnect, and it does (1/5 seeds failed before,
+	# none of five after); but t/85's random seed 543305 on main 9c2ba93 saw a
+	# --loop worker exit 78 (configuration error) across a restart:
+	# db_connect() calls a failed connection a refusal when PQping answers
+	# OK afterwards, and the server can come up between the two
+	'loop-exits-on-restart' => [12, 'PostgreSQL restarted under a --loop worker (the operation always '
+		. 'runs; while listed, invariant 10 is not checked)', 10],
 );
 
 # whether this run may provoke the defect: it is fixed (not listed), or asked for
