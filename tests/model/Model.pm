@@ -83,7 +83,9 @@ sub new {
 		offset => 0,	# the clock moved forward by this many seconds
 		counts => {}, checked => {},
 		drain_replayed => {},
-		max_timeout => $ROUTE_TIMEOUT,
+		# how long a worker waits for a call at least (the shortest route
+		# timeout of its configurations): a call is surely in flight no longer
+		call_timeout => $ROUTE_TIMEOUT,
 	}, $class;
 	$self->{rng} = rng_new($self->{seed});
 	$self->{defects} = { map { $_ => 1 } Model::Defects::enabled() };
@@ -255,7 +257,6 @@ sub worker_start {
 		open STDOUT, '>&', \*STDERR or die $!;
 		exec($self->worker_cmd($variant, @args)) or POSIX::_exit(127);
 	}
-	$self->{max_timeout} = 3 if $variant eq 'tight';
 	my $w = { pid => $pid, log => $log, kind => 'worker', args => "@args", variant => $variant };
 	return $w;
 }

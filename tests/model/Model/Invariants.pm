@@ -239,7 +239,7 @@ sub keys_match_downstream {
 		push @v, "action $id ($route) is $state but the downstream applied it; " . history($m, $key, $by_key{$key})
 			if $state ne 'done' && $state ne 'stale' && $ok{$key};
 	}
-	my $timeout = $m->{max_timeout};
+	my $timeout = $m->{call_timeout};
 	for my $key (sort keys %by_key) {
 		my @c = grep { !$_->{inprogress} } @{ $by_key{$key} };
 		for my $i (1 .. $#c) {
