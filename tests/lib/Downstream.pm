@@ -13,7 +13,8 @@
 # event type and id, the Standard Webhooks headers (and whether the
 # signature verifies when a secret is given), the body's SHA-256, the
 # status answered, whether it caused a new effect and whether it was a
-# replay.
+# replay (and, for planned answers, the delay before the answer; for a 409
+# because the key was still in progress, inprogress = 1).
 #
 # Idempotency as a real API does it: the first request with a key that is
 # answered 2xx causes one effect and its response is stored; later requests
@@ -201,6 +202,7 @@ sub serve {
 		}
 		if (defined $key && $inprogress{$key}) {
 			$rec->{status} = 409;
+			$rec->{inprogress} = 1;
 			$emit->();
 			$send->($c, $response->(409, [], '{"error":"in progress"}', $keep));
 			return;
@@ -240,6 +242,7 @@ sub serve {
 		push @h, $extra if defined $extra && $extra ne '';
 		my $rbody = $status =~ /^2/ ? qq({"ok":true,"seq":$seq}) : qq({"error":"planned $status"});
 		$rec->{status} = $status + 0;
+		$rec->{delay} = $delay;
 		if ($status =~ /^2/) {
 			$rec->{effect} = 1;
 			$stored{$key} = { status => $status, body => $rbody, rid => "req-$seq" } if defined $key;
