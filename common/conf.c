@@ -723,31 +723,11 @@ check_endpoint(conf *c, endpoint_conf *ep)
 		ep->secrets = load_secrets(c, ep->secret_file, ep->line);
 }
 
-/*
- * Whether the intake reads an event version for ep's events (fcgi/envelope.c):
- * GitHub, GitLab and Twilio send none; the generic hmac provider only with
- * version_field.
- */
+/* whether the intake reads an event version for ep's events (the provider's row says) */
 static bool
 sends_version(const endpoint_conf *ep)
 {
-	switch (ep->provider) {
-	case PROVIDER_GITHUB:
-	case PROVIDER_GITLAB:
-	case PROVIDER_TWILIO:
-	case PROVIDER__COUNT:
-		return false;
-	case PROVIDER_HMAC:
-		return ep->hmac.version_field != NULL;
-	case PROVIDER_STRIPE:
-	case PROVIDER_STANDARD:
-	case PROVIDER_SHOPIFY:
-	case PROVIDER_SVIX:
-	case PROVIDER_PADDLE:
-	case PROVIDER_SLACK:
-		break;
-	}
-	return true;
+	return provider_get(ep->provider)->sends_version(ep);
 }
 
 static void
