@@ -224,3 +224,10 @@ gate_take_reports(gate *g, gate_report *out, size_t max)
 	g->n_reports -= n;
 	return n;
 }
+
+void
+gate_no_calls(gate *g)
+{
+	for (size_t i = 0; i < g->n; i++)
+		g->routes[i].inflight = 0;
+}

@@ -57,6 +57,13 @@ bool gate_may_start(gate *g, const route_conf *r, int64_t now_ms);
 /* a call of route r started (takes a slot and a token) */
 void gate_started(gate *g, const route_conf *r, int64_t now_ms);
 /*
+ * No HTTP call is in flight (the delivery engine says so): every route's
+ * count of calls in flight is 0.  A count that missed its end would
+ * otherwise keep its route "at its cap" for good, and a --once run from
+ * ending.
+ */
+void gate_no_calls(gate *g);
+/*
  * The call of j ended (outcome decided): frees its slot; a 429 or a
  * Retry-After holds the route, transient failures count towards the
  * breaker, any answer that is not one closes it.  Returns true when j was

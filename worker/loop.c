@@ -583,6 +583,8 @@ route_room(worker *w, int64_t now)
 	long sum = 0;
 
 	w->capped = false;
+	if (deliver_inflight(w->dl) == 0)
+		gate_no_calls(w->gate);
 	for (size_t i = 0; i < n_routes; i++) {
 		const route_conf *r = conf_route_at(c, i);
 		size_t waiting = 0;

@@ -27,7 +27,7 @@ close $fh;
 
 sub run {
 	my ($conf) = @_;
-	my $out = `@{[ WorkerHelp::bin() ]} -c $conf --once 2>&1`;
+	my $out = `@{[ WorkerHelp::bin() ]} -v -c $conf --once 2>&1`;
 	return ($? >> 8, $out);
 }
 sub reroute {

@@ -221,7 +221,7 @@ sub keys_match_downstream {
 	my ($m) = @_;
 	my @v;
 	my @req = $m->ds->requests;
-	my %act = map { $_->[0] => $_ } rows($m, q{select idem_key, state, route, id from hookinbox.action
+	my %act = map { $_->[0] => $_ } rows($m, q{select idem_key, state, route, id, coalesce(last_error, '') from hookinbox.action
 		where route in ('ord', 'ev')});
 	my (%ok, %by_key);
 	for my $r (@req) {
@@ -233,10 +233,10 @@ sub keys_match_downstream {
 		}
 	}
 	for my $a (values %act) {
-		my ($key, $state, $route, $id) = @$a;
+		my ($key, $state, $route, $id, $error) = @$a;
 		push @v, "action $id ($route) is done but the downstream never answered its key 2xx"
 			if $state eq 'done' && !$ok{$key};
-		push @v, "action $id ($route) is $state but the downstream applied it; " . history($m, $key, $by_key{$key})
+		push @v, "action $id ($route) is $state ($error) but the downstream applied it; " . history($m, $key, $by_key{$key})
 			if $state ne 'done' && $state ne 'stale' && $ok{$key};
 	}
 	my $timeout = $m->{call_timeout};
