@@ -24,6 +24,13 @@ typedef struct conn_state {
 	db_idle_fn idle;
 	void *idle_arg;
 	char refusal[600];
+	/*
+	 * The server answered that this session is of no further use: it is
+	 * read-only (25006: a standby, or a primary being demoted) or shutting
+	 * down (57P01-57P03).  A new connection (with a multi-host conninfo
+	 * and target_session_attrs=read-write, to the new primary) is needed.
+	 */
+	bool gone;
 } conn_state;
 
 static int
@@ -187,6 +194,12 @@ db_check(const PGconn *conn, const PGresult *res, ExecStatusType want, const cha
 			return -1;
 		}
 	}
+	if (state != NULL && (strcmp(state, "25006") == 0 || strncmp(state, "57P", 3) == 0)) {
+		conn_state *cs = PQinstanceData(conn, conn_event);
+
+		if (cs != NULL)
+			cs->gone = true;
+	}
 	log_error("%s: %s (SQLSTATE %s)", what, msg, state ? state : "none");
 	return -1;
 }
@@ -230,7 +243,9 @@ db_command(PGconn *conn, const char *sql, const char *what)
 bool
 db_lost(const PGconn *conn)
 {
-	return PQstatus(conn) != CONNECTION_OK;
+	const conn_state *cs = PQinstanceData(conn, conn_event);
+
+	return PQstatus(conn) != CONNECTION_OK || (cs != NULL && cs->gone);
 }
 
 static void
