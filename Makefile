@@ -139,6 +139,15 @@ else
 	HOOKINBOX_VALGRIND=1 $(PROVE_ALL) $(wildcard tests/t/9*.t)
 endif
 
+# make soak SOAK_SECONDS=3600: the model checker (tests/model/README), one
+# seeded schedule after another until the time is up; prints the operations
+# done and the invariants checked, or the first failure and how to replay it
+SOAK_SECONDS ?= 600
+SOAK_OPS ?= 200
+soak: all build-tests
+	HOOKINBOX_TOP=$(CURDIR) perl -I tests/lib -I tests/model tests/model/run.pl --soak $(SOAK_SECONDS) --ops $(SOAK_OPS)
+.PHONY: soak
+
 include bench/bench.mk
 bench: all build-tests build-bench
 	HOOKINBOX_TOP=$(CURDIR) perl -I tests/lib bench/run.pl

@@ -601,12 +601,15 @@ if (!$ENV{BENCH_NO_POOLER} && HookTest::PgBouncer::available()) {
 
 my ($worker_line, $explain);
 
+# %o: label (for the report), route (keys added to both routes)
 sub run_worker {
+	my (%o) = @_;
 	my $bin = "$top/worker/hookinbox-worker";
 	return 'skipped: worker not built' unless -x $bin;
 	my $help = `$bin --help 2>&1`;
 	return 'skipped: worker not built (no --once in --help)' unless $help =~ /--once/ && $help =~ /--concurrency/;
-	note('---- worker: 20,000 events x 2 routes, downstream 20 ms, --once --concurrency 64');
+	my $label = $o{label} // '';
+	note("---- worker$label: 20,000 events x 2 routes, downstream 20 ms, --once --concurrency 64");
 	sql('truncate hookinbox.inbox');
 	sql('truncate hookinbox.action') if sql("select to_regclass('hookinbox.action') is not null") eq 't';
 	my $hex = body_hex($SMALL);
@@ -623,7 +626,8 @@ sub run_worker {
 	my $portline = <$dfh>;
 	my ($port) = ($portline // '') =~ /port=(\d+)/ or return 'FAILED: downstream gave no port';
 	my $wconf = write_conf("$dir/worker.conf", role => 'hookinbox_worker',
-		routes => [map { { name => "r$_", endpoint => 'bench', url => "http://127.0.0.1:$port/r$_" } } 1 .. 2]);
+		routes => [map { { name => "r$_", endpoint => 'bench', url => "http://127.0.0.1:$port/r$_",
+			%{ $o{route} // {} } } } 1 .. 2]);
 	my ($pg0, $m0, $c0) = (pg_cpu_s(), machine_busy_s(), children_cpu_s());
 	my $t0 = time;
 	my $wpid = fork // die;
@@ -659,8 +663,8 @@ sub run_worker {
 	push @bad, "$done of 40000 actions done" if $done != 40000;
 	push @bad, "$distinct distinct keys of 40000" if $distinct != 40000;
 	loud('worker: ' . join('; ', @bad) . ' (log: ' . `tail -5 $dir/worker.log` . ')') if @bad;
-	$res{worker} = { rate => $rate };
-	return sprintf('| worker --once --concurrency 64 | %d calls in %.2f s | %.0f calls/s | %.2fx of ideal 3,200/s '
+	$res{"worker$label"} = { rate => $rate };
+	return sprintf("| worker --once --concurrency 64$label" . ' | %d calls in %.2f s | %.0f calls/s | %.2fx of ideal 3,200/s '
 		. '(target >= 0.9x) | CPU s/1k calls: worker %.3f, pg %.3f, downstream %.3f; other load %.2f cores '
 		. '| actions: %s; distinct keys %d | %s |',
 		$calls, $wall, $rate, $rate / 3200, ($c1 - $c0) / ($calls || 1) * 1000,
@@ -714,6 +718,19 @@ sub run_explain {
 unless ($ENV{BENCH_NO_WORKER}) {
 	$worker_line = eval { run_worker() } // "FAILED: $@";
 	loud("worker: $worker_line") if $worker_line =~ /^FAILED/;
+	# the cost of the route limits when none is hit: a run with every
+	# limit at work but never reached (a rate no run reaches, the breaker
+	# on, a cap above the worker's) against one with the limits off
+	unless ($ENV{BENCH_NO_ROUTE_LIMITS}) {
+		my %on = (concurrency => 64, breaker_failures => 5, rate => 100000);
+		my %off = (concurrency => 64, breaker_failures => 0);
+		my $l_on = eval { run_worker(label => ' (route limits on, none hit)', route => \%on) } // "FAILED: $@";
+		my $l_off = eval { run_worker(label => ' (route limits off)', route => \%off) } // "FAILED: $@";
+		$worker_line .= "\n$l_on\n$l_off";
+		my ($a, $b) = map { $res{"worker (route limits $_)"} } 'on, none hit', 'off';
+		$worker_line .= sprintf("\n\nroute limits on (none hit) / off: %.3f of the calls/s (target >= 0.97)",
+			$a->{rate} / $b->{rate}) if $a && $b && $b->{rate};
+	}
 }
 unless ($ENV{BENCH_NO_EXPLAIN}) {
 	$explain = eval { run_explain() } // "FAILED: $@";

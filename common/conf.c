@@ -345,12 +345,49 @@ route_key_set(conf *c, route_conf *r, const char *k, const char *v)
 	} else if (strcmp(k, "order") == 0) {
 		if (strcmp(v, "none") == 0)
 			r->order = ROUTE_ORDER_NONE;
-		else if (strcmp(v, "object") == 0)
-			r->order = ROUTE_ORDER_OBJECT;
+		else if (strcmp(v, "newest") == 0 || strcmp(v, "object") == 0)
+			r->order = ROUTE_ORDER_OBJECT; /* "object": the name before "newest" */
 		else {
-			conf_error(c, "order must be none or object, not \"%s\"", v);
+			conf_error(c, "order must be none or newest, not \"%s\"", v);
 			return 0;
 		}
+	} else if (strcmp(k, "response_ref_header") == 0) {
+		if (!valid_name(v)) {
+			conf_error(c, "response_ref_header must be a header name (letters, digits, '-', '_')");
+			return 0;
+		}
+		set_str(&r->response_ref_header, v);
+	} else if (strcmp(k, "reconcile_url") == 0) {
+		if ((strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0) ||
+		    strstr(v, "{key}") == NULL) {
+			conf_error(c, "reconcile_url must start with http:// or https:// and hold {key}");
+			return 0;
+		}
+		set_str(&r->reconcile_url, v);
+	} else if (strcmp(k, "concurrency") == 0) {
+		if (decimal_parse(v, 1, 1000, &n) != 0) {
+			conf_error(c, "concurrency must be an integer between 1 and 1000");
+			return 0;
+		}
+		r->concurrency = (int)n;
+	} else if (strcmp(k, "rate") == 0) {
+		if (decimal_parse(v, 0, 100000, &n) != 0) {
+			conf_error(c, "rate must be a number of calls per second between 0 and 100000");
+			return 0;
+		}
+		r->rate = (double)n;
+	} else if (strcmp(k, "breaker_failures") == 0) {
+		if (decimal_parse(v, 0, 1000, &n) != 0) {
+			conf_error(c, "breaker_failures must be an integer between 0 and 1000");
+			return 0;
+		}
+		r->breaker_failures = (int)n;
+	} else if (strcmp(k, "breaker_cooldown") == 0) {
+		if (decimal_parse(v, 1, 86400, &n) != 0) {
+			conf_error(c, "breaker_cooldown must be a number of seconds between 1 and 86400");
+			return 0;
+		}
+		r->breaker_cooldown = (int)n;
 	} else if (strcmp(k, "key") == 0) {
 		if (strcmp(v, "event") == 0)
 			r->key = ROUTE_KEY_EVENT;
@@ -472,6 +509,8 @@ on_item(void *user, const char *section, const char *name, const char *value)
 			r->name = xstrdup(rname);
 			r->timeout = 10;
 			r->max_attempts = 12;
+			r->breaker_failures = 5;
+			r->breaker_cooldown = 30;
 			r->line = c->lineno;
 			c->routes[c->n_routes++] = r;
 		}
@@ -684,6 +723,13 @@ check_endpoint(conf *c, endpoint_conf *ep)
 		ep->secrets = load_secrets(c, ep->secret_file, ep->line);
 }
 
+/* whether the intake reads an event version for ep's events (the provider's row says) */
+static bool
+sends_version(const endpoint_conf *ep)
+{
+	return provider_get(ep->provider)->sends_version(ep);
+}
+
 static void
 check_route(conf *c, route_conf *r)
 {
@@ -698,8 +744,22 @@ check_route(conf *c, route_conf *r)
 			return;
 		}
 	}
+	for (size_t i = 0; i < r->n_endpoints && r->order != ROUTE_ORDER_NONE; i++) {
+		if (!sends_version(conf_endpoint(c, r->endpoints[i]))) {
+			conf_error(c, "route \"%s\": order needs event versions, and endpoint \"%s\" (%s) "
+				      "has none (provider = hmac: set version_field)",
+				   r->name, r->endpoints[i],
+				   provider_name(conf_endpoint(c, r->endpoints[i])->provider));
+			return;
+		}
+	}
 	if ((r->url == NULL) == (r->handler == NULL)) {
 		conf_error(c, "route \"%s\" needs exactly one of url and handler", r->name);
+		return;
+	}
+	if (r->reconcile_url != NULL && r->url == NULL) {
+		conf_error(c, "route \"%s\": reconcile_url needs url (a handler's outcome is never unknown)",
+			   r->name);
 		return;
 	}
 	if (r->n_events == 0) {
@@ -875,6 +935,8 @@ conf_free(conf *c)
 		free_words(r->events, r->n_events);
 		free(r->url);
 		free(r->handler);
+		free(r->reconcile_url);
+		free(r->response_ref_header);
 		free(r->secret_file);
 		secret_set_free(r->secrets);
 		free(r);

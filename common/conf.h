@@ -80,6 +80,18 @@ typedef struct route_conf {
 	int max_attempts;	/* default 12 */
 	route_order order;	/* order = none (default) | object */
 	route_key key;		/* key = event (default) | object-type */
+	/* route limits, each per worker process (see README "Route limits") */
+	int concurrency;	/* calls in flight at once; 0 = unset: half the worker's
+				 * concurrency (rounded up) when there are several
+				 * routes, all of it when there is one (worker/gate.c) */
+	double rate;		/* calls started per second (token bucket); 0 = no limit */
+	int breaker_failures;	/* consecutive transient failures that open the circuit
+				 * breaker, default 5; 0 = no breaker */
+	int breaker_cooldown;	/* seconds open before one probe call, default 30 */
+	char *response_ref_header; /* response_ref_header = NAME: the response header kept
+				    * as the action's reference; default X-Request-Id */
+	char *reconcile_url;	/* reconcile_url = http(s)://...{key}...: asked before re-sending
+				 * an action whose last outcome is unknown; NULL = never */
 	int line;
 } route_conf;
 

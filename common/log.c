@@ -15,6 +15,9 @@
 
 #define LOG_LINE_MAX 4096
 
+/* LOG_NUM: only its address matters */
+const char log_num_marker[] = "";
+
 static const char *log_prog = "hookinbox";
 static log_format log_fmt = LOG_FORMAT_TEXT;
 static bool log_quiet;
@@ -67,6 +70,39 @@ line_put_value(line *l, const char *v, int json)
 		}
 	}
 	line_putc(l, '"');
+}
+
+/* -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?, JSON's number grammar */
+static bool
+is_json_number(const char *v)
+{
+	const char *p = v;
+
+	if (*p == '-')
+		p++;
+	if (*p == '0')
+		p++;
+	else if (*p >= '1' && *p <= '9')
+		while (*p >= '0' && *p <= '9')
+			p++;
+	else
+		return false;
+	if (*p == '.') {
+		if (!(*++p >= '0' && *p <= '9'))
+			return false;
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
+	if (*p == 'e' || *p == 'E') {
+		p++;
+		if (*p == '+' || *p == '-')
+			p++;
+		if (!(*p >= '0' && *p <= '9'))
+			return false;
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
+	return *p == '\0';
 }
 
 static void
@@ -198,15 +234,22 @@ log_kv(const char *event, ...)
 	}
 	va_start(ap, event);
 	while ((k = va_arg(ap, const char *)) != NULL) {
-		const char *v = va_arg(ap, const char *);
+		bool num = k == LOG_NUM;
+		const char *v;
 
+		if (num && (k = va_arg(ap, const char *)) == NULL)
+			break; /* LOG_NUM, LOG_END: a caller's slip, nothing to write */
+		v = va_arg(ap, const char *);
 		if (v == NULL)
 			continue;
 		if (json) {
 			line_putc(&l, ',');
 			line_put_value(&l, k, 1);
 			line_putc(&l, ':');
-			line_put_value(&l, v, 1);
+			if (num && is_json_number(v))
+				line_puts(&l, v);
+			else
+				line_put_value(&l, v, 1);
 		} else {
 			line_putc(&l, ' ');
 			line_puts(&l, k);

@@ -32,10 +32,14 @@ void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
  * Structured record: pairs of (key, value) strings ending with LOG_END.
- *   log_kv("request", "endpoint", ep, "status", "200", LOG_END);
- * NULL values are skipped.
+ *   log_kv("request", "endpoint", ep, LOG_NUM, "status", "200", LOG_END);
+ * NULL values are skipped.  LOG_NUM before a key marks its value as a
+ * number: JSON writes it bare (200, not "200") when it is a JSON number,
+ * else quoted as any string; text output is the same either way.
  */
 #define LOG_END ((const char *)0) /* a pointer, not a bare 0, through varargs */
+extern const char log_num_marker[];
+#define LOG_NUM log_num_marker
 void log_kv(const char *event, ...) __attribute__((sentinel));
 
 #endif

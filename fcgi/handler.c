@@ -21,13 +21,17 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <json.h>
 
 #define COUNT_SLOTS 64
+/* longest X-Request-Id from the web server that is logged */
+#define UPSTREAM_ID_MAX 64
 #define COUNT_FLUSH_US (10 * 1000000)
 
 typedef struct count_slot {
@@ -294,8 +298,20 @@ rejected(int status, const char *reason)
 	return (outcome){.status = status, .what = "rejected", .reason = reason, .id = -1, .secret_index = -1};
 }
 
+/*
+ * serve's results beyond the outcome: the endpoint found, and texts the
+ * caller frees.  event_id is set for stored deliveries only (accepted,
+ * duplicate, held): a rejected request's body is not trusted, not logged.
+ */
+typedef struct served {
+	const endpoint_conf *ep;
+	char *challenge;
+	char *note;
+	char *event_id;
+} served;
+
 static outcome
-serve(handler *h, const http_io *io, const endpoint_conf **epp, char **challenge, char **note)
+serve(handler *h, const http_io *io, served *sv)
 {
 	const char *method = io->param(io->ctx, "REQUEST_METHOD");
 	const char *reason;
@@ -309,7 +325,7 @@ serve(handler *h, const http_io *io, const endpoint_conf **epp, char **challenge
 	store_delivery d;
 	const provider_ops *ops;
 
-	*epp = ep;
+	sv->ep = ep;
 	if (ep == NULL)
 		return rejected(404, reason);
 	if (method == NULL || strcmp(method, "POST") != 0)
@@ -334,7 +350,7 @@ serve(handler *h, const http_io *io, const endpoint_conf **epp, char **challenge
 		return o;
 	}
 	if (env.challenge != NULL) {
-		*challenge = env.challenge;
+		sv->challenge = env.challenge;
 		env.challenge = NULL;
 		envelope_release(&env);
 		return (outcome){.status = 200, .what = "challenge", .id = -1, .secret_index = vr.secret_index};
@@ -370,8 +386,10 @@ serve(handler *h, const http_io *io, const endpoint_conf **epp, char **challenge
 		} else {
 			o.id = so.id;
 			o.what = so.held ? "review" : so.duplicate ? "duplicate" : "accepted";
-			*note = env.note; /* static texts only: safe to log */
+			sv->note = env.note; /* static texts only: safe to log */
 			env.note = NULL;
+			sv->event_id = env.event_id; /* verified, stored: logged quoted */
+			env.event_id = NULL;
 		}
 	}
 	free(hdrs);
@@ -380,26 +398,71 @@ serve(handler *h, const http_io *io, const endpoint_conf **epp, char **challenge
 	return o;
 }
 
+/*
+ * The web server's request id (X-Request-Id, from a proxy in front) when
+ * it is a plain token: letters, digits and "-_.:", at most 64 bytes.
+ * Anything else a peer sent is not logged.
+ */
+static const char *
+upstream_request_id(const http_io *io)
+{
+	const char *v = io->param(io->ctx, "HTTP_X_REQUEST_ID");
+	size_t n = 0;
+
+	if (v == NULL || *v == '\0')
+		return NULL;
+	for (const char *p = v; *p; p++, n++)
+		if (n == UPSTREAM_ID_MAX || !(isalnum((unsigned char)*p) || strchr("-_.:", *p) != NULL))
+			return NULL;
+	return v;
+}
+
+static atomic_ullong request_counter;
+
+unsigned long long
+handler_requests(void)
+{
+	return atomic_load(&request_counter);
+}
+
+void
+handler_requests_resume(unsigned long long n)
+{
+	atomic_store(&request_counter, n);
+}
+
+/* "pid-n": unique per process and request, across the request threads */
+static void
+request_id(char *buf, size_t size)
+{
+	unsigned long long n = atomic_fetch_add(&request_counter, 1) + 1;
+
+	snprintf(buf, size, "%ld-%llu", (long)getpid(), n);
+}
+
 void
 handler_serve(handler *h, const http_io *io)
 {
 	int64_t t0 = clock_mono_us();
-	const endpoint_conf *ep = NULL;
-	char *challenge = NULL, *note = NULL;
-	outcome o = serve(h, io, &ep, &challenge, &note);
-	char status[8], id[24], ms[24], idx[8];
+	served sv = {0};
+	outcome o = serve(h, io, &sv);
+	const endpoint_conf *ep = sv.ep;
+	char status[8], id[24], ms[24], idx[8], rid[48];
 
-	reply(io, &o, challenge);
-	free(challenge);
+	reply(io, &o, sv.challenge);
+	free(sv.challenge);
 
+	request_id(rid, sizeof(rid));
 	snprintf(status, sizeof(status), "%d", o.status);
 	snprintf(id, sizeof(id), "%" PRId64, o.id);
 	snprintf(ms, sizeof(ms), "%.2f", (double)(clock_mono_us() - t0) / 1000.0);
 	snprintf(idx, sizeof(idx), "%d", o.secret_index);
-	log_kv("request", "endpoint", ep ? ep->name : "(unknown)", "outcome", o.what, "status", status,
-	       "reason", o.reason, "id", o.id >= 0 ? id : NULL, "secret", o.secret_index >= 0 ? idx : NULL,
-	       "note", note, "ms", ms, LOG_END);
-	free(note);
+	log_kv("request", "endpoint", ep ? ep->name : "(unknown)", "outcome", o.what, LOG_NUM, "status", status,
+	       "reason", o.reason, LOG_NUM, "id", o.id >= 0 ? id : NULL, LOG_NUM, "secret",
+	       o.secret_index >= 0 ? idx : NULL, "event_id", sv.event_id, "note", sv.note, LOG_NUM, "ms", ms,
+	       "request_id", rid, "upstream_request_id", upstream_request_id(io), LOG_END);
+	free(sv.note);
+	free(sv.event_id);
 	if (strcmp(o.what, "rejected") == 0)
 		count_rejection(h, ep ? ep->name : "(unknown)", o.reason);
 }

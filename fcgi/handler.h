@@ -36,6 +36,14 @@ void handler_free(handler *h);
 /* answer one request; never exits, whatever the peer sent */
 void handler_serve(handler *h, const http_io *io);
 
+/*
+ * Requests are numbered "pid-n" in the log, n counting from 1 in the
+ * process; a re-executed responder (SIGHUP) keeps its pid, so it resumes
+ * the count where the previous image stopped.
+ */
+unsigned long long handler_requests(void);
+void handler_requests_resume(unsigned long long n);
+
 /* write out rejection counts gathered so far (also done periodically) */
 void handler_flush_counts(handler *h);
 

@@ -13,6 +13,7 @@
 #include "log.h"
 #include "server.h"
 #include "store.h"
+#include "xalloc.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -32,6 +33,8 @@
 #define DRAIN_TIMEOUT_MS 30000
 /* deliveries per group commit at most */
 #define GROUP_MAX_BATCH 256
+/* the request count handed over a re-execution (handler_requests) */
+#define REQUESTS_ENV "HOOKINBOX_REQUESTS"
 
 static void
 usage(FILE *fp)
@@ -117,6 +120,38 @@ serve_cgi(const conf *cfg)
 }
 
 /*
+ * One line when serving starts (and after each reload): version,
+ * configuration file, endpoints as name:provider (never a secret or its
+ * file) and the commit mode.
+ */
+static void
+log_start(const conf *cfg, const char *path)
+{
+	size_t n = conf_endpoint_count(cfg), cap = 1, len = 0;
+	char *list, threads[16], pid[24];
+
+	for (size_t i = 0; i < n; i++) {
+		const endpoint_conf *ep = conf_endpoint_at(cfg, i);
+
+		cap += strlen(ep->name) + strlen(provider_name(ep->provider)) + 2;
+	}
+	list = xmalloc(cap);
+	list[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		const endpoint_conf *ep = conf_endpoint_at(cfg, i);
+
+		len += (size_t)snprintf(list + len, cap - len, "%s%s:%s", i ? "," : "", ep->name,
+					provider_name(ep->provider));
+	}
+	snprintf(threads, sizeof(threads), "%d", conf_threads(cfg));
+	snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+	log_kv("start", "version", HOOKINBOX_VERSION, "config", path, "endpoints", list, "mode",
+	       conf_threads(cfg) > 1 ? "group-commit" : "single-row", LOG_NUM, "threads", threads, LOG_NUM,
+	       "pid", pid, LOG_END);
+	free(list);
+}
+
+/*
  * Serve until a stop signal.  Returns 0 to exit, 1 to re-execute with a
  * configuration that has just been checked.
  */
@@ -148,6 +183,7 @@ serve(conf *cfg, const char *path)
 		mallopt(M_ARENA_MAX, 1);
 		st = store_new(&opt);
 	}
+	log_start(cfg, path);
 	srv = server_start(cfg, st, conf_threads(cfg));
 
 	for (;;) {
@@ -264,11 +300,19 @@ main(int argc, char **argv)
 		return 0;
 	}
 
+	if (getenv(REQUESTS_ENV) != NULL) {
+		handler_requests_resume(strtoull(getenv(REQUESTS_ENV), NULL, 10));
+		unsetenv(REQUESTS_ENV);
+	}
 	rc = serve(cfg, path);
 	conf_free(cfg);
 	if (rc == 1) {
+		char n[24];
+
 		/* the listening socket on fd 0 survives exec: no request is refused */
 		log_info("configuration reloaded from %s", path);
+		snprintf(n, sizeof(n), "%llu", handler_requests());
+		setenv(REQUESTS_ENV, n, 1);
 		execv(argv[0][0] == '/' ? argv[0] : "/proc/self/exe", argv);
 		log_error("could not re-execute %s: %s", argv[0], strerror(errno));
 		return EX_OSERR;

@@ -128,6 +128,7 @@ const provider_ops provider_github = {
 	.tolerance = 0,
 	.headers = headers,
 	.id_signed = provider_id_unsigned,
+	.sends_version = provider_never,
 	.replay = REPLAY_BODY,
 	.verify = verify,
 	.extract = extract,

@@ -31,6 +31,12 @@ id_signed(const endpoint_conf *ep)
 	return ep->hmac.id_header == NULL;
 }
 
+static bool
+sends_version(const endpoint_conf *ep)
+{
+	return ep->hmac.version_field != NULL;
+}
+
 static int
 verify(const endpoint_conf *ep, const request_view *req, verify_result *res)
 {
@@ -136,6 +142,7 @@ const provider_ops provider_hmac = {
 	.tolerance = 0,
 	.headers = headers,
 	.id_signed = id_signed,
+	.sends_version = sends_version,
 	.replay = REPLAY_BODY,
 	.check = check,
 	.verify = verify,

@@ -51,6 +51,7 @@ const provider_ops provider_paddle = {
 	.tolerance = 5,
 	.headers = headers,
 	.id_signed = provider_id_signed,
+	.sends_version = provider_always,
 	.replay = REPLAY_BODY,
 	.verify = verify,
 	.extract = extract,

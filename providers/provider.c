@@ -83,3 +83,17 @@ provider_id_unsigned(const struct endpoint_conf *ep)
 	(void)ep;
 	return false;
 }
+
+bool
+provider_always(const struct endpoint_conf *ep)
+{
+	(void)ep;
+	return true;
+}
+
+bool
+provider_never(const struct endpoint_conf *ep)
+{
+	(void)ep;
+	return false;
+}

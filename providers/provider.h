@@ -65,6 +65,11 @@ typedef struct provider_ops {
 	 * fresh id must count as a duplicate: the body is deduplicated too.
 	 */
 	bool (*id_signed)(const struct endpoint_conf *ep);
+	/*
+	 * Whether its events carry a version (a number or time to order them
+	 * by): an ordered route needs one (conf.c refuses order otherwise).
+	 */
+	bool (*sends_version)(const struct endpoint_conf *ep);
 	provider_replay replay;
 	/*
 	 * What the endpoint must configure besides secret_file: NULL when
@@ -94,6 +99,9 @@ void provider_names(char *buf, size_t len);
 /* for provider_ops.id_signed */
 bool provider_id_signed(const struct endpoint_conf *ep);
 bool provider_id_unsigned(const struct endpoint_conf *ep);
+/* for yes/no members such as provider_ops.sends_version */
+bool provider_always(const struct endpoint_conf *ep);
+bool provider_never(const struct endpoint_conf *ep);
 
 /* "Content-Type", "User-Agent": kept for every provider; NULL-terminated */
 extern const char *const provider_common_headers[];

@@ -75,6 +75,7 @@ const provider_ops provider_shopify = {
 	.tolerance = 0,
 	.headers = headers,
 	.id_signed = provider_id_unsigned,
+	.sends_version = provider_always,
 	.replay = REPLAY_BODY,
 	.verify = verify,
 	.extract = extract,

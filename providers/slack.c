@@ -146,6 +146,7 @@ const provider_ops provider_slack = {
 	.tolerance = 300,
 	.headers = headers,
 	.id_signed = provider_id_signed,
+	.sends_version = provider_always,
 	.replay = REPLAY_BODY,
 	.verify = verify,
 	.extract = extract,

@@ -66,6 +66,7 @@ const provider_ops provider_square = {
 	.tolerance = 0,
 	.headers = headers,
 	.id_signed = provider_id_signed,
+	.sends_version = provider_always,
 	.replay = REPLAY_BODY,
 	.check = check,
 	.verify = verify,

@@ -348,6 +348,7 @@ const provider_ops provider_twilio = {
 	.tolerance = 0,
 	.headers = headers,
 	.id_signed = provider_id_unsigned,
+	.sends_version = provider_never,
 	.replay = REPLAY_SIGNED,
 	.check = check,
 	.verify = verify,

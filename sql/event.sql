@@ -18,17 +18,17 @@ do $$ begin raise exception 'event.sql: set -v event_id=ID [-v endpoint=NAME]' u
 \endif
 select i.id as inbox_id, i.endpoint, i.event_id, i.event_type, i.received_at,
        i.state as inbox_state, o.route, o.outcome, o.attempts, o.last_status, o.last_error,
-       o.reason
+       o.reason, o.idem_key, o.response_ref
   from hookinbox.inbox i
   left join lateral (
 	select a.route, a.state as outcome, a.attempts, a.last_status, a.last_error,
-	       a.resolution as reason
+	       a.resolution as reason, a.idem_key, a.response_ref
 	  from hookinbox.action a
 	 where a.inbox_id = i.id
 	union all
 	select c.route, 'collapsed into action ' || c.action_id
 	       || coalesce(' (event ' || ci.event_id || ', ' || ca.state || ')', ' (since purged)'),
-	       null, null, null, null
+	       null, null, null, null, null, null
 	  from hookinbox.action_collapse c
 	  left join hookinbox.action ca on ca.id = c.action_id
 	  left join hookinbox.inbox ci on ci.id = ca.inbox_id

@@ -64,6 +64,17 @@ begin
 				select i.id, i.event_type into v_first, v_first_type from hookinbox.inbox i
 				 where i.endpoint = p_endpoint[k] and i.body_dedup and i.review_of is null
 				   and coalesce(i.signed_sha256, i.body_sha256) = v_dedup;
+				if v_first is null then
+					-- The first delivery may be purged while a copy held for
+					-- review stays: that copy is the replay defence now (the
+					-- one of the same type first, so a replay of it is its
+					-- duplicate).
+					select i.id, i.event_type into v_first, v_first_type from hookinbox.inbox i
+					 where i.endpoint = p_endpoint[k] and i.body_dedup and i.review_of is not null
+					   and coalesce(i.signed_sha256, i.body_sha256) = v_dedup
+					 order by coalesce(i.event_type, '') = coalesce(p_event_type[k], '') desc, i.id
+					 limit 1;
+				end if;
 				if v_first is not null and v_first_type is not distinct from p_event_type[k] then
 					id := v_first;
 				elsif v_first is not null then

@@ -47,6 +47,12 @@ select not exists (select 1 from hookinbox.schema_migrations where version = 5) 
 insert into hookinbox.schema_migrations (version, name) values (5, 'lifecycle');
 \endif
 
+select not exists (select 1 from hookinbox.schema_migrations where version = 6) as apply \gset
+\if :apply
+\ir migrations/006_routes.sql
+insert into hookinbox.schema_migrations (version, name) values (6, 'routes');
+\endif
+
 -- Functions and grants are (re)created on every run, so that fixes to them
 -- reach existing installations without a new migration.
 \ir functions.sql

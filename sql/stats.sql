@@ -55,6 +55,14 @@ select i.endpoint, a.route,
  group by i.endpoint, a.route
  order by i.endpoint, a.route;
 
+\echo 'routes paused, held (429, Retry-After) or with an open circuit breaker (sql/route.sql)'
+select route, paused, breaker,
+       case when hold_until > now() then date_trunc('second', hold_until - now()) end as held_for,
+       reason, updated_at
+  from hookinbox.route_state
+ where paused or breaker <> 'closed' or hold_until > now()
+ order by route;
+
 \echo 'oldest (what hookinbox-worker --health-check compares with its thresholds)'
 select date_trunc('second', now() - (select min(received_at) from hookinbox.inbox
                                       where state = 'pending')) as oldest_pending_event_age,

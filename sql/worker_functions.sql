@@ -198,6 +198,235 @@ as $$
 	select * from hookinbox.claim_actions(p_limit, p_lease_s, p_retry_window_s, null::text[])
 $$;
 
+-- The claim of workers with route limits (migration 006): up to
+-- p_route_limits[i] due actions of route p_routes[i], p_limit in all, the
+-- routes taken in turn so that a route with a deep backlog cannot fill a
+-- claim meant for the others.  A route that is paused, or held until later
+-- (a 429 or Retry-After, an open circuit breaker: route_state.hold_until),
+-- is skipped: its actions keep their attempts.  A route whose breaker is
+-- open and whose cool-down has passed gives one action, marked probe; the
+-- breaker goes to probing, held for the lease, so that no other worker
+-- probes at the same time.  Otherwise as the claim above.
+create or replace function hookinbox.claim_actions(p_limit integer, p_lease_s integer,
+	p_retry_window_s integer, p_routes text[], p_route_limits integer[])
+returns table (action_id bigint, lease_token uuid, route text, idem_key text,
+	attempts integer, max_attempts integer, age_s double precision, event_id text,
+	event_type text, object_id text, content_type text, body bytea, outcome text,
+	probe boolean, unknown boolean)
+language plpgsql
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+	v_token uuid := gen_random_uuid();
+	v_lease interval := make_interval(secs => p_lease_s);
+	v_ids bigint[] := '{}';
+	v_stale bigint[] := '{}';
+	v_parked bigint[] := '{}';
+	v_probes text[] := '{}';
+	v_lim integer;
+	rt record;
+	r record;
+begin
+	for rt in
+		select t.route, t.lim, coalesce(s.breaker, 'closed') <> 'closed' as probe
+		  from unnest(p_routes, p_route_limits) with ordinality as t(route, lim, n)
+		  left join hookinbox.route_state s on s.route = t.route
+		 where t.lim > 0 and not coalesce(s.paused, false)
+		   and coalesce(s.hold_until <= now(), true)
+		 order by t.n
+	loop
+		v_lim := least(case when rt.probe then 1 else rt.lim end,
+			       p_limit - cardinality(v_ids) - cardinality(v_stale) - cardinality(v_parked));
+		exit when v_lim <= 0;
+		for r in
+			select a.id, a.route, a.object_id, a.ordered, a.event_version, a.attempts,
+			       a.max_attempts, coalesce(a.replayed_at, a.created_at) as window_from
+			  from hookinbox.action a
+			 where a.state = 'pending' and a.route = rt.route and a.due_at <= now()
+			 order by a.due_at
+			 limit v_lim
+			   for no key update skip locked
+		loop
+			if r.attempts >= r.max_attempts
+			   or r.window_from + make_interval(secs => p_retry_window_s) < now() then
+				update hookinbox.action a
+				   set state = 'parked', lease_token = null, lease_until = null,
+				       updated_at = now(),
+				       last_error = left(case when r.attempts >= r.max_attempts
+						then 'attempts exhausted without a recorded outcome'
+						else 'retry window exhausted' end
+						|| coalesce('; last: ' || a.last_error, ''), 500)
+				 where a.id = r.id;
+				v_parked := v_parked || r.id;
+				continue;
+			end if;
+			if r.ordered and r.object_id is not null then
+				perform pg_advisory_xact_lock(hashtext(r.route), hashtext(r.object_id));
+				if exists (select 1 from hookinbox.action s
+					    where s.route = r.route and s.object_id = r.object_id and s.ordered
+					      and s.id <> r.id and s.state = 'pending'
+					      and s.lease_until > now()) then
+					update hookinbox.action a set due_at = now() + interval '1 second'
+					 where a.id = r.id;
+					continue;
+				end if;
+				if r.event_version is not null and (
+				   exists (select 1 from hookinbox.object_state o
+					    where o.route = r.route and o.object_id = r.object_id
+					      and o.applied_version > r.event_version)
+				   or exists (select 1 from hookinbox.action s
+					    where s.route = r.route and s.object_id = r.object_id and s.ordered
+					      and s.id <> r.id and s.state in ('pending', 'done')
+					      and s.event_version > r.event_version)) then
+					update hookinbox.action a
+					   set state = 'stale', lease_token = null, lease_until = null,
+					       updated_at = now(), done_at = now()
+					 where a.id = r.id;
+					v_stale := v_stale || r.id;
+					continue;
+				end if;
+				update hookinbox.action a set lease_until = now() + v_lease
+				 where a.id = r.id;
+			end if;
+			v_ids := v_ids || r.id;
+			if rt.probe then
+				v_probes := v_probes || rt.route;
+				update hookinbox.route_state s
+				   set breaker = 'probing', hold_until = now() + v_lease, updated_at = now(),
+				       updated_by = current_user
+				 where s.route = rt.route;
+			end if;
+		end loop;
+	end loop;
+
+	return query
+	with c as (
+		update hookinbox.action a
+		   set lease_token = v_token, lease_until = now() + v_lease,
+		       due_at = now() + v_lease, attempts = a.attempts + 1, updated_at = now()
+		 where a.id = any(v_ids)
+		returning a.id, a.inbox_id, a.route, a.idem_key, a.attempts, a.max_attempts,
+			  coalesce(a.replayed_at, a.created_at) as window_from,
+			  a.last_status, a.last_error
+	)
+	select c.id, v_token, c.route, c.idem_key, c.attempts, c.max_attempts,
+	       extract(epoch from now() - c.window_from)::double precision,
+	       i.event_id, i.event_type, i.object_id, i.headers->>'Content-Type', i.body,
+	       'claimed'::text, c.route = any(v_probes),
+	       -- an earlier attempt whose outcome is unknown: sent, then a timeout or a
+	       -- reset; or claimed and never recorded (its worker died mid-call)
+	       c.attempts > 1 and (strpos(coalesce(c.last_error, ''), 'outcome unknown') > 0
+				    or (c.last_status is null and c.last_error is null))
+	  from c join hookinbox.inbox i on i.id = c.inbox_id
+	union all
+	select a.id, null::uuid, a.route, a.idem_key, a.attempts, a.max_attempts, 0::double precision,
+	       null::text, a.event_type, a.object_id, null::text, null::bytea,
+	       case when a.id = any(v_stale) then 'stale' else 'parked' end, false, false
+	  from hookinbox.action a
+	 where a.id = any(v_stale || v_parked);
+end
+$$;
+
+-- What a worker learned about a route's downstream, for every worker:
+--   hold     a 429 or Retry-After: no claims before p_seconds from now
+--            (an earlier hold is never shortened)
+--   open     the circuit breaker opened (or a probe failed): held for the
+--            cool-down, then one probe
+--   closed   a call succeeded: the breaker is closed again
+create or replace function hookinbox.route_report(p_route text, p_what text, p_seconds double precision,
+	p_reason text)
+returns void
+language sql
+set search_path = pg_catalog, pg_temp
+as $$
+	insert into hookinbox.route_state as s (route, hold_until, breaker, reason)
+	select p_route,
+	       case when p_what = 'closed' then null else now() + make_interval(secs => p_seconds) end,
+	       case p_what when 'hold' then 'closed' else p_what end, left(p_reason, 200)
+	 where p_what in ('hold', 'open', 'closed')
+	on conflict (route) do update
+	   set hold_until = case when p_what = 'closed' then
+				case when s.breaker = 'closed' then s.hold_until end
+			    else greatest(s.hold_until, excluded.hold_until) end,
+	       breaker = case when p_what = 'hold' then s.breaker else excluded.breaker end,
+	       reason = case when p_what = 'closed' then s.reason else excluded.reason end,
+	       updated_at = now(), updated_by = current_user
+$$;
+
+-- Pause or resume a route (sql/route.sql): a paused route's due actions
+-- are not claimed and keep their attempts; calls already in flight finish.
+-- Returns the route's state after the step.
+create or replace function hookinbox.route_pause(p_route text, p_pause boolean, p_reason text)
+returns table (route text, paused boolean, hold_until timestamptz, breaker text, reason text)
+language sql
+set search_path = pg_catalog, pg_temp
+as $$
+	insert into hookinbox.route_state as s (route, paused, reason)
+	values (p_route, p_pause, p_reason)
+	on conflict (route) do update
+	   set paused = p_pause, reason = coalesce(p_reason, s.reason), updated_at = now(),
+	       updated_by = current_user
+	returning s.route, s.paused, s.hold_until, s.breaker, s.reason
+$$;
+
+-- A worker's routes (one description per route, in any order) seen from
+-- p_host: remembered under their fingerprint; returns this fingerprint and
+-- the other fingerprints seen in the last p_hours (other = true).
+create or replace function hookinbox.routes_check(p_routes text[], p_host text, p_hours integer)
+returns table (fingerprint text, other boolean, routes text, last_seen timestamptz, last_host text)
+language plpgsql
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+	v_desc text := array_to_string(array(select r from unnest(p_routes) r order by r), E'\n');
+	v_fp text := left(encode(sha256(convert_to(v_desc, 'UTF8')), 'hex'), 16);
+begin
+	insert into hookinbox.worker_routes as w (fingerprint, routes, last_host)
+	values (v_fp, v_desc, p_host)
+	on conflict (fingerprint) do update set last_seen = now(), last_host = excluded.last_host;
+	return query
+	select w.fingerprint, w.fingerprint <> v_fp, w.routes, w.last_seen, w.last_host
+	  from hookinbox.worker_routes w
+	 where w.fingerprint = v_fp
+	    or w.last_seen > now() - make_interval(hours => p_hours)
+	 order by w.fingerprint <> v_fp, w.last_seen desc;
+end
+$$;
+
+-- Unrouted events (no route matched when a worker fanned them out) back to
+-- pending, so that the next fan-out routes them with the routes configured
+-- now (sql/reroute.sql).  Filters as given (NULL: any).  Returns how many.
+create or replace function hookinbox.reroute_unrouted(p_endpoint text, p_type text,
+	p_since timestamptz, p_until timestamptz, p_go boolean)
+returns bigint
+language plpgsql
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+	v_n bigint;
+begin
+	if not p_go then
+		select count(*) into v_n from hookinbox.inbox i
+		 where i.state = 'unrouted'
+		   and (p_endpoint is null or i.endpoint = p_endpoint)
+		   and (p_type is null or i.event_type like p_type)
+		   and (p_since is null or i.received_at >= p_since)
+		   and (p_until is null or i.received_at < p_until);
+		return v_n;
+	end if;
+	update hookinbox.inbox i set state = 'pending', dispatched_at = null
+	 where i.state = 'unrouted'
+	   and (p_endpoint is null or i.endpoint = p_endpoint)
+	   and (p_type is null or i.event_type like p_type)
+	   and (p_since is null or i.received_at >= p_since)
+	   and (p_until is null or i.received_at < p_until);
+	get diagnostics v_n = row_count;
+	return v_n;
+end
+$$;
+
 -- Routes with due actions that are not in p_routes: what a worker without
 -- them leaves alone (it says so once per run).
 create or replace function hookinbox.unserved_routes(p_routes text[])

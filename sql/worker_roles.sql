@@ -14,6 +14,9 @@ grant execute on function hookinbox.action_key(text, text, text, text, text, tex
 	hookinbox.fan_out(bigint[], bigint[], text[], text[], boolean[], integer[]),
 	hookinbox.claim_actions(integer, integer, integer),
 	hookinbox.claim_actions(integer, integer, integer, text[]),
+	hookinbox.claim_actions(integer, integer, integer, text[], integer[]),
+	hookinbox.route_report(text, text, double precision, text),
+	hookinbox.routes_check(text[], text, integer),
 	hookinbox.unserved_routes(text[]),
 	hookinbox.release_actions(bigint[], uuid[]),
 	hookinbox.renew_leases(bigint[], uuid[], integer),
@@ -35,3 +38,13 @@ revoke execute on procedure hookinbox.purge(integer, integer, integer, bigint, b
 	from hookinbox_worker, public;
 grant execute on procedure hookinbox.purge(integer, integer, integer, bigint, bigint, bigint, bigint, bigint)
 	to hookinbox_admin;
+-- migration 006: workers report holds and breakers; operators pause routes
+grant select, insert, update on hookinbox.route_state, hookinbox.worker_routes to hookinbox_worker;
+grant select, insert, update, delete on hookinbox.worker_routes to hookinbox_admin;
+revoke execute on function hookinbox.reroute_unrouted(text, text, timestamptz, timestamptz, boolean)
+	from hookinbox_worker, public;
+grant execute on function hookinbox.reroute_unrouted(text, text, timestamptz, timestamptz, boolean)
+	to hookinbox_admin;
+grant select, insert, update, delete on hookinbox.route_state to hookinbox_admin;
+revoke execute on function hookinbox.route_pause(text, boolean, text) from hookinbox_worker, public;
+grant execute on function hookinbox.route_pause(text, boolean, text) to hookinbox_admin;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "db.h"
@@ -27,6 +28,8 @@ enum {
 	COL_CTYPE,
 	COL_BODY,
 	COL_OUTCOME,
+	COL_PROBE,
+	COL_UNKNOWN,
 	COL__COUNT
 };
 
@@ -69,45 +72,61 @@ job_from_row(const PGresult *r, int i, const conf *c, int64_t lease_until_ms)
 		j->body_len = len;
 		PQfreemem(raw);
 	}
+	j->probe = strcmp(PQgetvalue(r, i, COL_PROBE), "t") == 0;
+	j->unknown = strcmp(PQgetvalue(r, i, COL_UNKNOWN), "t") == 0;
 	j->retry_after_s = -1;
 	j->outcome = JOB_RETRY; /* until a result says otherwise */
 	return j;
 }
 
 int
-claim_run(PGconn *conn, const conf *c, int limit, job ***jobs, size_t *n, size_t *cap,
-	  claim_counts *counts, metrics *m)
+claim_run(PGconn *conn, const conf *c, int limit, const int *route_limits, int *route_got,
+	  size_t first, job ***jobs, size_t *n, size_t *cap, claim_counts *counts, metrics *m)
 {
 	static const char sql[] = "select action_id, lease_token, route, idem_key, attempts,"
 				  " max_attempts, age_s, event_id, event_type, object_id,"
-				  " content_type, body, outcome"
+				  " content_type, body, outcome, probe, unknown"
 				  " from hookinbox.claim_actions($1::integer, $2::integer, $3::integer,"
-				  " $4::text[])";
+				  " $4::text[], $5::integer[])";
 	const worker_conf *w = conf_worker(c);
 	char b0[16], b1[16], b2[16];
-	const char *p[4] = {b0, b1, b2, NULL};
-	db_array routes;
+	const char *p[5] = {b0, b1, b2, NULL, NULL};
+	size_t n_routes = conf_route_count(c);
+	db_array routes, limits;
 	PGresult *r;
 	int rc = -1, got;
 	/* the server starts the lease after this: a safe lower bound for its end */
 	int64_t lease_until_ms = clock_mono_us() / 1000 + (int64_t)w->lease * 1000;
 
 	*counts = (claim_counts){0, 0, 0};
+	for (size_t i = 0; i < n_routes; i++)
+		route_got[i] = 0;
 	snprintf(b0, sizeof(b0), "%d", limit);
 	snprintf(b1, sizeof(b1), "%d", w->lease);
 	snprintf(b2, sizeof(b2), "%d", w->retry_window);
-	/* only the routes configured here: the others are left alone */
+	/* only the routes configured here, those with room, in turn from first */
 	db_array_init(&routes);
-	for (size_t i = 0; i < conf_route_count(c); i++)
+	db_array_init(&limits);
+	for (size_t k = 0; k < n_routes; k++) {
+		size_t i = (first + k) % n_routes;
+
+		if (route_limits[i] <= 0)
+			continue;
 		db_array_add(&routes, conf_route_at(c, i)->name);
+		db_array_addf_int(&limits, route_limits[i]);
+	}
 	p[3] = db_array_get(&routes);
-	r = db_exec(conn, sql, 4, p);
+	p[4] = db_array_get(&limits);
+	r = db_exec(conn, sql, 5, p);
 	if (db_check(conn, r, PGRES_TUPLES_OK, "claim") != 0 || PQnfields(r) != COL__COUNT)
 		goto out;
 	got = PQntuples(r);
 	for (int i = 0; i < got; i++) {
 		const char *what = PQgetvalue(r, i, COL_OUTCOME);
+		const route_conf *rc_row = conf_route(c, PQgetvalue(r, i, COL_ROUTE));
 
+		for (size_t k = 0; k < n_routes; k++)
+			route_got[k] += conf_route_at(c, k) == rc_row;
 		if (strcmp(what, "stale") == 0) {
 			counts->stale++;
 			if (m != NULL)
@@ -133,6 +152,26 @@ claim_run(PGconn *conn, const conf *c, int limit, job ***jobs, size_t *n, size_t
 out:
 	PQclear(r);
 	db_array_release(&routes);
+	db_array_release(&limits);
+	return rc;
+}
+
+int
+claim_route_report(PGconn *conn, const gate_report *rep)
+{
+	static const char sql[] = "select hookinbox.route_report($1, $2, $3::double precision, $4)";
+	char secs[32];
+	const char *p[4] = {rep->route, gate_report_name(rep->what), secs, rep->reason};
+	PGresult *r;
+	int rc;
+
+	snprintf(secs, sizeof(secs), "%.3f", rep->seconds);
+	r = db_exec(conn, sql, 4, p);
+	rc = db_check(conn, r, PGRES_TUPLES_OK, "route report");
+	PQclear(r);
+	if (rc == 0)
+		log_kv("route", "route", rep->route, "state", gate_report_name(rep->what),
+		       "seconds", secs, "reason", rep->reason, LOG_END);
 	return rc;
 }
 
@@ -235,8 +274,78 @@ claim_unserved(PGconn *conn, const conf *c)
 	if (db_check(conn, r, PGRES_TUPLES_OK, "routes not configured") != 0 || PQnfields(r) != 2)
 		goto out;
 	for (int i = 0; i < PQntuples(r); i++)
-		log_kv("route-not-configured", "route", PQgetvalue(r, i, 0), "due", PQgetvalue(r, i, 1),
+		log_kv("route-not-configured", "route", PQgetvalue(r, i, 0), LOG_NUM, "due", PQgetvalue(r, i, 1),
 		       "note", "left alone: this worker's configuration has no such route", LOG_END);
+	rc = 0;
+out:
+	PQclear(r);
+	db_array_release(&routes);
+	return rc;
+}
+
+/* append to buf[*len..], truncating at cap - 1 */
+static void
+append(char *buf, size_t cap, size_t *len, const char *a, const char *b)
+{
+	int n = snprintf(buf + *len, cap - *len, "%s%s", a, b);
+
+	if (n < 0 || (size_t)n >= cap - *len)
+		*len = cap - 1; /* truncated: the fingerprint still differs from others' */
+	else
+		*len += (size_t)n;
+}
+
+/* one route as the fingerprint sees it: what decides where its events go */
+static void
+describe_route(const route_conf *r, db_array *out)
+{
+	char buf[4096], kind[32];
+	size_t len = 0;
+
+	snprintf(kind, sizeof(kind), "|order=%d|key=%d|", (int)r->order, (int)r->key);
+	append(buf, sizeof(buf), &len, r->name, kind);
+	append(buf, sizeof(buf), &len, r->url ? r->url : r->handler, "|endpoints=");
+	for (size_t i = 0; i < r->n_endpoints; i++)
+		append(buf, sizeof(buf), &len, i ? "," : "", r->endpoints[i]);
+	append(buf, sizeof(buf), &len, "|events=", "");
+	for (size_t i = 0; i < r->n_events; i++)
+		append(buf, sizeof(buf), &len, i ? "," : "", r->events[i]);
+	db_array_add(out, buf);
+}
+
+int
+claim_routes_check(PGconn *conn, const conf *c)
+{
+	static const char sql[] = "select fingerprint, other, last_host, last_seen"
+				  " from hookinbox.routes_check($1::text[], $2, 24)";
+	char host[256];
+	db_array routes;
+	const char *p[2] = {NULL, host};
+	const char *mine = NULL;
+	PGresult *r;
+	int rc = -1;
+
+	if (gethostname(host, sizeof(host)) != 0)
+		snprintf(host, sizeof(host), "unknown");
+	host[sizeof(host) - 1] = '\0';
+	db_array_init(&routes);
+	for (size_t i = 0; i < conf_route_count(c); i++)
+		describe_route(conf_route_at(c, i), &routes);
+	p[0] = db_array_get(&routes);
+	r = db_exec(conn, sql, 2, p);
+	if (db_check(conn, r, PGRES_TUPLES_OK, "routes check") != 0 || PQnfields(r) != 4)
+		goto out;
+	for (int i = 0; i < PQntuples(r); i++) {
+		if (strcmp(PQgetvalue(r, i, 1), "t") != 0) {
+			mine = PQgetvalue(r, i, 0);
+			continue;
+		}
+		log_kv("routes-differ", "routes", mine, "other", PQgetvalue(r, i, 0), "other_host",
+		       PQgetvalue(r, i, 2), "other_seen", PQgetvalue(r, i, 3), "note",
+		       "another worker has other routes: events only one of you routes may become "
+		       "unrouted (sql/reroute.sql); each works only its own routes' actions",
+		       LOG_END);
+	}
 	rc = 0;
 out:
 	PQclear(r);

@@ -9,6 +9,7 @@
 #include <libpq-fe.h>
 
 #include "conf.h"
+#include "gate.h"
 #include "job.h"
 #include "metrics.h"
 
@@ -19,16 +20,27 @@ typedef struct claim_counts {
 } claim_counts;
 
 /*
- * Claim up to limit due actions of the routes c configures with
- * hookinbox.claim_actions() (one
+ * Claim up to limit due actions with hookinbox.claim_actions() (one
  * statement, committed when this returns: no transaction is held while the
- * calls run).  On success returns 0 and appends the new jobs to
- * (*jobs)[*n...], growing the xrealloc'd array; the caller owns them.
- * *counts says what the claim did, and m (may be NULL) counts the stale and
- * parked actions per route.  Returns -1 on error (logged).
+ * calls run), at most route_limits[i] of route conf_route_at(c, i), the
+ * routes taken in turn from index first; routes with a limit of 0, and the
+ * routes c does not configure, are left alone.  route_got[i] says how many
+ * rows of route i the claim took (stale and parked ones included).  On success returns 0 and
+ * appends the new jobs to (*jobs)[*n...], growing the xrealloc'd array; the
+ * caller owns them.  *counts says what the claim did, and m (may be NULL)
+ * counts the stale and parked actions per route.  Returns -1 on error
+ * (logged).
  */
-int claim_run(PGconn *conn, const conf *c, int limit, job ***jobs, size_t *n, size_t *cap,
-	      claim_counts *counts, metrics *m) __attribute__((warn_unused_result));
+int claim_run(PGconn *conn, const conf *c, int limit, const int *route_limits, int *route_got,
+	      size_t first, job ***jobs, size_t *n, size_t *cap, claim_counts *counts, metrics *m)
+	__attribute__((warn_unused_result));
+
+/*
+ * Tell every worker what this one learned about a route (a hold, the
+ * breaker opened or closed: hookinbox.route_report()), and log it.
+ * Returns 0, or -1 on error (logged).
+ */
+int claim_route_report(PGconn *conn, const gate_report *rep) __attribute__((warn_unused_result));
 
 /*
  * Renew the leases of jobs[0..n-1] (hookinbox.renew_leases(), guarded by
@@ -52,5 +64,12 @@ int claim_release(PGconn *conn, job **jobs, size_t n) __attribute__((warn_unused
  * (this worker leaves them alone).  Returns 0, or -1 on error (logged).
  */
 int claim_unserved(PGconn *conn, const conf *c) __attribute__((warn_unused_result));
+
+/*
+ * Remember this configuration's routes under their fingerprint
+ * (hookinbox.routes_check()) and log one line per other fingerprint seen in
+ * the last 24 hours.  Returns 0, or -1 on error (logged).
+ */
+int claim_routes_check(PGconn *conn, const conf *c) __attribute__((warn_unused_result));
 
 #endif

@@ -24,6 +24,13 @@ typedef struct conn_state {
 	db_idle_fn idle;
 	void *idle_arg;
 	char refusal[600];
+	/*
+	 * The server answered that this session is of no further use: it is
+	 * read-only (25006: a standby, or a primary being demoted) or shutting
+	 * down (57P01-57P03).  A new connection (with a multi-host conninfo
+	 * and target_session_attrs=read-write, to the new primary) is needed.
+	 */
+	bool gone;
 } conn_state;
 
 static int
@@ -38,36 +45,78 @@ conn_event(PGEventId id, void *info, void *pass)
 	return 1;
 }
 
+/*
+ * The worker's session: schema-qualified names only, and commits that do
+ * not wait for the WAL flush (an outcome lost in a crash is re-sent with
+ * its idempotency key).  Set with a statement, not the "options" startup
+ * parameter, which PgBouncer refuses ("unsupported startup parameter").
+ */
+static const char session_sql[] =
+	"select pg_catalog.set_config('search_path', '', false),"
+	" pg_catalog.set_config('synchronous_commit', 'off', false)";
+
+/* a failed connection: log it; true when the server answered and refused */
+static bool
+connect_failed(PGconn *conn, const char *const *keys, const char *const *vals)
+{
+	char msg[512];
+	/*
+	 * libpq keeps no SQLSTATE for a failed connection; PQping does the
+	 * classification: OK means the server is up and answered with an
+	 * error (authentication, role or database name), REJECT that it is
+	 * starting or stopping, NO_RESPONSE that it is not there.
+	 */
+	bool answered = PQpingParams(keys, vals, 1) == PQPING_OK;
+
+	snprintf(msg, sizeof(msg), "%s", conn ? PQerrorMessage(conn) : "out of memory");
+	msg[strcspn(msg, "\n")] = '\0';
+	log_error("could not connect to the database: %s%s", msg,
+		  answered ? " (the server refused the worker: check [worker] conninfo)" : "");
+	return answered;
+}
+
 PGconn *
 db_connect(const char *conninfo, db_idle_fn idle, void *idle_arg, bool *refused)
 {
 	conn_state *cs;
-	/* options first: an "options" in conninfo wins */
-	const char *keys[] = {"options", "dbname", "fallback_application_name", NULL};
-	const char *vals[] = {"-c search_path= -c synchronous_commit=off", conninfo, "hookinbox-worker", NULL};
+	const char *keys[] = {"dbname", "fallback_application_name", NULL};
+	const char *vals[] = {conninfo, "hookinbox-worker", NULL};
 	PGconn *conn = PQconnectdbParams(keys, vals, 1);
+	PGresult *r;
 
 	if (refused != NULL)
 		*refused = false;
 	if (conn == NULL || PQstatus(conn) != CONNECTION_OK) {
-		char msg[512];
 		/*
-		 * libpq keeps no SQLSTATE for a failed connection; PQping does the
-		 * classification: OK means the server is up and answered with an
-		 * error (authentication, role or database name), REJECT that it is
-		 * starting or stopping, NO_RESPONSE that it is not there.
+		 * A server that answers the ping may just have finished starting
+		 * (a restart between the attempt and the ping): only a second
+		 * refusal is one.
 		 */
-		bool answered = PQpingParams(keys, vals, 1) == PQPING_OK;
+		if (PQpingParams(keys, vals, 1) == PQPING_OK) {
+			PQfinish(conn);
+			conn = PQconnectdbParams(keys, vals, 1);
+		}
+	}
+	if (conn == NULL || PQstatus(conn) != CONNECTION_OK) {
+		bool answered = connect_failed(conn, keys, vals);
 
-		snprintf(msg, sizeof(msg), "%s", conn ? PQerrorMessage(conn) : "out of memory");
-		msg[strcspn(msg, "\n")] = '\0';
-		log_error("could not connect to the database: %s%s", msg,
-			  answered ? " (the server refused the worker: check [database] conninfo)" : "");
 		if (refused != NULL)
 			*refused = answered;
 		PQfinish(conn);
 		return NULL;
 	}
+	r = PQexec(conn, session_sql);
+	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+		char msg[512];
+
+		snprintf(msg, sizeof(msg), "%s", PQresultErrorMessage(r));
+		msg[strcspn(msg, "\n")] = '\0';
+		log_error("could not set up the database session: %s", msg);
+		PQclear(r);
+		PQfinish(conn);
+		return NULL;
+	}
+	PQclear(r);
 	cs = xcalloc(1, sizeof(*cs));
 	cs->idle = idle;
 	cs->idle_arg = idle_arg;
@@ -145,6 +194,12 @@ db_check(const PGconn *conn, const PGresult *res, ExecStatusType want, const cha
 			return -1;
 		}
 	}
+	if (state != NULL && (strcmp(state, "25006") == 0 || strncmp(state, "57P", 3) == 0)) {
+		conn_state *cs = PQinstanceData(conn, conn_event);
+
+		if (cs != NULL)
+			cs->gone = true;
+	}
 	log_error("%s: %s (SQLSTATE %s)", what, msg, state ? state : "none");
 	return -1;
 }
@@ -188,7 +243,9 @@ db_command(PGconn *conn, const char *sql, const char *what)
 bool
 db_lost(const PGconn *conn)
 {
-	return PQstatus(conn) != CONNECTION_OK;
+	const conn_state *cs = PQinstanceData(conn, conn_event);
+
+	return PQstatus(conn) != CONNECTION_OK || (cs != NULL && cs->gone);
 }
 
 static void

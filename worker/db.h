@@ -71,7 +71,11 @@ PGresult *db_exec(PGconn *conn, const char *sql, int n, const char *const *vals)
 /* run a statement without parameters that returns no rows; 0 or -1 (logged) */
 int db_command(PGconn *conn, const char *sql, const char *what);
 
-/* true when the connection is gone (the caller stops and exits 75) */
+/*
+ * true when the connection is gone, or the server said the session is of no
+ * further use (read-only, shutting down): the caller connects again or
+ * stops and exits 75
+ */
 bool db_lost(const PGconn *conn);
 
 /*

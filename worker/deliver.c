@@ -28,7 +28,8 @@ typedef struct xfer {
 	struct curl_slist *headers;
 	char body[RESPONSE_KEEP + 1]; /* the start of the response body */
 	size_t body_len;
-	char request_id[HEADER_VALUE_MAX + 1];
+	const char *ref_header;	       /* the response header kept as the reference */
+	char request_id[HEADER_VALUE_MAX + 1]; /* its value */
 	int64_t started_us;
 	struct xfer *next, *prev;
 } xfer;
@@ -128,13 +129,12 @@ on_body(char *ptr, size_t size, size_t nmemb, void *arg)
 static size_t
 on_header(char *ptr, size_t size, size_t nitems, void *arg)
 {
-	static const char name[] = "x-request-id:";
 	xfer *x = arg;
-	size_t n = size * nitems;
+	size_t n = size * nitems, name_len = strlen(x->ref_header);
 
-	if (n > sizeof(name) - 1 && strncasecmp(ptr, name, sizeof(name) - 1) == 0) {
-		const char *v = ptr + sizeof(name) - 1;
-		size_t len = n - (sizeof(name) - 1);
+	if (n > name_len + 1 && strncasecmp(ptr, x->ref_header, name_len) == 0 && ptr[name_len] == ':') {
+		const char *v = ptr + name_len + 1;
+		size_t len = n - (name_len + 1);
 
 		while (len > 0 && (*v == ' ' || *v == '\t'))
 			v++, len--;
@@ -196,50 +196,22 @@ out:
 	return rc;
 }
 
-int
-deliver_start(deliver *d, job *j)
+/* the options every call has, and the transfer into the multi handle */
+static void
+start_common(deliver *d, xfer *x, const char *url)
 {
-	const route_conf *r = j->route;
-	xfer *x = xcalloc(1, sizeof(*x));
-	char attempt[16];
-	const char *ct = j->content_type;
-	CURL *e;
+	CURL *e = x->easy;
+	long timeout = x->job->route->timeout;
 
-	x->job = j;
-	x->easy = e = curl_easy_init();
-	if (e == NULL)
-		abort(); /* only fails for lack of memory */
-	if (ct == NULL || *ct == '\0' || strlen(ct) > HEADER_VALUE_MAX)
-		ct = "application/json";
-	snprintf(attempt, sizeof(attempt), "%d", j->attempt);
-	x->headers = add_header(x->headers, "Content-Type", ct);
-	x->headers = add_header(x->headers, "Idempotency-Key", j->idem_key);
-	x->headers = add_header(x->headers, "X-Hookinbox-Event-Id", j->event_id);
-	if (j->event_type)
-		x->headers = add_header(x->headers, "X-Hookinbox-Event-Type", j->event_type);
-	x->headers = add_header(x->headers, "X-Hookinbox-Attempt", attempt);
-	x->headers = curl_slist_append(x->headers, "Expect:");
-	if (x->headers == NULL)
-		abort();
-	if (add_signature(x, j) != 0) {
-		curl_easy_cleanup(x->easy);
-		curl_slist_free_all(x->headers);
-		free(x);
-		return -1;
-	}
-
-	curl_easy_setopt(e, CURLOPT_URL, r->url);
+	curl_easy_setopt(e, CURLOPT_URL, url);
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
 	curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e, CURLOPT_TIMEOUT, (long)r->timeout);
-	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, (long)(r->timeout < 10 ? r->timeout : 10));
-	curl_easy_setopt(e, CURLOPT_POST, 1L);
-	curl_easy_setopt(e, CURLOPT_POSTFIELDS, j->body ? (const char *)j->body : "");
-	curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)j->body_len);
+	curl_easy_setopt(e, CURLOPT_TIMEOUT, timeout);
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, timeout < 10 ? timeout : 10L);
 	curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->headers);
 	curl_easy_setopt(e, CURLOPT_USERAGENT, "hookinbox-worker/" HOOKINBOX_VERSION);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
@@ -255,6 +227,82 @@ deliver_start(deliver *d, job *j)
 		d->list->prev = x;
 	d->list = x;
 	d->inflight++;
+}
+
+/*
+ * GET the route's reconcile_url with {key} replaced by the URL-encoded
+ * idempotency key (every occurrence): does the downstream have the effect?
+ */
+static int
+start_reconcile(deliver *d, xfer *x, job *j)
+{
+	const char *tpl = j->route->reconcile_url, *p;
+	char *key = curl_easy_escape(x->easy, j->idem_key, 0);
+	char *url = NULL;
+	size_t len = 0, cap;
+
+	if (key == NULL)
+		abort(); /* only fails for lack of memory */
+	cap = strlen(tpl) + 1;
+	for (p = tpl; (p = strstr(p, "{key}")) != NULL; p += 5)
+		cap += strlen(key);
+	url = xmalloc(cap);
+	for (p = tpl; *p != '\0';) {
+		if (strncmp(p, "{key}", 5) == 0) {
+			memcpy(url + len, key, strlen(key));
+			len += strlen(key);
+			p += 5;
+		} else {
+			url[len++] = *p++;
+		}
+	}
+	url[len] = '\0';
+	curl_free(key);
+	curl_easy_setopt(x->easy, CURLOPT_HTTPGET, 1L);
+	start_common(d, x, url); /* libcurl copies the URL */
+	free(url);
+	return 0;
+}
+
+int
+deliver_start(deliver *d, job *j)
+{
+	const route_conf *r = j->route;
+	xfer *x = xcalloc(1, sizeof(*x));
+	char attempt[16];
+	const char *ct = j->content_type;
+	CURL *e;
+
+	x->job = j;
+	x->ref_header = r->response_ref_header ? r->response_ref_header : "X-Request-Id";
+	x->easy = e = curl_easy_init();
+	if (e == NULL)
+		abort(); /* only fails for lack of memory */
+	if (ct == NULL || *ct == '\0' || strlen(ct) > HEADER_VALUE_MAX)
+		ct = "application/json";
+	snprintf(attempt, sizeof(attempt), "%d", j->attempt);
+	x->headers = add_header(x->headers, "Content-Type", ct);
+	x->headers = add_header(x->headers, "Idempotency-Key", j->idem_key);
+	x->headers = add_header(x->headers, "X-Hookinbox-Event-Id", j->event_id);
+	if (j->event_type)
+		x->headers = add_header(x->headers, "X-Hookinbox-Event-Type", j->event_type);
+	x->headers = add_header(x->headers, "X-Hookinbox-Attempt", attempt);
+	x->headers = curl_slist_append(x->headers, "Expect:");
+	if (x->headers == NULL)
+		abort();
+	if (j->reconciling)
+		return start_reconcile(d, x, j);
+	if (add_signature(x, j) != 0) {
+		curl_easy_cleanup(x->easy);
+		curl_slist_free_all(x->headers);
+		free(x);
+		return -1;
+	}
+
+	curl_easy_setopt(e, CURLOPT_POST, 1L);
+	curl_easy_setopt(e, CURLOPT_POSTFIELDS, j->body ? (const char *)j->body : "");
+	curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)j->body_len);
+	start_common(d, x, r->url);
 	return 0;
 }
 
@@ -275,7 +323,9 @@ finish(xfer *x, CURLcode rc)
 		if (curl_easy_getinfo(x->easy, CURLINFO_RETRY_AFTER, &retry_after) == CURLE_OK &&
 		    retry_after > 0)
 			j->retry_after_s = (double)retry_after;
-		if (x->request_id[0])
+		if (x->request_id[0] && j->route->response_ref_header != NULL)
+			snprintf(j->ref, sizeof(j->ref), "%.64s: %.130s", x->ref_header, x->request_id);
+		else if (x->request_id[0])
 			snprintf(j->ref, sizeof(j->ref), "x-request-id: %.180s", x->request_id);
 		else
 			sanitize(j->ref, sizeof(j->ref), x->body, x->body_len);

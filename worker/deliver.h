@@ -5,7 +5,10 @@
  * stored body with its Idempotency-Key, event type and id, the attempt
  * number and, when the route has a secret, Standard Webhooks signature
  * headers.  Only http and https, no redirects, peer verification on, the
- * route's timeout, the response kept to a short reference.
+ * route's timeout, the response kept to a short reference (the header
+ * response_ref_header names, by default X-Request-Id).  A job marked
+ * reconciling instead GETs the route's reconcile_url with the idempotency
+ * key in it: does the downstream have the effect?
  */
 #ifndef HOOKINBOX_DELIVER_H
 #define HOOKINBOX_DELIVER_H

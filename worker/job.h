@@ -43,6 +43,10 @@ typedef struct job {
 	char *content_type;	 /* may be NULL */
 	unsigned char *body;	 /* NULL when the body was purged */
 	size_t body_len;
+	bool probe;		 /* the one call that probes a route whose breaker is open */
+	bool unknown;		 /* the last attempt's outcome is unknown (timeout or reset
+				  * after sending, or its worker died mid-call) */
+	bool reconciling;	 /* this call asks the route's reconcile_url, not sends */
 
 	/* the result of the call */
 	long status;		 /* HTTP status; 0 when none was received */

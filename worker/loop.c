@@ -27,6 +27,7 @@
 #include "deliver.h"
 #include "failpoint.h"
 #include "fanout.h"
+#include "gate.h"
 #include "job.h"
 #include "log.h"
 #include "metrics.h"
@@ -37,7 +38,7 @@
 #include "xalloc.h"
 
 #define METRICS_EVERY_MS 15000	/* --loop: the metrics file is rewritten this often */
-#define SCHEMA_MIGRATION 5	/* the newest migration this worker needs */
+#define SCHEMA_MIGRATION 6	/* the newest migration this worker needs */
 #define RECONNECT_FIRST_MS 1000 /* --loop: first wait before reconnecting, doubling */
 #define RECONNECT_MAX_MS 30000
 
@@ -57,6 +58,13 @@ typedef struct worker {
 	job **finished; /* waiting to be recorded */
 	size_t n_finished, cap_finished;
 	job **done; /* deliver_poll's output, concurrency entries */
+	gate *gate; /* the route limits */
+	int *route_limits; /* per route of the configuration: what the next claim may take */
+	int *route_got;	    /* and what the last claim took (stale and parked included) */
+	bool capped;	    /* some route (not held) has no room: more of it may be due */
+	size_t claim_first; /* the route the next claim starts with (taken in turn) */
+	job **handback;	    /* probes that failed: their attempt is given back */
+	size_t n_handback, cap_handback;
 	bool in_db;	/* inside db_exec: the connection is busy */
 	bool pumping;	/* inside pump: w->done and w->claimed are being walked */
 	bool db_failed; /* the connection is gone */
@@ -110,9 +118,9 @@ log_call(const job *j)
 	snprintf(status, sizeof(status), "%ld", j->status);
 	snprintf(ms, sizeof(ms), "%lld", (long long)j->duration_ms);
 	snprintf(delay, sizeof(delay), "%.1f", j->delay_s);
-	log_kv("call", "route", j->route_name, "action", id, "attempt", attempt, "status", status,
-	       "duration_ms", ms, "outcome", outcome_name(j->outcome),
-	       "retry_in_s", j->outcome == JOB_RETRY ? delay : NULL,
+	log_kv("call", "route", j->route_name, LOG_NUM, "action", id, LOG_NUM, "attempt", attempt,
+	       LOG_NUM, "status", status, LOG_NUM, "duration_ms", ms, "outcome", outcome_name(j->outcome),
+	       LOG_NUM, "retry_in_s", j->outcome == JOB_RETRY ? delay : NULL,
 	       "error", j->error[0] ? j->error : NULL, LOG_END);
 }
 
@@ -139,14 +147,68 @@ count_call(worker *w, const job *j)
 	metrics_call(w->m, j->route_name, k, (double)j->duration_ms / 1000.0);
 }
 
+/*
+ * A reconcile call (GET reconcile_url) ended.  2xx: the downstream has the
+ * effect, recorded as done with its reference.  404: it has not: the job
+ * goes back to w->claimed to be sent (returns true).  Anything else: try
+ * again later (never parked for the reconcile endpoint's own 4xx).
+ */
+static bool
+reconciled(worker *w, job *j)
+{
+	char id[24], status[16];
+	bool have = j->status >= 200 && j->status <= 299;
+
+	snprintf(id, sizeof(id), "%lld", (long long)j->action_id);
+	snprintf(status, sizeof(status), "%ld", j->status);
+	log_kv("reconcile", "route", j->route_name, "action", id, "status", status, "means",
+	       have ? "done" : j->status == 404 ? "send" : "later", LOG_END);
+	if (have) {
+		snprintf(j->error, sizeof(j->error), "reconciled: the downstream has it");
+		return false;
+	}
+	if (j->status != 404) {
+		char was[JOB_ERROR_MAX];
+
+		/* the marker keeps it unknown for the next claim: asked again, not sent blind */
+		snprintf(was, sizeof(was), "%s", j->error);
+		if (j->status != 0)
+			snprintf(j->error, sizeof(j->error),
+				 "reconcile answered http status %ld (outcome unknown)", j->status);
+		else if (strstr(was, "outcome unknown") == NULL)
+			snprintf(j->error, sizeof(j->error), "reconcile: %.200s (outcome unknown)", was);
+		j->status = 0; /* retried as an unknown outcome, never parked */
+		return false;
+	}
+	(void)gate_finished(w->gate, j, now_ms());
+	j->called = j->reconciling = j->unknown = false;
+	j->status = 0;
+	j->error[0] = j->ref[0] = '\0';
+	j->retry_after_s = -1;
+	push(&w->claimed, &w->n_claimed, &w->cap_claimed, j);
+	return true;
+}
+
 /* a job whose call is over (or never started): decide, log, queue for recording */
 static void
 finished(worker *w, job *j)
 {
+	if (j->reconciling && j->called && j->outcome != JOB_LOST && reconciled(w, j))
+		return;
 	outcome_decide(&w->policy, j, drand48());
 	log_call(j);
 	if (j->called)
 		count_call(w, j);
+	if (j->called && j->route != NULL && j->route->handler == NULL &&
+	    gate_finished(w->gate, j, now_ms()) && j->outcome != JOB_LOST) {
+		/* a failed probe: the route is held again, the action keeps its attempt */
+		j->called = j->transport_error = j->timed_out = false;
+		j->status = 0;
+		j->error[0] = '\0';
+		j->outcome = JOB_RETRY;
+		push(&w->handback, &w->n_handback, &w->cap_handback, j);
+		return;
+	}
 	if (j->outcome == JOB_DONE && j->route && j->route->handler) {
 		/* already recorded in the handler's transaction */
 		w->n->done++;
@@ -195,6 +257,19 @@ too_late(const worker *w, const job *j, int64_t now)
 {
 	return calls(j) && (w->stopping || (w->deadline_ms != 0 &&
 					    now + (int64_t)j->route->timeout * 1000 > w->deadline_ms));
+}
+
+/* a call whose route is held (429, Retry-After, open breaker): hand it back */
+static bool
+route_held(const worker *w, const job *j, int64_t now)
+{
+	return calls(j) && j->route->handler == NULL && gate_held(w->gate, j->route, now);
+}
+
+static bool
+hand_back(const worker *w, const job *j, int64_t now)
+{
+	return too_late(w, j, now) || route_held(w, j, now);
 }
 
 /* take the claimed jobs for which pred holds out of w->claimed, in order */
@@ -248,8 +323,12 @@ renew_leases(worker *w)
 static void
 release_claims(worker *w)
 {
-	job **jobs = xcalloc(w->n_claimed + 1, sizeof(*jobs));
-	size_t n = take_claimed(w, too_late, jobs);
+	job **jobs = xcalloc(w->n_claimed + w->n_handback + 1, sizeof(*jobs));
+	size_t n = take_claimed(w, hand_back, jobs);
+
+	for (size_t i = 0; i < w->n_handback; i++)
+		jobs[n++] = w->handback[i];
+	w->n_handback = 0;
 
 	if (n > 0 && claim_release(w->conn, jobs, n) != 0 && db_lost(w->conn))
 		w->db_failed = true;
@@ -291,13 +370,14 @@ dispatch(worker *w, bool may_use_db)
 			finished(w, j);
 			continue;
 		}
-		if (too_late(w, j, t0 / 1000)) {
+		if (hand_back(w, j, t0 / 1000)) {
 			release = release || db_free;
 			w->claimed[keep++] = j;
 			continue;
 		}
-		/* no free slot; or a handler while the connection is busy */
-		if ((call && deliver_inflight(w->dl) >= (size_t)w->concurrency) ||
+		/* no free slot, or none for its route; or a handler while the connection is busy */
+		if ((call && (deliver_inflight(w->dl) >= (size_t)w->concurrency ||
+			      !gate_may_start(w->gate, j->route, t0 / 1000))) ||
 		    (!call && w->in_db)) {
 			w->claimed[keep++] = j;
 			continue;
@@ -321,6 +401,8 @@ dispatch(worker *w, bool may_use_db)
 		}
 		w->n->sent++;
 		j->called = true;
+		/* an unknown outcome: ask the downstream before sending again */
+		j->reconciling = call && j->unknown && j->route->reconcile_url != NULL;
 		if (j->route->handler != NULL) {
 			if (sqlfn_apply(w->conn, j) != 0)
 				w->db_failed = true;
@@ -328,10 +410,12 @@ dispatch(worker *w, bool may_use_db)
 			finished(w, j);
 			continue;
 		}
+		gate_started(w->gate, j->route, t0 / 1000);
 		if (deliver_start(w->dl, j) != 0)
 			finished(w, j);
 	}
 	w->n_claimed = keep;
+	release = release || (w->n_handback > 0 && db_free);
 	if (release)
 		release_claims(w);
 	if (renew)
@@ -472,6 +556,74 @@ configure(worker *w)
 	for (size_t i = 0; i < conf_route_count(c); i++)
 		metrics_route(w->m, conf_route_at(c, i)->name);
 	w->done = xrealloc(w->done, (size_t)w->concurrency * sizeof(*w->done));
+	{
+		size_t n = conf_route_count(c);
+		const route_conf **routes = xcalloc(n + 1, sizeof(*routes));
+
+		for (size_t i = 0; i < n; i++)
+			routes[i] = conf_route_at(c, i);
+		gate_free(w->gate);
+		w->gate = gate_new(routes, n, w->concurrency);
+		free(routes);
+	}
+	w->route_limits = xrealloc(w->route_limits, (conf_route_count(c) + 1) * sizeof(int));
+	w->route_got = xrealloc(w->route_got, (conf_route_count(c) + 1) * sizeof(int));
+}
+
+/*
+ * What the next claim may take of each route (w->route_limits): room under
+ * the route's cap for this and the claim_ahead rounds after it.  Returns
+ * the sum.
+ */
+static long
+route_room(worker *w, int64_t now)
+{
+	const conf *c = w->ctl->c;
+	size_t n_routes = conf_route_count(c);
+	long sum = 0;
+
+	w->capped = false;
+	if (deliver_inflight(w->dl) == 0)
+		gate_no_calls(w->gate);
+	for (size_t i = 0; i < n_routes; i++) {
+		const route_conf *r = conf_route_at(c, i);
+		size_t waiting = 0;
+
+		for (size_t k = 0; k < w->n_claimed; k++)
+			waiting += w->claimed[k]->route == r;
+		w->route_limits[i] = gate_claim_limit(w->gate, r, waiting, w->claim_ahead, now);
+		sum += w->route_limits[i];
+		if (w->route_limits[i] == 0 && !gate_held(w->gate, r, now))
+			w->capped = true;
+	}
+	return sum;
+}
+
+/* whether the last claim took all it was allowed of some route: more may be due */
+static bool
+route_filled(const worker *w)
+{
+	for (size_t i = 0; i < conf_route_count(w->ctl->c); i++)
+		if (w->route_limits[i] > 0 && w->route_got[i] >= w->route_limits[i])
+			return true;
+	return false;
+}
+
+/* tell every worker what this one learned about its routes (connection free) */
+static void
+write_route_reports(worker *w)
+{
+	gate_report reps[16];
+	size_t n;
+
+	while ((n = gate_take_reports(w->gate, reps, 16)) > 0) {
+		for (size_t i = 0; i < n; i++) {
+			if (claim_route_report(w->conn, &reps[i]) != 0 && db_lost(w->conn)) {
+				w->db_failed = true;
+				return;
+			}
+		}
+	}
 }
 
 /*
@@ -483,7 +635,7 @@ static int
 connected(worker *w)
 {
 	if (db_check_schema(w->conn, SCHEMA_MIGRATION) != 0 ||
-	    claim_unserved(w->conn, w->ctl->c) != 0) {
+	    claim_unserved(w->conn, w->ctl->c) != 0 || claim_routes_check(w->conn, w->ctl->c) != 0) {
 		w->db_failed = !refused(w);
 		return -1;
 	}
@@ -526,7 +678,8 @@ reload(worker *w)
 		w->dl = deliver_new(w->concurrency);
 	}
 	log_kv("reload", "config", conf_path(w->ctl->c), LOG_END);
-	if (claim_unserved(w->conn, w->ctl->c) != 0 && db_lost(w->conn))
+	if ((claim_unserved(w->conn, w->ctl->c) != 0 || claim_routes_check(w->conn, w->ctl->c) != 0) &&
+	    db_lost(w->conn))
 		w->db_failed = true;
 }
 
@@ -604,14 +757,22 @@ sweep(worker *w)
 					   (size_t)w->concurrency &&
 		    inflight + w->n_claimed < (size_t)(w->claim_ahead + 1) * (size_t)w->concurrency) {
 			int want = (w->claim_ahead + 1) * w->concurrency - (int)(inflight + w->n_claimed);
-			claim_counts cc;
+			long room;
+			claim_counts cc = {0, 0, 0};
 			int64_t t0 = clock_mono_us();
-			int crc;
+			int crc = 0;
 
+			write_route_reports(w);
+			if (w->db_failed)
+				break;
+			room = route_room(w, now);
 			if (want > w->batch)
 				want = w->batch;
-			crc = claim_run(w->conn, w->ctl->c, want, &w->claimed, &w->n_claimed,
-					&w->cap_claimed, &cc, w->m);
+			if (want > room)
+				want = (int)room;
+			if (want > 0)
+				crc = claim_run(w->conn, w->ctl->c, want, w->route_limits, w->route_got,
+						w->claim_first++, &w->claimed, &w->n_claimed, &w->cap_claimed, &cc, w->m);
 			w->n->claim_us += clock_mono_us() - t0;
 			if (crc != 0) {
 				if (db_lost(w->conn))
@@ -622,8 +783,19 @@ sweep(worker *w)
 			} else {
 				w->n->stale += cc.stale;
 				w->n->parked += cc.parked;
-				claim_idle = cc.claimed + cc.stale + cc.parked < want;
-				next_claim = claim_idle ? now + 500 : now;
+				/*
+				 * want 0: every route is held, or at its cap (claim
+				 * again when a call ends: not idle while any is out)
+				 */
+				bool filled = want > 0 && (cc.claimed + cc.stale + cc.parked >= want ||
+							   route_filled(w));
+
+				/*
+				 * Idle: nothing more is due.  A route at its cap may
+				 * have more: claim again when a call ends (flush).
+				 */
+				claim_idle = !filled && !w->capped;
+				next_claim = filled ? now : now + 500;
 				busy = busy || cc.claimed > 0;
 				pump(w, 0);
 			}
@@ -651,10 +823,15 @@ sweep(worker *w)
 			pump(w, 0);
 		}
 
-		if (inflight == 0 && w->n_finished == 0 && w->n_claimed == 0) {
-			if (w->stopping)
+		if (inflight == 0 && w->n_claimed > 0 && !busy)
+			sleep_ms(10); /* claimed jobs wait for their route's rate */
+		if (inflight == 0 && w->n_finished == 0 && w->n_claimed == 0 && w->n_handback == 0) {
+			if (w->stopping) {
+				write_route_reports(w);
 				break;
+			}
 			if (fan_idle && claim_idle) {
+				write_route_reports(w);
 				if (!w->ctl->loop ||
 				    (w->deadline_ms != 0 && now + w->shortest_timeout_ms > w->deadline_ms))
 					break;
@@ -767,6 +944,12 @@ loop_run(loop_ctl *ctl)
 	for (size_t i = 0; i < w.n_finished; i++)
 		job_free(w.finished[i]);
 	free(w.finished);
+	for (size_t i = 0; i < w.n_handback; i++)
+		job_free(w.handback[i]);
+	free(w.handback);
+	gate_free(w.gate);
+	free(w.route_limits);
+	free(w.route_got);
 	deliver_free(w.dl);
 	free(w.done);
 	PQfinish(w.conn);

@@ -293,10 +293,10 @@ summary(const loop_ctl *ctl, int64_t duration_ms, int status)
 	snprintf(b[14], sizeof(b[14]), "%ld", n->renewed);
 	snprintf(b[15], sizeof(b[15]), "%ld", n->released);
 	snprintf(b[16], sizeof(b[16]), "%ld", n->reconnects);
-	log_kv("summary", "fanned_out", b[0], "unrouted", b[1], "sent", b[2], "done", b[3],
-	       "retry", b[4], "parked", b[5], "stale", b[6], "lease_lost", b[7], "duration_ms", b[8],
-	       "fanout_ms", b[10], "claim_ms", b[11], "record_ms", b[12], "claim_ahead", b[13],
-	       "renewed", b[14], "released", b[15], "reconnects", b[16], "exit", b[9], LOG_END);
+	log_kv("summary", LOG_NUM, "fanned_out", b[0], LOG_NUM, "unrouted", b[1], LOG_NUM, "sent", b[2], LOG_NUM, "done", b[3],
+	       LOG_NUM, "retry", b[4], LOG_NUM, "parked", b[5], LOG_NUM, "stale", b[6], LOG_NUM, "lease_lost", b[7], LOG_NUM, "duration_ms", b[8],
+	       LOG_NUM, "fanout_ms", b[10], LOG_NUM, "claim_ms", b[11], LOG_NUM, "record_ms", b[12], LOG_NUM, "claim_ahead", b[13],
+	       LOG_NUM, "renewed", b[14], LOG_NUM, "released", b[15], LOG_NUM, "reconnects", b[16], LOG_NUM, "exit", b[9], LOG_END);
 }
 
 /* --check [--connect]: one line on stdout when good, on stderr when not */
@@ -382,6 +382,7 @@ main(int argc, char **argv)
 			 .stop_requested = stop_wanted,
 			 .reload_requested = reload_wanted,
 			 .arg = NULL};
+	log_kv("start", "version", HOOKINBOX_VERSION, "config", conf_path(c), LOG_END); /* -v only */
 	started_us = clock_mono_us();
 	status = loop_run(&ctl);
 	summary(&ctl, (clock_mono_us() - started_us) / 1000, status);

@@ -13,7 +13,8 @@
 # event type and id, the Standard Webhooks headers (and whether the
 # signature verifies when a secret is given), the body's SHA-256, the
 # status answered, whether it caused a new effect and whether it was a
-# replay.
+# replay (and, for planned answers, the delay before the answer; for a 409
+# because the key was still in progress, inprogress = 1).
 #
 # Idempotency as a real API does it: the first request with a key that is
 # answered 2xx causes one effect and its response is stored; later requests
@@ -29,6 +30,8 @@
 #                               when the status is 2xx), then answer
 #   reset                       close the connection without an answer
 #   garbage                     answer bytes that are not HTTP
+# GET /_reconcile/<key> answers whether a key had its effect (200 with its
+# X-Request-Id, else 404), as a downstream's lookup by idempotency key would.
 # latency => seconds adds a fixed delay to every answer.  Plans can be
 # changed while running with $d->plan($target, $plan).
 package Downstream;
@@ -181,8 +184,25 @@ sub serve {
 		}
 		my $emit = sub { print $log encode_json($rec) . "\n" };
 
+		# GET /_reconcile/<key> (URL-encoded): 200 with the stored reference
+		# when that key had its effect, else 404; a plan "reconcile:<key>" (or
+		# "/_reconcile") answers that status instead
+		if ($method eq 'GET' && $path =~ m{^/_reconcile/([^?]+)}) {
+			(my $k = $1) =~ s/%([0-9A-Fa-f]{2})/chr(hex($1))/ge;
+			$rec->{key} = $k;
+			$rec->{reconcile} = 1;
+			my $forced = $self->{plan}{"reconcile:$k"} // $self->{plan}{'/_reconcile'};
+			my ($st, $rid) = defined $forced ? ($forced + 0, undef)
+				: $stored{$k} ? (200, $stored{$k}{rid}) : (404, undef);
+			$rec->{status} = $st;
+			$emit->();
+			$send->($c, $response->($st, defined $rid ? ["X-Request-Id: $rid"] : [],
+				$st == 200 ? qq({"id":"$rid"}) : '{"error":"no such key"}', $keep));
+			return;
+		}
 		if (defined $key && $inprogress{$key}) {
 			$rec->{status} = 409;
+			$rec->{inprogress} = 1;
 			$emit->();
 			$send->($c, $response->(409, [], '{"error":"in progress"}', $keep));
 			return;
@@ -222,6 +242,7 @@ sub serve {
 		push @h, $extra if defined $extra && $extra ne '';
 		my $rbody = $status =~ /^2/ ? qq({"ok":true,"seq":$seq}) : qq({"error":"planned $status"});
 		$rec->{status} = $status + 0;
+		$rec->{delay} = $delay;
 		if ($status =~ /^2/) {
 			$rec->{effect} = 1;
 			$stored{$key} = { status => $status, body => $rbody, rid => "req-$seq" } if defined $key;

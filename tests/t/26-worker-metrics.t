@@ -207,5 +207,20 @@ ok((grep { ($_->{event} // '') eq 'summary' && defined $_->{done} } @objs), 'a s
 unlike($all, qr/\Q$marker\E/, 'no body in the logs');
 unlike($all, qr/\Q$WorkerHelp::SECRET\E|whsec_/, 'no secret in the logs');
 like($all, qr/"event":"call".*"route":"slow".*"error":"timeout/, 'the timeout is logged as such');
+# numbers are JSON numbers (200, not "200"); a run's first line (-v) names version and configuration
+my @raw_calls = grep { /"event":"call"/ } @lines;
+is_deeply([grep { !/"action":\d+,"attempt":\d+,"status":-?\d+,"duration_ms":\d+,/ } @raw_calls], [],
+	'call lines: action, attempt, status and duration_ms are numbers') or diag join("\n", @raw_calls);
+ok((grep { /"outcome":"retry"/ && /"retry_in_s":\d+(?:\.\d+)?[,}]/ } @raw_calls), 'retry_in_s is a number');
+my @raw_sum = grep { /"event":"summary"/ } @lines;
+is_deeply([grep { !/"done":\d+,/ || !/"duration_ms":\d+,/ || !/"exit":\d+\}/ || (s/^\{"ts":"[^"]*"//r) =~ /":"\d/ } @raw_sum], [],
+	'summary lines: every count and duration is a number') or diag join("\n", @raw_sum);
+my $conf = $t->config;
+for my $f (glob($t->dir . '/worker.*.log')) {
+	my ($first) = split /\n/, HookTest::slurp($f);
+	my $o = eval { decode_json($first // '') } // {};
+	ok(($o->{event} // '') eq 'start' && ($o->{version} // '') =~ /^\d+\.\d+\.\d+$/ && ($o->{config} // '') eq $conf,
+		"-v: the run's first line names version and configuration") or diag $first;
+}
 
 done_testing();

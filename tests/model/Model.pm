@@ -1,0 +1,464 @@
+# Model - a checker that hunts for broken promises: from a seed, a weighted
+# random schedule of operations over the whole real stack, then the
+# invariants of issue 14.
+#
+#   my $m = Model->new(seed => 42, ops => 300);
+#   my @fail = $m->run;     # () when every invariant held
+#   print $m->replay_command;
+#
+# The stack: one PostgreSQL cluster, lighttpd with the test-build responder
+# twice (single-row commits, and group commit with request threads), the
+# test-build worker with several configurations (lease, concurrency), and a
+# real downstream HTTP server (tests/lib/Downstream.pm) whose plans make it
+# slow, failing, timing out, resetting, answering 409/429 with Retry-After,
+# and which honours idempotency keys.  Operations: Model/Ops.pm.
+# Invariants: Model/Invariants.pm.  Known defects: Model/Defects.pm.
+#
+# The schedule (operation names and parameters) is drawn from the seed
+# alone, by a private generator, so a seed replays the same schedule; the
+# timing of the real processes is not replayed, as with any test of real
+# concurrency, so a rare interleaving may need a few runs of its seed.
+package Model;
+
+use strict;
+use warnings;
+use File::Path qw(make_path);
+use POSIX qw(:sys_wait_h);
+use Time::HiRes qw(sleep time);
+use HookTest;
+use JSON::PP ();
+use IO::Socket::INET;
+use Downstream;
+use Model::Defects;
+use Model::Providers;
+use Model::Ops;
+use Model::Invariants;
+
+our $ROUTE_TIMEOUT = 2;
+
+# ---------------------------------------------------------------- the seeded generator
+
+# xorshift32: the same schedule from the same seed on every perl
+sub rng_new {
+	my ($seed) = @_;
+	my $x = ($seed * 2654435761 + 1013904223) & 0xffffffff;
+	$x ||= 0x9e3779b9;
+	return \$x;
+}
+
+sub rand_u32 {
+	my ($self) = @_;
+	my $r = $self->{rng};
+	my $x = $$r;
+	$x ^= ($x << 13) & 0xffffffff;
+	$x ^= $x >> 17;
+	$x ^= ($x << 5) & 0xffffffff;
+	$$r = $x;
+	return $x;
+}
+
+sub rint { my ($self, $n) = @_; return $self->rand_u32 % $n }
+sub rfloat { my ($self) = @_; return $self->rand_u32 / 4294967296 }
+sub pick { my ($self, @l) = @_; return $l[ $self->rint(scalar @l) ] }
+sub chance { my ($self, $p) = @_; return $self->rfloat < $p }
+
+# ---------------------------------------------------------------- the stack
+
+sub new {
+	my ($class, %o) = @_;
+	my $self = bless {
+		seed => $o{seed} // 1,
+		nops => $o{ops} // 200,
+		seconds => $o{seconds},
+		verbose => $o{verbose},
+		n => 0,
+		ev => {},	# logical events: L => { ep, type, object, version, body, ids, ... }
+		dl => [],	# every delivery sent: { L, ep, id, status, got, dup, t, bad, ... }
+		sent => [],	# the deliveries the schedule made (not the provider's retries)
+		retry => [],	# deliveries the provider will retry (5xx, no answer)
+		bg => [],	# background workers and lock holders
+		purged => {}, purged_keys => {}, purge_bad => [],
+		loop_died => [],	# --loop workers that ended on their own
+		immediate => [],	# real times of immediate PostgreSQL stops
+		offset => 0,	# the clock moved forward by this many seconds
+		counts => {}, checked => {},
+		drain_replayed => {},
+		# how long a worker waits for a call at least (the shortest route
+		# timeout of its configurations): a call is surely in flight no longer
+		call_timeout => $ROUTE_TIMEOUT,
+	}, $class;
+	$self->{rng} = rng_new($self->{seed});
+	$self->{defects} = { map { $_ => 1 } Model::Defects::enabled() };
+	$self->setup;
+	return $self;
+}
+
+sub setup {
+	my ($self) = @_;
+	my $tmp = File::Temp::tempdir('model-ds-XXXXXX', TMPDIR => 1, CLEANUP => !$ENV{HOOKINBOX_KEEP});
+	$self->{ds} = Downstream->new(dir => $tmp, default => '200');
+	my $ds = $self->{ds};
+	my %routes = (
+		ord => { endpoint => 'st', url => $ds->url('/ord'), order => 'object',
+			timeout => $ROUTE_TIMEOUT, max_attempts => 60 },
+		ev => { endpoint => 'gh sh tw ac', url => $ds->url('/ev'), timeout => $ROUTE_TIMEOUT,
+			max_attempts => 60 },
+		app => { endpoint => 'st', handler => 'sql:model_app.apply', timeout => $ROUTE_TIMEOUT,
+			max_attempts => 60 },
+	);
+	$self->{routes} = { ord => ['st'], ev => [qw(gh sh tw ac)], app => ['st'] };
+	my $t = HookTest->new(endpoints => Model::Providers::endpoints(), routes => \%routes,
+		worker => { lease => 8, backoff_base => 1, backoff_cap => 2 }, procs => 2);
+	$self->{t} = $t;
+	my $dir = $t->dir;
+	# the configurations: the group-commit responder's, and the workers'
+	# (the worker's role; a lease each; "tight" only to provoke a known defect)
+	my %variant = (
+		group => { intake => { threads => 4 } },
+		w8 => { worker_role => 1, worker => { lease => 8 } },
+		w10 => { worker_role => 1, worker => { lease => 10 } },
+		tight => { worker_role => 1, worker => { lease => 5 }, timeout => 3 },
+	);
+	my %saved = %{ $t->{o} };
+	for my $v (sort keys %variant) {
+		my $c = $variant{$v};
+		$t->{o} = { %saved };
+		$t->{o}{intake} = $c->{intake} if $c->{intake};
+		if ($c->{worker_role}) {
+			$t->{o}{intake_role} = 'hookinbox_worker';
+			$t->{o}{worker} = { %{ $saved{worker} }, %{ $c->{worker} } };
+		}
+		if ($c->{timeout}) {
+			$t->{o}{routes} = { map { $_ => { %{ $routes{$_} } } } keys %routes };
+			$t->{o}{routes}{$_}{timeout} = $c->{timeout} for qw(ord ev);
+		}
+		$t->write_config;
+		rename "$dir/hookinbox.conf", "$dir/$v.conf" or die $!;
+	}
+	$t->{o} = \%saved;
+	$t->write_config;
+	for my $c ('hookinbox', sort keys %variant) {
+		my $prog = HookTest::top() . '/obj/test/' . ($variant{$c} && $variant{$c}{worker_role}
+			? 'hookinbox-worker --health-check --max-pending-age 1000000 --max-parked-age 1000000'
+			: 'hookinbox.fcgi --check');
+		my $out = `$prog -c $dir/$c.conf 2>&1`;
+		die "model: $c.conf: $out" if $? != 0;
+	}
+	make_path("$dir/gc");
+	$self->{fe} = [
+		{ name => 'single', httpd => $t->httpd },
+		{ name => 'group', httpd => HookTest::Lighttpd->new(dir => "$dir/gc",
+			fcgi => HookTest::top() . '/obj/test/hookinbox.fcgi', config => "$dir/group.conf",
+			procs => 1)->start },
+	];
+	$t->sql(Model::Invariants::AUDIT_SQL());
+	$t->sql(Model::Invariants::HANDLER_SQL());
+}
+
+sub t { $_[0]{t} }
+sub ds { $_[0]{ds} }
+sub dir { $_[0]{t}->dir }
+sub sql { my $self = shift; return $self->{t}->sql(@_) }
+sub defect { my ($self, $name) = @_; return Model::Defects::provoke($name) }
+
+sub note {
+	my ($self, $msg) = @_;
+	push @{ $self->{log} }, $msg;
+	print STDERR "# model: $msg\n" if $self->{verbose};
+}
+
+# ---------------------------------------------------------------- helpers the operations share
+
+# send one delivery (a hash: ep, body, id, type, bad, headers, fe) and
+# record what was answered; the provider retries a 5xx or no answer
+sub deliver {
+	my ($self, $d) = @_;
+	# a retry takes no number from the generator: how many there are
+	# depends on the timing of the real processes, the schedule must not
+	my $fe = $d->{fe} // ($d->{retried} ? $self->{fe}[ $self->{nretry}++ % 2 ] : $self->{fe}[ $self->rint(2) ]);
+	$d->{fe_name} = $fe->{name};
+	push @{ $self->{sent} }, $d unless $d->{retried};
+	my ($h, $q) = Model::Providers::sign($d->{ep}, $d->{body}, id => $d->{id}, type => $d->{type},
+		bad => $d->{bad}, now => $fe->{now});
+	$h->{$_} = $d->{headers}{$_} for keys %{ $d->{headers} // {} };
+	my $url = $fe->{httpd}->url . "/$d->{ep}" . (defined $q ? "?$q" : '');
+	return $self->post($d, $url, $h);
+}
+
+# as HookTest::post, but an idempotency token is not recorded as a secret
+# (it is an event id, stored in the inbox)
+sub post {
+	my ($self, $d, $url, $h) = @_;
+	HookTest::record_secret(map { $h->{$_} } grep { /signature|hmac/i } keys %$h);
+	my $r = (grep { /[^\x20-\x7e]/ } values %$h) ? raw_post($url, $d->{body}, $h)
+		: $self->{t}{http}->request('POST', $url, { content => $d->{body}, headers => $h });
+	$r->{json} = eval { JSON::PP::decode_json($r->{content}) } if ($r->{content} // '') =~ /^\s*\{/;
+	$self->record_answer($d, $r);
+	return $r;
+}
+
+sub record_answer {
+	my ($self, $d, $r) = @_;
+	my %a = (%$d, status => $r->{status}, t => time());
+	delete $a{fe};
+	if ($r->{status} >= 200 && $r->{status} <= 299 && $r->{json}) {
+		$a{got} = $r->{json}{id};
+		$a{dup} = $r->{json}{duplicate} ? 1 : 0;
+	}
+	push @{ $self->{dl} }, \%a;
+	if (!$d->{bad} && ($r->{status} >= 500 || $r->{status} == 0)) {
+		push @{ $self->{retry} }, { map { $_ => $d->{$_} } grep { $_ ne 'fe' } keys %$d };
+	}
+	return \%a;
+}
+
+# HTTP::Tiny refuses header values that are not printable ASCII, which a
+# provider (or a proxy) may still send: one request by hand
+sub raw_post {
+	my ($url, $body, $h) = @_;
+	my ($host, $port, $path) = $url =~ m{^http://([^:/]+):(\d+)(/.*)$} or die "raw_post: $url";
+	my $s = IO::Socket::INET->new(PeerAddr => $host, PeerPort => $port, Timeout => 30)
+		or return { status => 599, content => "connect: $!" };
+	my $req = "POST $path HTTP/1.1\r\nHost: $host:$port\r\nConnection: close\r\n"
+		. 'Content-Length: ' . length($body) . "\r\n" . join('', map { "$_: $h->{$_}\r\n" } sort keys %$h)
+		. "\r\n$body";
+	print $s $req;
+	local $/;
+	my $resp = <$s> // '';
+	close $s;
+	my ($status) = $resp =~ m{^HTTP/1\.[01] (\d{3})} or return { status => 599, content => 'no answer' };
+	my ($content) = $resp =~ /\r\n\r\n(.*)\z/s;
+	return { status => $status, content => $content // '' };
+}
+
+# a new logical event
+sub event {
+	my ($self, %e) = @_;
+	my $L = ++$self->{nev};
+	$self->{ev}{$L} = { L => $L, %e, ids => {} };
+	return $self->{ev}{$L};
+}
+
+# the command line of a worker run
+sub worker_cmd {
+	my ($self, $variant, @args) = @_;
+	return (HookTest::top() . '/obj/test/hookinbox-worker', '-c', $self->dir . "/$variant.conf", @args);
+}
+
+# start a worker in the background; env: failure point, clock
+sub worker_start {
+	my ($self, $variant, $env, @args) = @_;
+	my $log = $self->dir . '/worker.' . ++$self->{nworker} . '.log';
+	my $pid = fork // die "fork: $!";
+	if ($pid == 0) {
+		$ENV{$_} = $env->{$_} for keys %$env;
+		$ENV{HOOKINBOX_TEST_NOW} = int(time + $self->{offset}) if $self->{offset};
+		open STDERR, '>', $log or die $!;
+		open STDOUT, '>&', \*STDERR or die $!;
+		exec($self->worker_cmd($variant, @args)) or POSIX::_exit(127);
+	}
+	my $w = { pid => $pid, log => $log, kind => 'worker', args => "@args", variant => $variant };
+	return $w;
+}
+
+# run a worker to its end; returns its exit code
+sub worker_run {
+	my ($self, $variant, $env, @args) = @_;
+	my $w = $self->worker_start($variant, $env, @args);
+	my $deadline = time + 120;
+	while (time < $deadline) {
+		return wait_code($?) if waitpid($w->{pid}, WNOHANG) == $w->{pid};
+		sleep 0.02;
+	}
+	kill 'KILL', $w->{pid};
+	waitpid $w->{pid}, 0;
+	$self->note("worker @args did not end in 120 s: killed");
+	return -1;
+}
+
+sub wait_code { my ($st) = @_; return $st & 127 ? 128 + ($st & 127) : $st >> 8 }
+
+# reap background processes that ended; returns how many still run
+sub reap {
+	my ($self) = @_;
+	my @left;
+	for my $b (@{ $self->{bg} }) {
+		if (waitpid($b->{pid}, WNOHANG) == $b->{pid}) {
+			my $code = wait_code($?);
+			$self->{counts}{"exit:$b->{kind}:$code"}++;
+			push @{ $self->{loop_died} }, "a --loop worker ($b->{args}) exited $code without being told to stop"
+				if $b->{loop};
+			next;
+		}
+		push @left, $b;
+	}
+	$self->{bg} = \@left;
+	return scalar @left;
+}
+
+# no background worker or lock holder left: loops are told to stop,
+# the rest are waited for (killed after the timeout)
+sub quiesce {
+	my ($self, $timeout) = @_;
+	for my $b (grep { $_->{loop} } @{ $self->{bg} }) {
+		$b->{loop} = 0;
+		kill 'TERM', $b->{pid};
+	}
+	my $deadline = time + ($timeout // 60);
+	while ($self->reap && time < $deadline) { sleep 0.05 }
+	if (@{ $self->{bg} }) {
+		$self->note('quiesce: killed ' . scalar(@{ $self->{bg} }) . ' background processes');
+		kill 'KILL', map { $_->{pid} } @{ $self->{bg} };
+		waitpid $_->{pid}, 0 for @{ $self->{bg} };
+		$self->{bg} = [];
+	}
+}
+
+sub pg_up {
+	my ($self) = @_;
+	my $pg = $self->{t}->pg;
+	$pg->start unless $pg->{running};
+}
+
+# ---------------------------------------------------------------- the run
+
+sub schedule {
+	my ($self) = @_;
+	my @table = Model::Ops::table($self);
+	my $total = 0;
+	$total += $_->{weight} for @table;
+	my $x = $self->rint($total);
+	for my $op (@table) {
+		return $op if $x < $op->{weight};
+		$x -= $op->{weight};
+	}
+	return $table[-1];
+}
+
+# runs the schedule, drains, checks; returns the failures (strings)
+sub run {
+	my ($self) = @_;
+	my @fail;
+	my $until = $self->{seconds} ? time + $self->{seconds} : undef;
+	my $i = 0;
+	while ($i < $self->{nops} && (!$until || time < $until)) {
+		$i++;
+		my $op = $self->schedule;
+		$self->{counts}{ $op->{name} }++;
+		my $t0 = time;
+		my $what = eval { $op->{run}->($self) };
+		$self->{op_time}{ $op->{name} } += time - $t0;
+		if ($@) {
+			push @fail, "operation $i ($op->{name}) died: $@";
+			last;
+		}
+		$self->note(sprintf('%4d %s%s', $i, $op->{name}, defined $what ? " $what" : ''));
+		$self->reap;
+		if ($i % 25 == 0) {
+			push @fail, $self->check('along');
+			last if @fail;
+		}
+	}
+	$self->{ops_done} = $i;
+	unless (@fail) {
+		eval { $self->drain };
+		push @fail, "drain died: $@" if $@;
+		push @fail, $self->check('end');
+	}
+	$self->{failures} = \@fail;
+	return @fail;
+}
+
+# the end of the schedule: healthy downstreams and database, the provider
+# retries what was not answered, the operator replays what is parked, the
+# worker runs until nothing is pending
+sub drain {
+	my ($self) = @_;
+	$self->quiesce(60);
+	$self->pg_up;
+	for my $fe (@{ $self->{fe} }) {
+		if ($fe->{failpoint} || !$fe->{httpd}{running}) {
+			delete $fe->{failpoint};
+			$fe->{httpd}->restart(HOOKINBOX_FAILPOINT => undef);
+		}
+	}
+	$self->{ds}->plan($_, '200') for qw(/ord /ev);
+	$self->sql('update model_app.ctl set fail = false');
+	for my $round (1 .. 20) {
+		my @r = @{ $self->{retry} };
+		last unless @r;
+		$self->{retry} = [];
+		$self->deliver({ %$_, retried => 1 }) for @r;
+		sleep 0.5 if @{ $self->{retry} };
+	}
+	$self->worker_run('w8', {}, '--once');
+	my @parked = split /\n/, $self->sql("select id from hookinbox.action where state = 'parked'");
+	$self->{drain_replayed} = { map { $_ => 1 } @parked };
+	for my $route (sort keys %{ $self->{routes} }) {
+		my ($rc, $out) = $self->{t}->pg->psql_file(HookTest::top() . '/sql/replay.sql',
+			vars => { route => $route, go => 1 });
+		die "replay.sql -v route=$route: exit $rc: $out" if $rc != 0;
+	}
+	my $deadline = time + 120;
+	while (time < $deadline) {
+		$self->worker_run('w8', {}, '--once');
+		my $left = $self->sql("select (select count(*) from hookinbox.action where state = 'pending') "
+			. "+ (select count(*) from hookinbox.inbox where state = 'pending')");
+		last if $left == 0;
+		sleep 0.5;
+	}
+}
+
+# the invariants; phase: along (cheap ones) or end (all)
+sub check {
+	my ($self, $phase) = @_;
+	my @fail;
+	for my $inv (Model::Invariants::table()) {
+		next if $phase eq 'along' && !$inv->{cheap};
+		next if $inv->{when} && !$inv->{when}->($self);
+		$self->{checked}{ $inv->{n} }++;
+		my @v = eval { $inv->{check}->($self) };
+		@v = ("check died: $@") if $@;
+		push @fail, map { "invariant $inv->{n} ($inv->{name}): $_" } @v[0 .. ($#v > 4 ? 4 : $#v)];
+		push @fail, "invariant $inv->{n}: ... and " . (@v - 5) . ' more' if @v > 5;
+	}
+	return @fail;
+}
+
+# the one line that runs this schedule again
+sub replay_command {
+	my ($self) = @_;
+	my $d = join ',', sort keys %{ $self->{defects} };
+	return 'make build-tests && ' . ($d ? "HOOKINBOX_MODEL_DEFECTS=$d " : '')
+		. "perl -I tests/lib -I tests/model tests/model/run.pl --seed $self->{seed} --ops $self->{ops_done}";
+}
+
+sub summary {
+	my ($self) = @_;
+	my $c = $self->{counts};
+	my @ops = map { "$_=$c->{$_}" } sort grep { !/^exit:/ } keys %$c;
+	my @ex = map { "$_=$c->{$_}" } sort grep { /^exit:/ } keys %$c;
+	my $k = $self->{checked};
+	return sprintf("seed %d: %d operations (%s); background exits (%s); invariant checks (%s); "
+		. "deliveries %d, events %d", $self->{seed}, $self->{ops_done} // 0, join(' ', @ops),
+		join(' ', @ex), join(' ', map { "$_:$k->{$_}" } sort { $a <=> $b } keys %$k),
+		scalar @{ $self->{dl} }, scalar keys %{ $self->{ev} });
+}
+
+sub DESTROY {
+	my ($self) = @_;
+	local $?;
+	kill 'KILL', map { $_->{pid} } @{ $self->{bg} // [] };
+	waitpid $_->{pid}, 0 for @{ $self->{bg} // [] };
+	for my $fe (@{ $self->{fe} // [] }) { eval { $fe->{httpd}->stop } }
+	# the group-commit responder's log joins the evidence t/99 scans
+	if ($self->{t}) {
+		my $log = HookTest::slurp($self->dir . '/gc/responder.log');
+		if (open my $fh, '>', $self->dir . '/responder-group.log') { print $fh $log; close $fh }
+	}
+	delete $self->{fe};
+	delete $self->{ds};
+	delete $self->{t};
+}
+
+1;

@@ -1,0 +1,531 @@
+# Model::Ops - the operations a schedule is drawn from, as one table.
+#
+# Each row: name, weight (0 leaves it out), and run, a function of the
+# model that does the operation and returns a short description for the
+# schedule log.  Every random choice goes through the model's seeded
+# generator ($m->rint, $m->pick, $m->chance), never perl's rand, so a seed
+# replays its schedule.  An operation that provokes a known defect
+# (Model/Defects.pm) gets weight 0 unless that defect is provoked.
+package Model::Ops;
+
+use strict;
+use warnings;
+use JSON::PP ();
+use HTTP::Tiny;
+use POSIX ();
+use Time::HiRes qw(sleep time);
+use Model::Providers;
+use Model::Invariants ();
+
+my @WORKER_FAILPOINTS = qw(worker-after-claim worker-after-call worker-mid-record worker-after-fanout
+	worker-in-handler);
+my @RESPONDER_FAILPOINTS = qw(fcgi-before-insert fcgi-after-commit fcgi-mid-body);
+
+sub table {
+	my ($m) = @_;
+	my $d = sub { return $m->defect($_[0]) ? $_[1] : 0 };
+	return (
+		{ name => 'deliver_new', weight => 30, run => \&deliver_new },
+		{ name => 'deliver_duplicate', weight => 8, run => \&deliver_duplicate },
+		{ name => 'deliver_concurrent_duplicates', weight => 4, run => \&deliver_concurrent },
+		{ name => 'deliver_older_version', weight => 6, run => \&deliver_older },
+		{ name => 'deliver_equal_version', weight => 3, run => \&deliver_equal },
+		{ name => 'replay_under_fresh_id', weight => 5, run => \&replay_fresh_id },
+		{ name => 'twilio_reencoded_replay', weight => $d->('twilio-reencoded', 4), run => \&twilio_reencoded },
+		{ name => 'shopify_other_topic', weight => $d->('shopify-other-topic', 4), run => \&shopify_other_topic },
+		{ name => 'huge_numeric_ids', weight => $d->('huge-numeric-id', 3), run => \&huge_numeric_ids },
+		{ name => 'poisoned_header', weight => $d->('poisoned-header', 3), run => \&poisoned_header },
+		{ name => 'bad_signature', weight => 5, run => \&bad_signature },
+		{ name => 'worker_once', weight => 10, run => \&worker_once },
+		{ name => 'worker_background', weight => 6, run => \&worker_background },
+		{ name => 'worker_stop', weight => 3, run => \&worker_stop },
+		{ name => 'worker_crash', weight => 5, run => \&worker_crash },
+		{ name => 'responder_crash', weight => 2, run => \&responder_crash },
+		{ name => 'downstream_plan', weight => 6, run => \&downstream_plan },
+		{ name => 'downstream_rejects', weight => 3, run => \&downstream_rejects },
+		{ name => 'pg_restart', weight => 2, run => \&pg_restart },
+		{ name => 'pg_lock', weight => 3, run => \&pg_lock },
+		{ name => 'clock_forward', weight => 2, run => \&clock_forward },
+		{ name => 'replay_parked', weight => 3, run => \&replay_parked },
+		{ name => 'purge', weight => 3, run => \&purge },
+		{ name => 'purge_over_parked', weight => $d->('purge-parked', 3), run => \&purge_over_parked },
+		{ name => 'handler_toggle', weight => 2, run => \&handler_toggle },
+		{ name => 'provider_retry', weight => 4, run => \&provider_retry },
+		{ name => 'slow_calls_near_lease', weight => $d->('lease-behind-slow-calls', 3),
+			run => \&slow_near_lease },
+	);
+}
+
+# ---------------------------------------------------------------- deliveries
+
+my @OBJECTS = map { "obj_$_" } 1 .. 5;
+
+# a new Stripe event for an object at a version (default: newer than all)
+sub stripe_event {
+	my ($m, %o) = @_;
+	my $obj = $o{object} // $m->pick(@OBJECTS);
+	my $max = $m->{maxver}{$obj} // 1_700_000_000;
+	my $ver = $o{version} // $max + 1 + $m->rint(3);
+	$m->{maxver}{$obj} = $ver if $ver > $max;
+	my $id = 'evt_' . ++$m->{n};
+	my $type = $m->pick(qw(invoice.paid invoice.updated customer.updated));
+	my $body = JSON::PP->new->canonical->encode({ id => $id, object => 'event', type => $type,
+		created => $ver, data => { object => { id => $obj, nonce => $m->{n} } } });
+	my $e = $m->event(ep => 'st', type => $type, object => $obj, version => $ver, event_id => $id, body => $body);
+	$e->{ids}{$id} = 1;
+	return { L => $e->{L}, ep => 'st', id => $id, body => $body };
+}
+
+sub new_delivery {
+	my ($m, $ep) = @_;
+	return stripe_event($m) if $ep eq 'st';
+	my $n = ++$m->{n};
+	my ($body, $type, $id);
+	if ($ep eq 'gh') {
+		$body = qq({"action":"opened","number":$n,"pull_request":{"id":$n,"title":"model $n"}});
+		($type, $id) = ('pull_request.opened', sprintf('0f1e2d3c-%04d-4000-8000-%012d', $n % 10000, $n));
+	} elsif ($ep eq 'sh') {
+		$body = qq({"id":$n,"admin_graphql_api_id":"gid://shopify/Order/$n","updated_at":"2026-05-01T11:00:00Z"});
+		($type, $id) = ('orders/create', "shop-wh-$n");
+	} elsif ($ep eq 'tw') {
+		$body = Model::Providers::form_encode(MessageSid => "SM$n", MessageStatus => 'delivered',
+			To => '+15005550006', Body => "model message $n");
+		($type, $id) = ('twilio.delivered', "tw-idem-$n");
+	} else {
+		$body = qq({"id":$n,"type":"acme.thing","obj":"a$n"});
+		($type, $id) = ('acme.thing', "$n");
+	}
+	my $e = $m->event(ep => $ep, type => $type, event_id => $id, body => $body);
+	$e->{ids}{$id} = 1;
+	return { L => $e->{L}, ep => $ep, id => $id, body => $body, type => $type };
+}
+
+sub deliver_new {
+	my ($m) = @_;
+	my $ep = $m->pick(qw(st st st gh sh tw ac));
+	my $d = new_delivery($m, $ep);
+	my $r = $m->deliver($d);
+	return "$ep $d->{id} -> $r->{status}";
+}
+
+# an earlier good delivery, sent again as it was
+sub earlier {
+	my ($m, $filter) = @_;
+	my @c = grep { !$_->{bad} && (!$filter || $filter->($_)) } @{ $m->{sent} };
+	my $x = $m->rint(1 << 30);
+	return unless @c;
+	return $c[ $x % @c ];
+}
+
+sub resend_of {
+	my ($d) = @_;
+	return { map { $_ => $d->{$_} } qw(L ep id body type headers held) };
+}
+
+sub deliver_duplicate {
+	my ($m) = @_;
+	my $d = earlier($m) or return deliver_new($m);
+	my $r = $m->deliver(resend_of($d));
+	return "$d->{ep} $d->{id} again -> $r->{status}";
+}
+
+# the same delivery from several connections at once, to both responders
+sub deliver_concurrent {
+	my ($m) = @_;
+	my $d = new_delivery($m, $m->pick(qw(st gh sh tw ac)));
+	my $k = 2 + $m->rint(4);
+	my @kids;
+	for my $i (1 .. $k) {
+		my $fe = $m->{fe}[ $m->rint(2) ];
+		my ($h, $q) = Model::Providers::sign($d->{ep}, $d->{body}, id => $d->{id}, type => $d->{type},
+			now => $fe->{now});
+		HookTest::record_secret(map { $h->{$_} } grep { /signature|hmac/i } keys %$h);
+		my $url = $fe->{httpd}->url . "/$d->{ep}" . (defined $q ? "?$q" : '');
+		my $out = $m->dir . "/concurrent.$m->{n}.$i";
+		my $pid = fork // die "fork: $!";
+		if ($pid == 0) {
+			my $r = HTTP::Tiny->new(timeout => 30)->request('POST', $url, { content => $d->{body}, headers => $h });
+			open my $fh, '>', $out or POSIX::_exit(1);
+			print $fh JSON::PP::encode_json({ status => $r->{status}, content => $r->{content} // '' });
+			close $fh;
+			POSIX::_exit(0);
+		}
+		push @kids, [$pid, $out, $fe];
+	}
+	my @st;
+	for my $c (@kids) {
+		waitpid $c->[0], 0;
+		my $res = eval { JSON::PP::decode_json(HookTest::slurp($c->[1])) } // { status => 599, content => '' };
+		$res->{json} = eval { JSON::PP::decode_json($res->{content}) } if $res->{content} =~ /^\s*\{/;
+		$m->record_answer({ %$d, fe_name => $c->[2]{name} }, $res);
+		push @{ $m->{sent} }, $d if $c == $kids[0];
+		push @st, $res->{status};
+	}
+	return "$d->{ep} $d->{id} x$k -> @st";
+}
+
+sub deliver_older {
+	my ($m) = @_;
+	my @o = grep { $m->{maxver}{$_} } @OBJECTS or return deliver_new($m);
+	my $obj = $m->pick(@o);
+	my $d = stripe_event($m, object => $obj, version => $m->{maxver}{$obj} - 1 - $m->rint(3));
+	my $r = $m->deliver($d);
+	return "st $d->{id} $obj older -> $r->{status}";
+}
+
+sub deliver_equal {
+	my ($m) = @_;
+	my @o = grep { $m->{maxver}{$_} } @OBJECTS or return deliver_new($m);
+	my $obj = $m->pick(@o);
+	my $d = stripe_event($m, object => $obj, version => $m->{maxver}{$obj});
+	my $r = $m->deliver($d);
+	return "st $d->{id} $obj equal -> $r->{status}";
+}
+
+# a captured body replayed under a fresh (unsigned) delivery id: the same event
+sub fresh_id {
+	my ($m, $ep) = @_;
+	my $n = ++$m->{n};
+	return sprintf('0f1e2d3c-%04d-4000-8000-%012d', $n % 10000, $n) if $ep eq 'gh';
+	return "shop-wh-$n" if $ep eq 'sh';
+	return "tw-idem-$n";
+}
+
+sub replay_fresh_id {
+	my ($m) = @_;
+	my $held_ok = $m->defect('held-replay-after-purge');
+	my $d = earlier($m, sub { $_[0]{ep} =~ /^(gh|sh|tw)$/ && !$_[0]{reencoded} && ($held_ok || !$_[0]{held}) })
+		or return deliver_new($m);
+	my $new = { %{ resend_of($d) }, id => fresh_id($m, $d->{ep}) };
+	$m->{ev}{ $d->{L} }{ids}{ $new->{id} } = 1;
+	my $r = $m->deliver($new);
+	return "$d->{ep} $d->{id} as $new->{id} -> $r->{status}";
+}
+
+# Twilio signs the decoded, sorted parameters: reordered or re-encoded,
+# the body is the same callback (known defect twilio-reencoded)
+sub twilio_reencoded {
+	my ($m) = @_;
+	my $d = earlier($m, sub { $_[0]{ep} eq 'tw' });
+	$m->deliver($d = new_delivery($m, 'tw')) unless $d;
+	my @p = Model::Providers::form_decode($d->{body});
+	my $how = $m->pick(qw(reorder percent both));
+	@p = reverse @p if $how ne 'percent';
+	my $body = join '&', map {
+		my ($k, $v) = @$_;
+		my $ev = Model::Providers::form_encode($k, $v);
+		$ev =~ s/^(\w+)=([A-Za-z])/"$1=" . sprintf('%%%02X', ord $2)/e if $how ne 'reorder' && $k eq 'MessageStatus';
+		$ev;
+	} @p;
+	my $new = { %{ resend_of($d) }, id => fresh_id($m, 'tw'), body => $body, reencoded => 1 };
+	$m->{ev}{ $d->{L} }{ids}{ $new->{id} } = 1;
+	my $r = $m->deliver($new);
+	return "tw $d->{id} $how as $new->{id} -> $r->{status}";
+}
+
+# Shopify: the same bytes under another topic are another event (known
+# defect shopify-other-topic)
+sub shopify_other_topic {
+	my ($m) = @_;
+	# the held copy sent again under a fresh id is the known defect held-replay-after-purge
+	my $held_ok = $m->defect('held-replay-after-purge');
+	my $d = earlier($m, sub { $_[0]{ep} eq 'sh' && $_[0]{type} eq 'orders/create'
+		&& ($held_ok || !$m->{paid}{ $_[0]{body} }) });
+	$m->deliver($d = new_delivery($m, 'sh')) unless $d;
+	my $id = fresh_id($m, 'sh');
+	# that body under that topic a second time is the same event again
+	my $e = $m->{paid}{ $d->{body} } //= $m->event(ep => 'sh', type => 'orders/paid', event_id => $id,
+		body => $d->{body});
+	$e->{ids}{$id} = 1;
+	my $r = $m->deliver({ L => $e->{L}, ep => 'sh', id => $id, body => $d->{body}, type => 'orders/paid',
+		held => 1 });
+	return "sh $d->{id} as orders/paid $id -> $r->{status}";
+}
+
+# numeric ids beyond int64 that differ only in the last digit (known
+# defect huge-numeric-id)
+sub huge_numeric_ids {
+	my ($m) = @_;
+	my @st;
+	my $base = '98765432109876543' . sprintf('%02d', $m->{n} % 100);
+	for my $last (0, 1) {
+		my $id = "$base$last";
+		my $body = qq({"id":$id,"type":"acme.thing","obj":"big$id"});
+		my $e = $m->event(ep => 'ac', type => 'acme.thing', event_id => $id, body => $body);
+		$e->{ids}{$id} = 1;
+		push @st, $m->deliver({ L => $e->{L}, ep => 'ac', id => $id, body => $body })->{status};
+		++$m->{n};
+	}
+	return "ac $base\[01] -> @st";
+}
+
+# a signed delivery whose User-Agent is not UTF-8 (known defect poisoned-header)
+sub poisoned_header {
+	my ($m) = @_;
+	my $d = stripe_event($m);
+	$d->{headers} = { 'User-Agent' => "model-agent/\xff\xfe1.0" };
+	my $r = $m->deliver($d);
+	return "st $d->{id} with a non-UTF-8 User-Agent -> $r->{status}";
+}
+
+sub bad_signature {
+	my ($m) = @_;
+	my $ep = $m->pick(qw(st gh sh tw ac));
+	my $n = ++$m->{n};
+	my $id = "BADSIG-$n";
+	my $body = $ep eq 'tw' ? "MessageSid=BADSIG$n&MessageStatus=sent"
+		: $ep eq 'ac' ? qq({"id":"BADSIG-$n","type":"acme.thing","note":"BADSIG"})
+		: qq({"id":"$id","type":"invoice.paid","note":"BADSIG","created":1})
+	;
+	my $r = $m->deliver({ ep => $ep, id => $id, body => $body, type => 'x', bad => 1 });
+	return "$ep $id -> $r->{status}";
+}
+
+# ---------------------------------------------------------------- workers
+
+sub worker_once {
+	my ($m) = @_;
+	my $v = $m->pick(qw(w8 w10));
+	my $c = $m->pick(1, 2, 4, 16);
+	my $rc = $m->worker_run($v, {}, '--once', "--concurrency=$c");
+	$m->{counts}{"exit:worker_once:$rc"}++;
+	return "$v --concurrency=$c -> exit $rc";
+}
+
+sub worker_background {
+	my ($m) = @_;
+	my $v = $m->pick(qw(w8 w10));
+	my $c = $m->pick(1, 2, 4, 16);
+	my $loop = $m->chance(0.4);
+	return 'skipped: 3 running' if $m->reap >= 3;
+	my $w = $m->worker_start($v, {}, $loop ? '--loop' : '--once', "--concurrency=$c");
+	$w->{loop} = $loop;
+	push @{ $m->{bg} }, $w;
+	return "$v " . ($loop ? '--loop' : '--once') . " --concurrency=$c started";
+}
+
+sub worker_stop {
+	my ($m) = @_;
+	my $x = $m->rint(1 << 30);
+	my @l = grep { $_->{loop} } @{ $m->{bg} } or return 'no loop running';
+	my $w = $l[ $x % @l ];
+	kill 'TERM', $w->{pid};
+	$w->{loop} = 0;
+	return "TERM to loop $w->{pid}";
+}
+
+sub worker_crash {
+	my ($m) = @_;
+	my $fp = $m->pick(@WORKER_FAILPOINTS);
+	my $c = $m->pick(1, 4, 16);
+	my $rc = $m->worker_run('w8', { HOOKINBOX_FAILPOINT => $fp }, '--once', "--concurrency=$c");
+	$m->{counts}{"exit:worker_crash:$rc"}++;
+	return "$fp -> exit $rc";
+}
+
+# ---------------------------------------------------------------- the responder
+
+sub responder_crash {
+	my ($m) = @_;
+	my $fe = $m->{fe}[ $m->rint(2) ];
+	my $fp = $m->pick(@RESPONDER_FAILPOINTS);
+	my %clock = $m->{offset} ? (HOOKINBOX_TEST_NOW => int(time + $m->{offset})) : ();
+	$fe->{httpd}->restart(HOOKINBOX_FAILPOINT => $fp, %clock);
+	$fe->{now} = $clock{HOOKINBOX_TEST_NOW};
+	$fe->{failpoint} = $fp;
+	my @st;
+	for (1 .. 1 + $m->rint(2)) {
+		my $d = new_delivery($m, $m->pick(qw(st gh tw)));
+		$d->{fe} = $fe;
+		push @st, $m->deliver($d)->{status};
+	}
+	$fe->{httpd}->restart(HOOKINBOX_FAILPOINT => undef, %clock);
+	delete $fe->{failpoint};
+	return "$fe->{name} $fp -> @st";
+}
+
+# ---------------------------------------------------------------- the downstream
+
+sub downstream_plan {
+	my ($m) = @_;
+	my $path = $m->pick(qw(/ord /ev));
+	my $plan = $m->pick('200', '200', '500,200', '503,503,200', '429 Retry-After: 1,200', '409,200',
+		'reset,200', 'garbage,200', 'sleep 0.3', 'sleep 0.2 500,200', "sleep 3 200", 'reset', '500', '400,200');
+	$m->ds->plan($path, $plan);
+	return "$path: $plan";
+}
+
+# the downstream refuses (4xx): the worker parks at once, for the operator
+sub downstream_rejects {
+	my ($m) = @_;
+	my $path = $m->pick(qw(/ord /ev));
+	my $plan = $m->pick('400', '422,200', '400,400,200');
+	$m->ds->plan($path, $plan);
+	return "$path: $plan";
+}
+
+# calls of over half the lease, queued three deep behind each other, two
+# workers (known defect lease-behind-slow-calls)
+sub slow_near_lease {
+	my ($m) = @_;
+	$m->ds->plan('/ev', 'sleep 2.9');
+	$m->deliver(new_delivery($m, $m->pick(qw(gh sh tw ac)))) for 1 .. 4;
+	for (1, 2) {
+		push @{ $m->{bg} }, $m->worker_start('tight', {}, '--once', '--concurrency=1');
+		sleep 0.3;
+	}
+	return '/ev: sleep 2.9, two workers with lease 5 and concurrency 1';
+}
+
+# ---------------------------------------------------------------- PostgreSQL
+
+sub pg_restart {
+	my ($m) = @_;
+	my $mode = $m->pick(qw(fast immediate));
+	my $pg = $m->t->pg;
+	$pg->stop($mode);
+	push @{ $m->{immediate} }, time if $mode eq 'immediate';
+	my @st;
+	if ($m->chance(0.5)) {
+		my $d = new_delivery($m, $m->pick(qw(st gh)));
+		push @st, $m->deliver($d)->{status};
+	}
+	$pg->start;
+	return "-m $mode" . (@st ? ", delivered while down -> @st" : '');
+}
+
+# a psql session holds a table lock for a moment, in the background
+sub pg_lock {
+	my ($m) = @_;
+	my $table = $m->pick(qw(inbox action));
+	my $secs = $m->pick(0.5, 1, 2);
+	my $pg = $m->t->pg;
+	my $pid = fork // die "fork: $!";
+	if ($pid == 0) {
+		open STDOUT, '>', '/dev/null';
+		open STDERR, '>', '/dev/null';
+		exec("$pg->{bin}/psql", '-X', '-q', '-h', $pg->{sock}, '-p', $pg->{port}, '-U', 'postgres',
+			'-d', $pg->{dbname}, '-c', "begin; lock table hookinbox.$table in exclusive mode; "
+			. "select pg_sleep($secs); commit;") or POSIX::_exit(127);
+	}
+	push @{ $m->{bg} }, { pid => $pid, kind => 'lock' };
+	return "$table for $secs s";
+}
+
+# ---------------------------------------------------------------- operators and time
+
+# The clock moves forward: every timestamp the database compares with
+# now() moves back by the same amount (leases still running end sooner),
+# and the programs started from now on get the test build's clock
+# (HOOKINBOX_TEST_NOW).  Done with no worker running, so that a lease is
+# never cut short under a call a worker already checked it for.
+sub clock_forward {
+	my ($m) = @_;
+	my $h = 1 + $m->rint(6);
+	if ($m->defect('replay-after-retry-window') && $m->chance(0.5)) {
+		$h = 21 + $m->rint(10);
+	} elsif ($m->{offset} + $h * 3600 > 15 * 3600) {
+		return 'skipped: would pass the retry window (known defect replay-after-retry-window)';
+	}
+	$m->quiesce(60);
+	my $d = "interval '$h hours'";
+	$m->sql("begin; "
+		. "update hookinbox.inbox set received_at = received_at - $d, dispatched_at = dispatched_at - $d; "
+		. "update hookinbox.action set created_at = created_at - $d, due_at = due_at - $d, "
+		. "lease_until = lease_until - $d, updated_at = updated_at - $d, done_at = done_at - $d; "
+		. "update hookinbox.object_state set updated_at = updated_at - $d; "
+		. "update model.claim set real_until = greatest(clock_timestamp(), real_until - $d) "
+		. "where real_until > clock_timestamp(); commit;");
+	$m->{offset} += $h * 3600;
+	return "+$h h (now +" . $m->{offset} / 3600 . ' h)';
+}
+
+sub replay_parked {
+	my ($m) = @_;
+	my $route = $m->pick(sort keys %{ $m->{routes} });
+	my ($rc, $out) = $m->t->pg->psql_file(HookTest::top() . '/sql/replay.sql', vars => { route => $route, go => 1 });
+	die "replay.sql: exit $rc: $out" if $rc != 0;
+	return "route $route: exit $rc";
+}
+
+sub snapshot {
+	my ($m) = @_;
+	my %s;
+	for my $r (Model::Invariants::rows($m, q{select i.id, i.state, (i.body is null)::int,
+		coalesce(string_agg(a.state || ':' || a.idem_key, ',' order by a.id), '')
+		from hookinbox.inbox i left join hookinbox.action a on a.inbox_id = i.id group by 1, 2, 3})) {
+		$s{ $r->[0] } = { state => $r->[1], stripped => $r->[2], acts => [map { [split /:/, $_, 2] } split /,/, $r->[3]] };
+	}
+	return \%s;
+}
+
+# purge.sql with short horizons; what it removed is checked at once
+sub purge {
+	my ($m) = @_;
+	my $dd = $m->pick(0, 0, 1, 2, 3, 4);
+	my $pd = $m->rint($dd + 1);
+	return run_purge($m, $pd, $dd);
+}
+
+# the downstream refuses a new event, the worker parks it, then purge.sql
+# (known defect purge-parked)
+sub purge_over_parked {
+	my ($m) = @_;
+	my $d = new_delivery($m, $m->pick(qw(gh sh tw ac)));
+	$m->quiesce(60);
+	$m->ds->plan('/ev', '400');
+	$m->deliver($d);
+	$m->worker_run('w8', {}, '--once');
+	$m->ds->plan('/ev', '200');
+	return 'parked one, ' . run_purge($m, 0, $m->rint(2), 1);
+}
+
+# force: past the providers' replay horizons (purge.sql -v force=1); what
+# it deletes may then be stored again by a redelivery, as the operator chose
+sub run_purge {
+	my ($m, $pd, $dd, $force) = @_;
+	$m->quiesce(60);
+	my $parked = $m->sql("select count(*) from hookinbox.action where state = 'parked'");
+	return "skipped: $parked parked (known defect purge-parked)" if $parked && !$m->defect('purge-parked');
+	my $before = snapshot($m);
+	my ($rc, $out) = $m->t->pg->psql_file(HookTest::top() . '/sql/purge.sql',
+		vars => { payload_days => $pd, dedup_days => $dd, $force ? (force => 1) : () });
+	if ($rc != 0) {
+		$m->note("purge.sql refused payload_days=$pd dedup_days=$dd: $out");
+		return "payload_days=$pd dedup_days=$dd refused (exit $rc)";
+	}
+	my $after = snapshot($m);
+	my ($gone, $stripped) = (0, 0);
+	for my $id (sort { $a <=> $b } keys %$before) {
+		my $b = $before->{$id};
+		my @open = grep { my $st = $_->[0]; !grep { $_ eq $st } @Model::Invariants::ACTION_FINISHED } @{ $b->{acts} };
+		my $open_txt = join ' ', map { $_->[0] } @open;
+		if (!$after->{$id}) {
+			$gone++;
+			$m->{purged}{$id} = $force ? 1e9 : $dd;
+			$m->{purged_keys}{ $_->[1] } = $force ? 1e9 : $dd for @{ $b->{acts} };
+			push @{ $m->{purge_bad} }, "purge.sql deleted inbox row $id ($b->{state}) with actions $open_txt"
+				if @open || !grep { $_ eq $b->{state} } @Model::Invariants::INBOX_FINISHED;
+		} elsif (!$b->{stripped} && $after->{$id}{stripped}) {
+			$stripped++;
+			push @{ $m->{purge_bad} }, "purge.sql stripped the body of inbox row $id ($b->{state}) with actions $open_txt"
+				if @open || !grep { $_ eq $b->{state} } @Model::Invariants::INBOX_FINISHED;
+		}
+	}
+	return "payload_days=$pd dedup_days=$dd: $gone rows deleted, $stripped bodies stripped";
+}
+
+sub handler_toggle {
+	my ($m) = @_;
+	return 'handler now ' . $m->sql('update model_app.ctl set fail = not fail returning '
+		. "case when fail then 'fails' else 'works' end");
+}
+
+sub provider_retry {
+	my ($m) = @_;
+	my @r = splice @{ $m->{retry} }, 0, 5;
+	my @st = map { $m->deliver({ %$_, retried => 1 })->{status} } @r;
+	return @r ? scalar(@r) . " retried -> @st" : 'nothing to retry';
+}
+
+1;

@@ -1,0 +1,101 @@
+# Model::Providers - the endpoints of the model's stack and how each
+# provider signs a delivery, as its documentation (and tests/t/30) says.
+#
+# endpoint name => { provider, secret, config keys, sign => sub (secret, body, %o)
+# returning (headers, query string or undef) }
+package Model::Providers;
+
+use strict;
+use warnings;
+use Digest::SHA qw(hmac_sha256 hmac_sha256_hex hmac_sha1 sha256_hex);
+use MIME::Base64 qw(encode_base64);
+use HookTest qw(stripe_sig github_sig);
+
+our $TWILIO_URL = 'https://hooks.example.test/in/tw';
+
+sub form_decode {
+	my ($s) = @_;
+	my @p;
+	for my $kv (split /&/, $s) {
+		my ($k, $v) = split /=/, $kv, 2;
+		for ($k, $v) { $_ //= ''; tr/+/ /; s/%([0-9A-Fa-f]{2})/chr(hex $1)/ge }
+		push @p, [$k, $v];
+	}
+	return @p;
+}
+
+sub form_encode {
+	my (@kv) = @_;
+	my @out;
+	while (my ($k, $v) = splice @kv, 0, 2) {
+		for ($k, $v) { s/([^A-Za-z0-9_.~-])/sprintf('%%%02X', ord $1)/ge }
+		push @out, "$k=$v";
+	}
+	return join '&', @out;
+}
+
+sub twilio_sig {
+	my ($token, $url, $body) = @_;
+	my $data = $url . join '', map { $_->[0] . $_->[1] } sort { $a->[0] cmp $b->[0] } form_decode($body);
+	return encode_base64(hmac_sha1($data, $token), '');
+}
+
+our %EP = (
+	st => { provider => 'stripe', secret => 'whsec_model_stripe_0a1b2c3d4e5f',
+		sign => sub {
+			my ($s, $b, %o) = @_;
+			return { 'Stripe-Signature' => stripe_sig($s, $b, $o{now}) };
+		} },
+	gh => { provider => 'github', secret => 'gh-model-secret-0123456789ab',
+		sign => sub {
+			my ($s, $b, %o) = @_;
+			return { 'X-Hub-Signature-256' => github_sig($s, $b), 'X-GitHub-Delivery' => $o{id},
+				'X-GitHub-Event' => ($o{type} // 'ping') =~ s/\..*//r };
+		} },
+	sh => { provider => 'shopify', secret => 'shpss_model_0123456789abcdef',
+		sign => sub {
+			my ($s, $b, %o) = @_;
+			return { 'X-Shopify-Hmac-Sha256' => encode_base64(hmac_sha256($b, $s), ''),
+				'X-Shopify-Webhook-Id' => $o{id}, 'X-Shopify-Topic' => $o{type},
+				'X-Shopify-Triggered-At' => '2026-05-01T12:00:00.250Z' };
+		} },
+	tw => { provider => 'twilio', secret => 'twilio-model-token-0123456789', public_url => $TWILIO_URL,
+		sign => sub {
+			my ($s, $b, %o) = @_;
+			return { 'I-Twilio-Idempotency-Token' => $o{id},
+				'X-Twilio-Signature' => twilio_sig($s, $TWILIO_URL, $b) };
+		} },
+	ac => { provider => 'hmac', secret => 'acme-model-secret-0123456789', header => 'X-Acme-Signature',
+		algorithm => 'sha256', encoding => 'hex', prefix => 'sha256=', id_field => 'id',
+		type_field => 'type', object_field => 'obj',
+		sign => sub {
+			my ($s, $b, %o) = @_;
+			return { 'X-Acme-Signature' => 'sha256=' . hmac_sha256_hex($b, $s) };
+		} },
+);
+
+# HookTest->new's endpoints => {...}
+sub endpoints {
+	my %e;
+	for my $n (keys %EP) {
+		my %c = %{ $EP{$n} };
+		delete $c{sign};
+		$c{secrets} = [delete $c{secret}];
+		$e{$n} = \%c;
+	}
+	return \%e;
+}
+
+# headers and query for a delivery; bad => sign with a wrong secret
+sub sign {
+	my ($ep, $body, %o) = @_;
+	my $e = $EP{$ep} or die "no endpoint $ep";
+	my $secret = $o{bad} ? $e->{secret} . '-wrong' : $e->{secret};
+	my ($h, $q) = $e->{sign}->($secret, $body, %o);
+	HookTest::record_secret($secret) if $o{bad};
+	$h->{'Content-Type'} = $body =~ /^\s*\{/ ? 'application/json' : 'application/x-www-form-urlencoded';
+	delete $h->{$_} for grep { !defined $h->{$_} } keys %$h;
+	return ($h, $q);
+}
+
+1;

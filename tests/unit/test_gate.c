@@ -1,0 +1,136 @@
+/*
+ * test_gate.c - per-route limits: cap, rate, holds, circuit breaker
+ */
+#include <stdbool.h>
+#include <string.h>
+
+#include "gate.h"
+#include "tap.h"
+
+int main(void);
+
+static char a_name[] = "a", b_name[] = "b", c_name[] = "c";
+
+/* a finished call of route r: status (0 = no answer), Retry-After or -1 */
+static job
+call(const route_conf *r, long status, double retry_after, bool probe)
+{
+	job j;
+
+	memset(&j, 0, sizeof(j));
+	j.route = r;
+	j.status = status;
+	j.retry_after_s = retry_after;
+	j.called = true;
+	j.probe = probe;
+	j.delay_s = 5;
+	return j;
+}
+
+int
+main(void)
+{
+	route_conf a = {.name = a_name, .timeout = 2, .concurrency = 2, .breaker_failures = 3,
+			.breaker_cooldown = 30};
+	route_conf b = {.name = b_name, .timeout = 2, .concurrency = 4, .rate = 2};
+	const route_conf *routes[] = {&a, &b};
+	route_conf c = {.name = c_name, .timeout = 2};
+	const route_conf *one[] = {&c};
+	gate *g = gate_new(routes, 2, 8);
+	gate_report rep[8];
+	int64_t t = 1000000;
+	job j;
+	int n;
+
+	/* cap */
+	ok(gate_may_start(g, &a, t), "a free route may start");
+	gate_started(g, &a, t);
+	gate_started(g, &a, t);
+	ok(!gate_may_start(g, &a, t), "at its cap (2): no more");
+	ok(gate_may_start(g, &b, t), "another route is not affected");
+	ok(gate_claim_limit(g, &a, 1, 2, t) == 3, "claim room: 3 rounds x 2 - 2 in flight - 1 waiting");
+
+	/* breaker: 3 consecutive transient failures, a 4xx in between resets */
+	j = call(&a, 503, -1, false);
+	ok(!gate_finished(g, &j, t), "a 5xx: not a probe");
+	j = call(&a, 400, -1, false);
+	gate_started(g, &a, t);
+	(void)gate_finished(g, &j, t);
+	ok(!gate_held(g, &a, t), "a 4xx answers: the count starts again");
+	for (int i = 0; i < 2; i++) {
+		gate_started(g, &a, t);
+		j = call(&a, 0, -1, false);
+		(void)gate_finished(g, &j, t);
+	}
+	ok(!gate_held(g, &a, t), "two failures: still closed");
+	gate_started(g, &a, t);
+	j = call(&a, 502, -1, false);
+	(void)gate_finished(g, &j, t);
+	ok(gate_held(g, &a, t), "three: open, the route is held");
+	ok(gate_claim_limit(g, &a, 0, 2, t) == 0, "held: nothing claimed");
+	ok(!gate_may_start(g, &a, t + 29999), "held for the cool-down");
+	ok(gate_may_start(g, &a, t + 30000) && !gate_held(g, &a, t + 30000), "after it: a call may start");
+	n = (int)gate_take_reports(g, rep, 8);
+	ok(n == 1 && rep[0].what == GATE_OPEN && rep[0].seconds == 30 && strcmp(rep[0].route, "a") == 0,
+	   "one report: a opened for 30 s");
+
+	/* the probe fails: open again, its attempt given back; succeeds: closed */
+	t += 30000;
+	gate_started(g, &a, t);
+	j = call(&a, 0, -1, true);
+	ok(gate_finished(g, &j, t), "a failed probe says so (its attempt is given back)");
+	ok(gate_held(g, &a, t + 1), "held again");
+	t += 30000;
+	gate_started(g, &a, t);
+	j = call(&a, 200, -1, true);
+	ok(!gate_finished(g, &j, t), "a probe answered");
+	n = (int)gate_take_reports(g, rep, 8);
+	ok(n == 2 && rep[0].what == GATE_OPEN && rep[1].what == GATE_CLOSED, "reports: open, then closed");
+
+	/* 429 and Retry-After hold the whole route */
+	gate_started(g, &a, t);
+	j = call(&a, 429, 7, false);
+	(void)gate_finished(g, &j, t);
+	ok(gate_held(g, &a, t + 6999) && !gate_held(g, &a, t + 7000), "429 Retry-After: 7 holds 7 s");
+	n = (int)gate_take_reports(g, rep, 8);
+	ok(n == 1 && rep[0].what == GATE_HOLD && rep[0].seconds == 7, "reported as a hold");
+	gate_started(g, &a, t + 7000);
+	j = call(&a, 429, -1, false);
+	(void)gate_finished(g, &j, t + 7000);
+	ok(gate_held(g, &a, t + 11999) && !gate_held(g, &a, t + 12000), "429 alone: held for the backoff delay");
+
+	/* rate: 2/s, a burst of 2 */
+	ok(gate_may_start(g, &b, t), "rate: first call");
+	gate_started(g, &b, t);
+	ok(gate_may_start(g, &b, t), "rate: second (burst 2)");
+	gate_started(g, &b, t);
+	ok(!gate_may_start(g, &b, t + 499), "rate: a third waits");
+	ok(gate_may_start(g, &b, t + 500), "rate: half a second later, one more");
+	(void)gate_take_reports(g, rep, 8);
+
+	/* the report queue keeps the newest when it overflows */
+	for (int i = 0; i < 70; i++) {
+		gate_started(g, &b, t);
+		j = call(&b, 503, i + 1, false);
+		(void)gate_finished(g, &j, t);
+	}
+	n = (int)gate_take_reports(g, rep, 8);
+	ok(n == 8 && rep[0].seconds == 7, "overflow: the oldest dropped (first kept: Retry-After 7)");
+
+	gate_free(g);
+
+	/* a route without a cap of its own: half the slots beside others, all alone */
+	g = gate_new(one, 1, 7);
+	ok(gate_claim_limit(g, &c, 0, 0, t) == 7, "alone: all 7 slots");
+	gate_free(g);
+	{
+		const route_conf *two[] = {&c, &a};
+
+		g = gate_new(two, 2, 7);
+		ok(gate_claim_limit(g, &c, 0, 0, t) == 4, "beside another: half of 7, rounded up");
+		ok(gate_claim_limit(g, &a, 0, 0, t) == 2, "its own cap wins");
+		gate_free(g);
+	}
+	gate_free(NULL);
+	return done_testing();
+}

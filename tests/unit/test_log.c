@@ -1,0 +1,88 @@
+/*
+ * test_log.c - log_kv's lines: LOG_NUM values are bare JSON numbers only
+ * when they are JSON numbers, anything else stays a quoted string; text
+ * lines are the same with or without LOG_NUM; a line stays one line.
+ */
+#include "log.h"
+#include "tap.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char captured[8192];
+
+/* run log_kv with stderr sent to a temporary file; the line, without ts */
+#define CAPTURE(...)                                                                   \
+	do {                                                                           \
+		FILE *tmp_ = tmpfile();                                                \
+		int saved_ = dup(STDERR_FILENO);                                       \
+		size_t n_;                                                             \
+		dup2(fileno(tmp_), STDERR_FILENO);                                     \
+		log_kv(__VA_ARGS__);                                                   \
+		dup2(saved_, STDERR_FILENO);                                           \
+		close(saved_);                                                         \
+		rewind(tmp_);                                                          \
+		n_ = fread(captured, 1, sizeof(captured) - 1, tmp_);                   \
+		captured[n_] = '\0';                                                   \
+		fclose(tmp_);                                                          \
+	} while (0)
+
+/* the line from the first key after event, so that ts does not matter */
+static const char *
+after_event(void)
+{
+	const char *p = strstr(captured, "\"event\":\"e\"");
+
+	if (p != NULL)
+		return p + strlen("\"event\":\"e\"");
+	p = strstr(captured, "event=e");
+	return p != NULL ? p + strlen("event=e") : "";
+}
+
+static int
+json_num(const char *v, const char *want)
+{
+	CAPTURE("e", LOG_NUM, "n", v, LOG_END);
+	if (strcmp(after_event(), want) != 0) {
+		printf("# got %s", captured);
+		return 0;
+	}
+	return 1;
+}
+
+int
+main(void)
+{
+	static const char *const numbers[] = {"0", "200", "-1", "1.84", "0.5", "1e9", "-2.5E-3", "12345678901234567890"};
+	static const char *const strings[] = {"", "-", "01", "1.", ".5", "1e", "1e+", "+1", "nan", "inf", "0x10", "1 2", "12a", "--1"};
+	char want[128];
+
+	log_init("test_log");
+	log_set_format(LOG_FORMAT_JSON);
+	for (size_t i = 0; i < sizeof(numbers) / sizeof(numbers[0]); i++) {
+		snprintf(want, sizeof(want), ",\"n\":%s}\n", numbers[i]);
+		ok(json_num(numbers[i], want), "json: LOG_NUM \"%s\" is a bare number", numbers[i]);
+	}
+	for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++) {
+		snprintf(want, sizeof(want), ",\"n\":\"%s\"}\n", strings[i]);
+		ok(json_num(strings[i], want), "json: LOG_NUM \"%s\" is not a number: quoted", strings[i]);
+	}
+	CAPTURE("e", "s", "200", LOG_NUM, "n", "200", "q", "a\"b\n", LOG_END);
+	ok(strcmp(after_event(), ",\"s\":\"200\",\"n\":200,\"q\":\"a\\\"b\\u000a\"}\n") == 0,
+	   "json: strings quoted, numbers bare, escapes kept");
+	CAPTURE("e", LOG_NUM, "skip", (const char *)NULL, LOG_NUM, "n", "7", LOG_END);
+	ok(strcmp(after_event(), ",\"n\":7}\n") == 0, "json: a NULL number is skipped");
+	CAPTURE("e", "k", "v", LOG_NUM, LOG_END);
+	ok(strcmp(after_event(), ",\"k\":\"v\"}\n") == 0, "json: LOG_NUM then LOG_END ends the line");
+
+	log_set_format(LOG_FORMAT_TEXT);
+	CAPTURE("e", LOG_NUM, "status", "200", "s", "200", LOG_NUM, "bad", "1 2", LOG_END);
+	ok(strcmp(after_event(), " status=200 s=200 bad=\"1 2\"\n") == 0, "text: the same with or without LOG_NUM");
+
+	log_set_quiet(true);
+	CAPTURE("e", LOG_NUM, "n", "1", LOG_END);
+	ok(captured[0] == '\0', "quiet: nothing");
+	return done_testing();
+}

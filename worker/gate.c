@@ -1,0 +1,233 @@
+/*
+ * gate.c - per-route limits: concurrency cap, rate, holds, circuit breaker
+ */
+#include "gate.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "backoff.h"
+#include "xalloc.h"
+
+#define GATE_MAX_REPORTS 64 /* more than this between two writes: the oldest are dropped */
+
+typedef struct route_gate {
+	const route_conf *r;
+	int cap;		 /* calls in flight at most */
+	int inflight;
+	double tokens;		 /* rate: calls that may start now */
+	int64_t refilled_ms;	 /* when tokens was last topped up */
+	int64_t hold_until_ms;	 /* held (Retry-After, open breaker) until then */
+	int failures;		 /* consecutive transient failures */
+} route_gate;
+
+struct gate {
+	route_gate *routes;
+	size_t n;
+	gate_report reports[GATE_MAX_REPORTS];
+	size_t n_reports;
+};
+
+gate *
+gate_new(const route_conf *const *routes, size_t n, int concurrency)
+{
+	gate *g = xcalloc(1, sizeof(*g));
+
+	g->n = n;
+	g->routes = xcalloc(n + 1, sizeof(*g->routes));
+	for (size_t i = 0; i < n; i++) {
+		g->routes[i].r = routes[i];
+		g->routes[i].cap = routes[i]->concurrency > 0 ? routes[i]->concurrency
+				 : n > 1			   ? (concurrency + 1) / 2
+								   : concurrency;
+		g->routes[i].tokens = -1; /* full at the first look */
+	}
+	return g;
+}
+
+void
+gate_free(gate *g)
+{
+	if (g == NULL)
+		return;
+	free(g->routes);
+	free(g);
+}
+
+const char *
+gate_report_name(gate_report_kind k)
+{
+	switch (k) {
+	case GATE_HOLD:
+		return "hold";
+	case GATE_OPEN:
+		return "open";
+	case GATE_CLOSED:
+		break;
+	}
+	return "closed";
+}
+
+static route_gate *
+find(const gate *g, const route_conf *r)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (g->routes[i].r == r)
+			return &g->routes[i];
+	return NULL;
+}
+
+static void
+report(gate *g, const route_conf *r, gate_report_kind what, double seconds, const char *reason)
+{
+	gate_report *rep;
+
+	if (g->n_reports == GATE_MAX_REPORTS) {
+		for (size_t i = 1; i < g->n_reports; i++)
+			g->reports[i - 1] = g->reports[i];
+		g->n_reports--;
+	}
+	rep = &g->reports[g->n_reports++];
+	*rep = (gate_report){.route = r->name, .what = what, .seconds = seconds};
+	snprintf(rep->reason, sizeof(rep->reason), "%s", reason);
+}
+
+/* a second's worth of calls at most (and at least one) */
+static double
+burst(const route_conf *r)
+{
+	return r->rate < 1 ? 1 : r->rate;
+}
+
+static void
+refill(route_gate *rg, int64_t now_ms)
+{
+	if (rg->r->rate <= 0)
+		return;
+	if (rg->tokens < 0) {
+		rg->tokens = burst(rg->r);
+	} else if (now_ms > rg->refilled_ms) {
+		rg->tokens += rg->r->rate * (double)(now_ms - rg->refilled_ms) / 1000.0;
+		if (rg->tokens > burst(rg->r))
+			rg->tokens = burst(rg->r);
+	}
+	rg->refilled_ms = now_ms;
+}
+
+bool
+gate_held(const gate *g, const route_conf *r, int64_t now_ms)
+{
+	const route_gate *rg = find(g, r);
+
+	return rg != NULL && now_ms < rg->hold_until_ms;
+}
+
+bool
+gate_may_start(gate *g, const route_conf *r, int64_t now_ms)
+{
+	route_gate *rg = find(g, r);
+
+	if (rg == NULL)
+		return true;
+	if (now_ms < rg->hold_until_ms || rg->inflight >= rg->cap)
+		return false;
+	refill(rg, now_ms);
+	return r->rate <= 0 || rg->tokens >= 1;
+}
+
+void
+gate_started(gate *g, const route_conf *r, int64_t now_ms)
+{
+	route_gate *rg = find(g, r);
+
+	if (rg == NULL)
+		return;
+	rg->inflight++;
+	if (r->rate > 0) {
+		refill(rg, now_ms);
+		rg->tokens -= 1;
+	}
+}
+
+static void
+hold(route_gate *rg, int64_t until_ms)
+{
+	if (until_ms > rg->hold_until_ms)
+		rg->hold_until_ms = until_ms;
+}
+
+bool
+gate_finished(gate *g, const job *j, int64_t now_ms)
+{
+	route_gate *rg = find(g, j->route);
+	const route_conf *r = j->route;
+	bool transient;
+	char why[96];
+
+	if (rg == NULL)
+		return false;
+	if (rg->inflight > 0)
+		rg->inflight--;
+	/* no answer, or one that says try again (5xx, 408, 409, 425) */
+	transient = j->status == 0 || (backoff_classify(j->status) == CALL_RETRY && j->status != 429);
+
+	if (j->status == 429 || (j->retry_after_s > 0 && j->status >= 300)) {
+		double s = j->retry_after_s > 0 ? j->retry_after_s : j->delay_s;
+
+		if (s < 1)
+			s = 1;
+		hold(rg, now_ms + (int64_t)(s * 1000));
+		snprintf(why, sizeof(why), "status %ld%s", j->status,
+			 j->retry_after_s > 0 ? " with Retry-After" : "");
+		report(g, r, GATE_HOLD, s, why);
+	}
+	if (!transient) {
+		rg->failures = 0;
+		if (j->probe)
+			report(g, r, GATE_CLOSED, 0, "probe answered");
+		return false;
+	}
+	rg->failures++;
+	if (r->breaker_failures > 0 &&
+	    (j->probe || (rg->failures >= r->breaker_failures && now_ms >= rg->hold_until_ms))) {
+		hold(rg, now_ms + (int64_t)r->breaker_cooldown * 1000);
+		snprintf(why, sizeof(why), "%s after %d consecutive transient failures",
+			 j->probe ? "probe failed" : "breaker opened", rg->failures);
+		report(g, r, GATE_OPEN, r->breaker_cooldown, why);
+	}
+	return j->probe;
+}
+
+int
+gate_claim_limit(const gate *g, const route_conf *r, size_t waiting, int claim_ahead, int64_t now_ms)
+{
+	const route_gate *rg = find(g, r);
+	long room;
+
+	if (rg == NULL)
+		return 0;
+	if (now_ms < rg->hold_until_ms)
+		return 0;
+	room = (long)(claim_ahead + 1) * rg->cap - rg->inflight - (long)waiting;
+	return room > 0 ? (int)room : 0;
+}
+
+size_t
+gate_take_reports(gate *g, gate_report *out, size_t max)
+{
+	size_t n = g->n_reports < max ? g->n_reports : max;
+
+	for (size_t i = 0; i < n; i++)
+		out[i] = g->reports[i];
+	for (size_t i = n; i < g->n_reports; i++)
+		g->reports[i - n] = g->reports[i];
+	g->n_reports -= n;
+	return n;
+}
+
+void
+gate_no_calls(gate *g)
+{
+	for (size_t i = 0; i < g->n; i++)
+		g->routes[i].inflight = 0;
+}
