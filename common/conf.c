@@ -745,11 +745,12 @@ check_route(conf *c, route_conf *r)
 		}
 	}
 	for (size_t i = 0; i < r->n_endpoints && r->order != ROUTE_ORDER_NONE; i++) {
-		if (!sends_version(conf_endpoint(c, r->endpoints[i]))) {
+		const endpoint_conf *ep = conf_endpoint(c, r->endpoints[i]); /* found above */
+
+		if (ep != NULL && !sends_version(ep)) {
 			conf_error(c, "route \"%s\": order needs event versions, and endpoint \"%s\" (%s) "
 				      "has none (provider = hmac: set version_field)",
-				   r->name, r->endpoints[i],
-				   provider_name(conf_endpoint(c, r->endpoints[i])->provider));
+				   r->name, r->endpoints[i], provider_name(ep->provider));
 			return;
 		}
 	}

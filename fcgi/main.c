@@ -300,9 +300,13 @@ main(int argc, char **argv)
 		return 0;
 	}
 
-	if (getenv(REQUESTS_ENV) != NULL) {
-		handler_requests_resume(strtoull(getenv(REQUESTS_ENV), NULL, 10));
-		unsetenv(REQUESTS_ENV);
+	{
+		const char *resumed = getenv(REQUESTS_ENV);
+
+		if (resumed != NULL) {
+			handler_requests_resume(strtoull(resumed, NULL, 10));
+			unsetenv(REQUESTS_ENV);
+		}
 	}
 	rc = serve(cfg, path);
 	conf_free(cfg);
