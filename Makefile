@@ -191,7 +191,7 @@ install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/sql/migrations
 	install -m 755 fcgi/hookinbox.fcgi worker/hookinbox-worker $(DESTDIR)$(SBINDIR)/
 	install -m 755 contrib/hookinbox-send $(DESTDIR)$(BINDIR)/
-	install -m 644 sql/*.sql $(DESTDIR)$(DATADIR)/sql/
+	install -m 644 sql/*.sql sql/*.inc $(DESTDIR)$(DATADIR)/sql/
 	install -m 644 sql/migrations/*.sql $(DESTDIR)$(DATADIR)/sql/migrations/
 	for f in $(ETC_FILES); do \
 		install -d $(DESTDIR)$(DATADIR)/etc/$$(dirname $$f) && \

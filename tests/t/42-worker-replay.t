@@ -42,6 +42,8 @@ for my $case (['replay', {}], ['replay', { go => 1 }], ['dismiss', { action_id =
 	my ($rc, $out) = script($name, %$vars);
 	isnt($rc, 0, "$name.sql " . join(' ', map { "$_=$vars->{$_}" } sort keys %$vars) . ': usage error, non-zero exit')
 		or diag $out;
+	like($out, qr/\Q$name\E\.sql: choose parked actions/, "$name.sql names itself in the usage error")
+		if $name eq 'dismiss' || $name eq 'resolve';
 }
 is(st('n1'), 'parked/1', 'nothing changed by the failed runs');
 
