@@ -34,9 +34,9 @@
 typedef struct conn {
 	char *in;
 	size_t in_len;
-	size_t need;	  /* bytes of the current request (head + body), 0 = unknown */
-	unsigned gen;	  /* bumped on close: stale FIFO entries are skipped */
-	int pending;	  /* replies queued, not yet written */
+	size_t need;  /* bytes of the current request (head + body), 0 = unknown */
+	unsigned gen; /* bumped on close: stale FIFO entries are skipped */
+	int pending;  /* replies queued, not yet written */
 	bool open;
 } conn;
 
@@ -179,8 +179,10 @@ int
 main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"port", required_argument, NULL, 'p'}, {"latency", required_argument, NULL, 'l'},
-		{"keys", required_argument, NULL, 'k'}, {"help", no_argument, NULL, 'h'},
+		{"port", required_argument, NULL, 'p'},
+		{"latency", required_argument, NULL, 'l'},
+		{"keys", required_argument, NULL, 'k'},
+		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	int port = 0, lfd, ep, c, one = 1;
@@ -192,16 +194,25 @@ main(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "p:l:k:h", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'p': port = atoi(optarg); break;
-		case 'l': latency_us = (int64_t)(atof(optarg) * 1000); break;
+		case 'p':
+			port = atoi(optarg);
+			break;
+		case 'l':
+			latency_us = (int64_t)(atof(optarg) * 1000);
+			break;
 		case 'k':
 			if ((keys = fopen(optarg, "w")) == NULL) {
-				fprintf(stderr, "downstream: could not open \"%s\": %s\n", optarg, strerror(errno));
+				fprintf(stderr, "downstream: could not open \"%s\": %s\n", optarg,
+					strerror(errno));
 				return EX_USAGE;
 			}
 			break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return EX_USAGE;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return EX_USAGE;
 		}
 	}
 	memset(&sig, 0, sizeof(sig));
@@ -271,8 +282,10 @@ main(int argc, char **argv)
 						close(cfd);
 						continue;
 					}
-					setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-					if (conns[cfd].in == NULL && (conns[cfd].in = malloc(IN_CAP + 1)) == NULL)
+					setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one,
+						   sizeof(one));
+					if (conns[cfd].in == NULL &&
+					    (conns[cfd].in = malloc(IN_CAP + 1)) == NULL)
 						abort();
 					conns[cfd].open = true;
 					ev.events = EPOLLIN;

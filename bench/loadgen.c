@@ -31,19 +31,19 @@
 #include <sysexits.h>
 #include <time.h>
 
-#define TS_LEN 10	/* epoch seconds, ten digits until 2286 */
-#define IDX_DIGITS 10	/* event number, zero-padded */
+#define TS_LEN 10     /* epoch seconds, ten digits until 2286 */
+#define IDX_DIGITS 10 /* event number, zero-padded */
 #define RESP_CAP 4096
 
 typedef struct slot {
 	CURL *easy;
 	struct curl_slist *hdrs;
-	char *buf;		/* "<t>." then the body */
-	size_t idx_off[2];	/* where the event number is written in the body */
+	char *buf;	   /* "<t>." then the body */
+	size_t idx_off[2]; /* where the event number is written in the body */
 	uint64_t idx;
 	bool redelivery;
 	bool busy;
-	int64_t sched_us;	/* intended start (rate mode) or actual start */
+	int64_t sched_us; /* intended start (rate mode) or actual start */
 	char resp[RESP_CAP];
 	size_t resp_len;
 } slot;
@@ -228,7 +228,8 @@ start(CURLM *multi, slot *s, const opts *o, uint64_t idx, bool redelivery, int64
 	curl_slist_free_all(s->hdrs);
 	s->hdrs = curl_slist_append(NULL, "Content-Type: application/json");
 	s->hdrs = curl_slist_append(s->hdrs, "Expect:");
-	s->hdrs = curl_slist_append(s->hdrs, "User-Agent: Stripe/1.0 (+https://stripe.com/docs/webhooks)");
+	s->hdrs = curl_slist_append(s->hdrs,
+				    "User-Agent: Stripe/1.0 (+https://stripe.com/docs/webhooks)");
 	s->hdrs = curl_slist_append(s->hdrs, hdr);
 	if (s->hdrs == NULL)
 		return -1;
@@ -267,34 +268,39 @@ pct(const uint32_t *v, size_t n, double p)
 static void
 usage(FILE *fp)
 {
-	fprintf(fp,
-		"Usage: loadgen -u URL -k SECRET_FILE [options]\n"
-		"Signed Stripe-style webhook deliveries over keep-alive connections.\n\n"
-		"  -u, --url URL          endpoint URL\n"
-		"  -k, --secret-file F    endpoint secret (first line)\n"
-		"  -c, --concurrency N    connections (default 1)\n"
-		"  -d, --duration S       seconds to send for (default 5)\n"
-		"  -n, --requests N       stop after N requests\n"
-		"  -s, --size BYTES       body size (default 2048)\n"
-		"  -p, --prefix TEXT      event id prefix, unique per run (default run)\n"
-		"  -r, --redeliver F      fraction of requests that redeliver an event (0..1)\n"
-		"  -R, --rate N           requests per second (default: closed loop)\n"
-		"  -o, --out FILE         write every 2xx: n, id, duplicate, redelivery\n"
-		"      --print-body N     print the body of event N and exit\n"
-		"  -h, --help             show this help\n\n"
-		"Exit status: 0 ok, 64 usage error, 70 internal error.\n");
+	fprintf(fp, "Usage: loadgen -u URL -k SECRET_FILE [options]\n"
+		    "Signed Stripe-style webhook deliveries over keep-alive connections.\n\n"
+		    "  -u, --url URL          endpoint URL\n"
+		    "  -k, --secret-file F    endpoint secret (first line)\n"
+		    "  -c, --concurrency N    connections (default 1)\n"
+		    "  -d, --duration S       seconds to send for (default 5)\n"
+		    "  -n, --requests N       stop after N requests\n"
+		    "  -s, --size BYTES       body size (default 2048)\n"
+		    "  -p, --prefix TEXT      event id prefix, unique per run (default run)\n"
+		    "  -r, --redeliver F      fraction of requests that redeliver an event (0..1)\n"
+		    "  -R, --rate N           requests per second (default: closed loop)\n"
+		    "  -o, --out FILE         write every 2xx: n, id, duplicate, redelivery\n"
+		    "      --print-body N     print the body of event N and exit\n"
+		    "  -h, --help             show this help\n\n"
+		    "Exit status: 0 ok, 64 usage error, 70 internal error.\n");
 }
 
 static int
 parse_opts(int argc, char **argv, opts *o)
 {
 	static const struct option longopts[] = {
-		{"url", required_argument, NULL, 'u'},	       {"secret-file", required_argument, NULL, 'k'},
-		{"concurrency", required_argument, NULL, 'c'}, {"duration", required_argument, NULL, 'd'},
-		{"requests", required_argument, NULL, 'n'},    {"size", required_argument, NULL, 's'},
-		{"prefix", required_argument, NULL, 'p'},      {"redeliver", required_argument, NULL, 'r'},
-		{"rate", required_argument, NULL, 'R'},	       {"out", required_argument, NULL, 'o'},
-		{"print-body", required_argument, NULL, 'B'},  {"help", no_argument, NULL, 'h'},
+		{"url", required_argument, NULL, 'u'},
+		{"secret-file", required_argument, NULL, 'k'},
+		{"concurrency", required_argument, NULL, 'c'},
+		{"duration", required_argument, NULL, 'd'},
+		{"requests", required_argument, NULL, 'n'},
+		{"size", required_argument, NULL, 's'},
+		{"prefix", required_argument, NULL, 'p'},
+		{"redeliver", required_argument, NULL, 'r'},
+		{"rate", required_argument, NULL, 'R'},
+		{"out", required_argument, NULL, 'o'},
+		{"print-body", required_argument, NULL, 'B'},
+		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	int c;
@@ -305,19 +311,44 @@ parse_opts(int argc, char **argv, opts *o)
 		errno = 0;
 		end = NULL;
 		switch (c) {
-		case 'u': o->url = optarg; break;
-		case 'k': o->secret_file = optarg; break;
-		case 'p': o->prefix = optarg; break;
-		case 'o': o->out = optarg; break;
-		case 'c': o->conc = (int)strtol(optarg, &end, 10); break;
-		case 'd': o->duration = strtod(optarg, &end); break;
-		case 'n': o->max_requests = strtoull(optarg, &end, 10); break;
-		case 's': o->size = (size_t)strtoull(optarg, &end, 10); break;
-		case 'r': o->redeliver = strtod(optarg, &end); break;
-		case 'R': o->rate = strtod(optarg, &end); break;
-		case 'B': o->print_body = strtol(optarg, &end, 10); break;
-		case 'h': usage(stdout); exit(0);
-		default: return -1;
+		case 'u':
+			o->url = optarg;
+			break;
+		case 'k':
+			o->secret_file = optarg;
+			break;
+		case 'p':
+			o->prefix = optarg;
+			break;
+		case 'o':
+			o->out = optarg;
+			break;
+		case 'c':
+			o->conc = (int)strtol(optarg, &end, 10);
+			break;
+		case 'd':
+			o->duration = strtod(optarg, &end);
+			break;
+		case 'n':
+			o->max_requests = strtoull(optarg, &end, 10);
+			break;
+		case 's':
+			o->size = (size_t)strtoull(optarg, &end, 10);
+			break;
+		case 'r':
+			o->redeliver = strtod(optarg, &end);
+			break;
+		case 'R':
+			o->rate = strtod(optarg, &end);
+			break;
+		case 'B':
+			o->print_body = strtol(optarg, &end, 10);
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			return -1;
 		}
 		if (errno != 0 || (end != NULL && *end != '\0')) {
 			fprintf(stderr, "loadgen: invalid value \"%s\"\n", optarg);
@@ -462,7 +493,8 @@ main(int argc, char **argv)
 			t_last = done;
 			if (m->data.result != CURLE_OK) {
 				if (errors++ < 5)
-					fprintf(stderr, "loadgen: %s\n", curl_easy_strerror(m->data.result));
+					fprintf(stderr, "loadgen: %s\n",
+						curl_easy_strerror(m->data.result));
 				continue;
 			}
 			if (n_lat == cap_lat) {
@@ -487,7 +519,8 @@ main(int argc, char **argv)
 				if (dup != s->redelivery)
 					dup_unexpected++;
 				if (out != NULL)
-					fprintf(out, "%" PRIu64 "\t%lld\t%d\t%d\n", s->idx, id, dup, s->redelivery);
+					fprintf(out, "%" PRIu64 "\t%lld\t%d\t%d\n", s->idx, id, dup,
+						s->redelivery);
 				if (!s->redelivery) {
 					if (n_good == cap_good) {
 						cap_good = cap_good ? cap_good * 2 : 65536;
@@ -499,7 +532,8 @@ main(int argc, char **argv)
 				st_other++;
 				if (st_other <= 3) {
 					s->resp[s->resp_len] = '\0';
-					fprintf(stderr, "loadgen: status %ld: %.200s\n", code, s->resp);
+					fprintf(stderr, "loadgen: status %ld: %.200s\n", code,
+						s->resp);
 				}
 			}
 		}

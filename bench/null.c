@@ -19,7 +19,8 @@ main(void)
 	while (FCGX_Accept_r(&req) >= 0) {
 		while (FCGX_GetStr(buf, sizeof(buf), req.in) > 0)
 			;
-		FCGX_PutS("Status: 200 OK\r\nContent-Type: application/json\r\n\r\n{\"id\":0}\n", req.out);
+		FCGX_PutS("Status: 200 OK\r\nContent-Type: application/json\r\n\r\n{\"id\":0}\n",
+			  req.out);
 		FCGX_Finish_r(&req);
 	}
 	return EXIT_SUCCESS;

@@ -79,7 +79,8 @@ base64_decode(const char *in, size_t len, unsigned char *out, size_t outcap)
 			else if ((v[k] = b64_value(in[i + (size_t)k])) < 0)
 				return -1;
 		}
-		w = (unsigned)v[0] << 18 | (unsigned)v[1] << 12 | (unsigned)v[2] << 6 | (unsigned)v[3];
+		w = (unsigned)v[0] << 18 | (unsigned)v[1] << 12 | (unsigned)v[2] << 6 |
+		    (unsigned)v[3];
 		if (o < outlen)
 			out[o++] = (unsigned char)(w >> 16);
 		if (o < outlen)

@@ -66,8 +66,7 @@ struct conf {
 	size_t errlen;
 };
 
-static void
-conf_error(conf *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void conf_error(conf *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void
 conf_error(conf *c, const char *fmt, ...)
@@ -112,7 +111,8 @@ valid_sql_function(const char *s)
 			if (start || ++dots > 1)
 				return false;
 			start = true;
-		} else if (*s == '_' || (*s >= 'a' && *s <= 'z') || (!start && isdigit((unsigned char)*s))) {
+		} else if (*s == '_' || (*s >= 'a' && *s <= 'z') ||
+			   (!start && isdigit((unsigned char)*s))) {
 			start = false;
 		} else {
 			return false;
@@ -204,8 +204,9 @@ static int
 conninfo_key(conf *c, char **dst, const char *section, const char *v)
 {
 	if (dbcheck_conninfo(v) != 0) {
-		conf_error(c, "[%s] conninfo cannot be parsed by libpq (key=value pairs or a "
-			      "postgresql:// URI)",
+		conf_error(c,
+			   "[%s] conninfo cannot be parsed by libpq (key=value pairs or a "
+			   "postgresql:// URI)",
 			   section);
 		return 0;
 	}
@@ -324,7 +325,8 @@ route_key_set(conf *c, route_conf *r, const char *k, const char *v)
 		set_str(&r->url, v);
 	} else if (strcmp(k, "handler") == 0) {
 		if (strncmp(v, "sql:", 4) != 0 || !valid_sql_function(v + 4)) {
-			conf_error(c, "handler must be sql:schema.function (lower-case identifiers)");
+			conf_error(c,
+				   "handler must be sql:schema.function (lower-case identifiers)");
 			return 0;
 		}
 		set_str(&r->handler, v + 4);
@@ -353,14 +355,18 @@ route_key_set(conf *c, route_conf *r, const char *k, const char *v)
 		}
 	} else if (strcmp(k, "response_ref_header") == 0) {
 		if (!valid_name(v)) {
-			conf_error(c, "response_ref_header must be a header name (letters, digits, '-', '_')");
+			conf_error(
+				c,
+				"response_ref_header must be a header name (letters, digits, '-', '_')");
 			return 0;
 		}
 		set_str(&r->response_ref_header, v);
 	} else if (strcmp(k, "reconcile_url") == 0) {
 		if ((strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0) ||
 		    strstr(v, "{key}") == NULL) {
-			conf_error(c, "reconcile_url must start with http:// or https:// and hold {key}");
+			conf_error(
+				c,
+				"reconcile_url must start with http:// or https:// and hold {key}");
 			return 0;
 		}
 		set_str(&r->reconcile_url, v);
@@ -372,7 +378,9 @@ route_key_set(conf *c, route_conf *r, const char *k, const char *v)
 		r->concurrency = (int)n;
 	} else if (strcmp(k, "rate") == 0) {
 		if (decimal_parse(v, 0, 100000, &n) != 0) {
-			conf_error(c, "rate must be a number of calls per second between 0 and 100000");
+			conf_error(
+				c,
+				"rate must be a number of calls per second between 0 and 100000");
 			return 0;
 		}
 		r->rate = (double)n;
@@ -384,7 +392,9 @@ route_key_set(conf *c, route_conf *r, const char *k, const char *v)
 		r->breaker_failures = (int)n;
 	} else if (strcmp(k, "breaker_cooldown") == 0) {
 		if (decimal_parse(v, 1, 86400, &n) != 0) {
-			conf_error(c, "breaker_cooldown must be a number of seconds between 1 and 86400");
+			conf_error(
+				c,
+				"breaker_cooldown must be a number of seconds between 1 and 86400");
 			return 0;
 		}
 		r->breaker_cooldown = (int)n;
@@ -421,7 +431,8 @@ worker_key(conf *c, const char *k, const char *v)
 		{"retry_window", offsetof(worker_conf, retry_window), 60, 30 * 86400},
 		{"health_max_pending_age", offsetof(worker_conf, health_max_pending_age), 1,
 		 365 * 86400},
-		{"health_max_parked_age", offsetof(worker_conf, health_max_parked_age), 1, 365 * 86400},
+		{"health_max_parked_age", offsetof(worker_conf, health_max_parked_age), 1,
+		 365 * 86400},
 	};
 	long long n;
 
@@ -463,8 +474,10 @@ on_item(void *user, const char *section, const char *name, const char *value)
 
 		if (ep == NULL) {
 			if (!valid_name(ename)) {
-				conf_error(c, "endpoint name \"%s\" may hold only letters, digits, '-', '_' and '.'",
-					   ename);
+				conf_error(
+					c,
+					"endpoint name \"%s\" may hold only letters, digits, '-', '_' and '.'",
+					ename);
 				return 0;
 			}
 			for (size_t i = 0; i < c->n_endpoints; i++)
@@ -492,8 +505,10 @@ on_item(void *user, const char *section, const char *name, const char *value)
 
 		if (r == NULL) {
 			if (!valid_name(rname)) {
-				conf_error(c, "route name \"%s\" may hold only letters, digits, '-', '_' and '.'",
-					   rname);
+				conf_error(
+					c,
+					"route name \"%s\" may hold only letters, digits, '-', '_' and '.'",
+					rname);
 				return 0;
 			}
 			for (size_t i = 0; i < c->n_routes; i++)
@@ -542,7 +557,10 @@ on_item(void *user, const char *section, const char *name, const char *value)
 		}
 		if (strcmp(name, "lock_timeout") == 0 || strcmp(name, "statement_timeout") == 0) {
 			if (decimal_parse(value, 1, 600000, &n) != 0) {
-				conf_error(c, "%s must be a number of milliseconds between 1 and 600000", name);
+				conf_error(
+					c,
+					"%s must be a number of milliseconds between 1 and 600000",
+					name);
 				return 0;
 			}
 			if (name[0] == 'l')
@@ -553,7 +571,9 @@ on_item(void *user, const char *section, const char *name, const char *value)
 		}
 		if (strcmp(name, "tolerance") == 0) {
 			if (decimal_parse(value, 1, 7 * 86400, &n) != 0) {
-				conf_error(c, "tolerance must be a number of seconds between 1 and 604800");
+				conf_error(
+					c,
+					"tolerance must be a number of seconds between 1 and 604800");
 				return 0;
 			}
 			c->tolerance = n;
@@ -740,7 +760,8 @@ check_route(conf *c, route_conf *r)
 	}
 	for (size_t i = 0; i < r->n_endpoints; i++) {
 		if (conf_endpoint(c, r->endpoints[i]) == NULL) {
-			conf_error(c, "route \"%s\" names unknown endpoint \"%s\"", r->name, r->endpoints[i]);
+			conf_error(c, "route \"%s\" names unknown endpoint \"%s\"", r->name,
+				   r->endpoints[i]);
 			return;
 		}
 	}
@@ -748,9 +769,11 @@ check_route(conf *c, route_conf *r)
 		const endpoint_conf *ep = conf_endpoint(c, r->endpoints[i]); /* found above */
 
 		if (ep != NULL && !sends_version(ep)) {
-			conf_error(c, "route \"%s\": order needs event versions, and endpoint \"%s\" (%s) "
-				      "has none (provider = hmac: set version_field)",
-				   r->name, r->endpoints[i], provider_name(ep->provider));
+			conf_error(
+				c,
+				"route \"%s\": order needs event versions, and endpoint \"%s\" (%s) "
+				"has none (provider = hmac: set version_field)",
+				r->name, r->endpoints[i], provider_name(ep->provider));
 			return;
 		}
 	}
@@ -759,8 +782,10 @@ check_route(conf *c, route_conf *r)
 		return;
 	}
 	if (r->reconcile_url != NULL && r->url == NULL) {
-		conf_error(c, "route \"%s\": reconcile_url needs url (a handler's outcome is never unknown)",
-			   r->name);
+		conf_error(
+			c,
+			"route \"%s\": reconcile_url needs url (a handler's outcome is never unknown)",
+			r->name);
 		return;
 	}
 	if (r->n_events == 0) {
@@ -769,8 +794,10 @@ check_route(conf *c, route_conf *r)
 		r->n_events = 1;
 	}
 	if (r->timeout >= c->worker.lease) {
-		conf_error(c, "route \"%s\": timeout (%d s) must be shorter than the worker lease (%d s)",
-			   r->name, r->timeout, c->worker.lease);
+		conf_error(
+			c,
+			"route \"%s\": timeout (%d s) must be shorter than the worker lease (%d s)",
+			r->name, r->timeout, c->worker.lease);
 		return;
 	}
 	if (r->secret_file != NULL && c->prog != CONF_RESPONDER) /* the responder signs nothing */
@@ -802,9 +829,11 @@ check_claim_ahead(conf *c)
 		return;
 	}
 	if ((w->claim_ahead + 1) * longest > w->lease)
-		conf_error(c, "claim_ahead = %d with a route timeout of %d s needs a lease of at least %d s, "
-			      "not %d s",
-			   w->claim_ahead, longest, (w->claim_ahead + 1) * longest, w->lease);
+		conf_error(
+			c,
+			"claim_ahead = %d with a route timeout of %d s needs a lease of at least %d s, "
+			"not %d s",
+			w->claim_ahead, longest, (w->claim_ahead + 1) * longest, w->lease);
 }
 
 const char *
@@ -858,7 +887,8 @@ conf_load_for(const char *path, conf_program prog, char *errbuf, size_t errlen)
 
 	c->fp = fopen(path, "r");
 	if (c->fp == NULL) {
-		snprintf(errbuf, errlen, "%s: could not open configuration file: %s", path, strerror(errno));
+		snprintf(errbuf, errlen, "%s: could not open configuration file: %s", path,
+			 strerror(errno));
 		goto fail;
 	}
 	rc = ini_parse_stream(read_line, c, on_item, c);
@@ -953,7 +983,11 @@ conf_free(conf *c)
 	free(c);
 }
 
-const char *conf_path(const conf *c) { return c->path; }
+const char *
+conf_path(const conf *c)
+{
+	return c->path;
+}
 const char *
 conf_conninfo(const conf *c)
 {
@@ -962,16 +996,56 @@ conf_conninfo(const conf *c)
 	return c->conninfo;
 }
 
-bool conf_worker_conninfo_set(const conf *c) { return c->worker_conninfo != NULL; }
-const char *conf_log_format(const conf *c) { return c->log_format ? c->log_format : "text"; }
-int conf_threads(const conf *c) { return c->threads; }
-int conf_lock_timeout_ms(const conf *c) { return c->lock_timeout_ms; }
-int conf_statement_timeout_ms(const conf *c) { return c->statement_timeout_ms; }
-size_t conf_endpoint_count(const conf *c) { return c->n_endpoints; }
-const endpoint_conf *conf_endpoint_at(const conf *c, size_t i) { return c->endpoints[i]; }
-size_t conf_route_count(const conf *c) { return c->n_routes; }
-const route_conf *conf_route_at(const conf *c, size_t i) { return c->routes[i]; }
-const worker_conf *conf_worker(const conf *c) { return &c->worker; }
+bool
+conf_worker_conninfo_set(const conf *c)
+{
+	return c->worker_conninfo != NULL;
+}
+const char *
+conf_log_format(const conf *c)
+{
+	return c->log_format ? c->log_format : "text";
+}
+int
+conf_threads(const conf *c)
+{
+	return c->threads;
+}
+int
+conf_lock_timeout_ms(const conf *c)
+{
+	return c->lock_timeout_ms;
+}
+int
+conf_statement_timeout_ms(const conf *c)
+{
+	return c->statement_timeout_ms;
+}
+size_t
+conf_endpoint_count(const conf *c)
+{
+	return c->n_endpoints;
+}
+const endpoint_conf *
+conf_endpoint_at(const conf *c, size_t i)
+{
+	return c->endpoints[i];
+}
+size_t
+conf_route_count(const conf *c)
+{
+	return c->n_routes;
+}
+const route_conf *
+conf_route_at(const conf *c, size_t i)
+{
+	return c->routes[i];
+}
+const worker_conf *
+conf_worker(const conf *c)
+{
+	return &c->worker;
+}
 
 const endpoint_conf *
 conf_endpoint(const conf *c, const char *name)

@@ -23,20 +23,17 @@
 #endif
 #define CONF_DEFAULT_PATH HOOKINBOX_SYSCONFDIR "/hookinbox.conf"
 
-typedef enum hmac_encoding {
-	HMAC_HEX,
-	HMAC_BASE64
-} hmac_encoding;
+typedef enum hmac_encoding { HMAC_HEX, HMAC_BASE64 } hmac_encoding;
 
 /* the generic "hmac" provider's settings; NULL strings are unset */
 typedef struct hmac_conf {
-	char *header;	     /* header carrying the signature, e.g. "X-Signature" */
-	hmac_alg alg;	     /* algorithm = sha256 (default) | sha1 | sha512 */
-	hmac_encoding enc;   /* encoding = hex (default) | base64 */
-	char *prefix;	     /* prefix = "sha256=" stripped before decoding */
-	char *id_header;     /* id_header = X-Event-Id, or */
-	char *id_field;	     /* id_field = id (dotted JSON path, e.g. data.id) */
-	char *type_header;   /* type_header / type_field likewise */
+	char *header;	   /* header carrying the signature, e.g. "X-Signature" */
+	hmac_alg alg;	   /* algorithm = sha256 (default) | sha1 | sha512 */
+	hmac_encoding enc; /* encoding = hex (default) | base64 */
+	char *prefix;	   /* prefix = "sha256=" stripped before decoding */
+	char *id_header;   /* id_header = X-Event-Id, or */
+	char *id_field;	   /* id_field = id (dotted JSON path, e.g. data.id) */
+	char *type_header; /* type_header / type_field likewise */
 	char *type_field;
 	char *object_field;  /* object_field = data.object.id */
 	char *version_field; /* version_field = created (integer or RFC 3339) */
@@ -56,10 +53,7 @@ typedef struct endpoint_conf {
 	int line;	     /* where the section starts, for messages */
 } endpoint_conf;
 
-typedef enum route_order {
-	ROUTE_ORDER_NONE,
-	ROUTE_ORDER_OBJECT
-} route_order;
+typedef enum route_order { ROUTE_ORDER_NONE, ROUTE_ORDER_OBJECT } route_order;
 
 typedef enum route_key {
 	ROUTE_KEY_EVENT,      /* one action per (route, delivery key) */
@@ -67,31 +61,31 @@ typedef enum route_key {
 } route_key;
 
 typedef struct route_conf {
-	char *name;		/* [route NAME] */
-	char **endpoints;	/* endpoint = a b c (at least one, each defined) */
+	char *name;	  /* [route NAME] */
+	char **endpoints; /* endpoint = a b c (at least one, each defined) */
 	size_t n_endpoints;
-	char **events;		/* events = glob list; default "*" */
+	char **events; /* events = glob list; default "*" */
 	size_t n_events;
-	char *url;		/* url = http(s)://...  (or handler) */
-	char *handler;		/* handler = sql:schema.function -> "schema.function" */
-	char *secret_file;	/* optional: sign outgoing calls (Standard Webhooks) */
+	char *url;	   /* url = http(s)://...  (or handler) */
+	char *handler;	   /* handler = sql:schema.function -> "schema.function" */
+	char *secret_file; /* optional: sign outgoing calls (Standard Webhooks) */
 	secret_set *secrets;
-	int timeout;		/* seconds per call, default 10 */
-	int max_attempts;	/* default 12 */
-	route_order order;	/* order = none (default) | object */
-	route_key key;		/* key = event (default) | object-type */
+	int timeout;	   /* seconds per call, default 10 */
+	int max_attempts;  /* default 12 */
+	route_order order; /* order = none (default) | object */
+	route_key key;	   /* key = event (default) | object-type */
 	/* route limits, each per worker process (see README "Route limits") */
-	int concurrency;	/* calls in flight at once; 0 = unset: half the worker's
-				 * concurrency (rounded up) when there are several
-				 * routes, all of it when there is one (worker/gate.c) */
-	double rate;		/* calls started per second (token bucket); 0 = no limit */
-	int breaker_failures;	/* consecutive transient failures that open the circuit
-				 * breaker, default 5; 0 = no breaker */
-	int breaker_cooldown;	/* seconds open before one probe call, default 30 */
+	int concurrency;	   /* calls in flight at once; 0 = unset: half the worker's
+				    * concurrency (rounded up) when there are several
+				    * routes, all of it when there is one (worker/gate.c) */
+	double rate;		   /* calls started per second (token bucket); 0 = no limit */
+	int breaker_failures;	   /* consecutive transient failures that open the circuit
+				    * breaker, default 5; 0 = no breaker */
+	int breaker_cooldown;	   /* seconds open before one probe call, default 30 */
 	char *response_ref_header; /* response_ref_header = NAME: the response header kept
 				    * as the action's reference; default X-Request-Id */
-	char *reconcile_url;	/* reconcile_url = http(s)://...{key}...: asked before re-sending
-				 * an action whose last outcome is unknown; NULL = never */
+	char *reconcile_url;	   /* reconcile_url = http(s)://...{key}...: asked before re-sending
+				    * an action whose last outcome is unknown; NULL = never */
 	int line;
 } route_conf;
 
@@ -127,7 +121,7 @@ const char *conf_path(const conf *c);
 const char *conf_conninfo(const conf *c);
 /* [worker] conninfo is set */
 bool conf_worker_conninfo_set(const conf *c);
-const char *conf_log_format(const conf *c);   /* [log] format = text | json */
+const char *conf_log_format(const conf *c); /* [log] format = text | json */
 /*
  * [intake] threads: request threads per responder process (default 1).
  * Above 1 the threads share one committing connection (group commit).
@@ -153,17 +147,17 @@ const route_conf *conf_route(const conf *c, const char *name);
 
 /* [worker] settings (defaults in brackets) */
 typedef struct worker_conf {
-	int concurrency;	/* concurrency [16] */
-	int batch;		/* batch [100] rows per claim */
-	int lease;		/* lease [60] seconds; must exceed the longest route timeout */
-	int claim_ahead;	/* claim_ahead [derived] rounds of calls claimed before a
-				 * slot is free, 0-2; (claim_ahead + 1) x the longest
-				 * route timeout fits in the lease.  Unset: the most
-				 * that fits, at most 2 */
-	int backoff_base;	/* backoff_base [5] seconds */
-	int backoff_cap;	/* backoff_cap [7200] seconds */
-	int retry_window;	/* retry_window [72000] seconds (20 h): park after this */
-	char *metrics_file;	/* metrics_file [unset] */
+	int concurrency;	    /* concurrency [16] */
+	int batch;		    /* batch [100] rows per claim */
+	int lease;		    /* lease [60] seconds; must exceed the longest route timeout */
+	int claim_ahead;	    /* claim_ahead [derived] rounds of calls claimed before a
+				     * slot is free, 0-2; (claim_ahead + 1) x the longest
+				     * route timeout fits in the lease.  Unset: the most
+				     * that fits, at most 2 */
+	int backoff_base;	    /* backoff_base [5] seconds */
+	int backoff_cap;	    /* backoff_cap [7200] seconds */
+	int retry_window;	    /* retry_window [72000] seconds (20 h): park after this */
+	char *metrics_file;	    /* metrics_file [unset] */
 	int health_max_pending_age; /* health_max_pending_age [900] seconds (--health-check) */
 	int health_max_parked_age;  /* health_max_parked_age [86400] seconds (--health-check) */
 } worker_conf;

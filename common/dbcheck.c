@@ -27,27 +27,32 @@ static const char *const schema_sql =
 	"select case when to_regclass('hookinbox.schema_migrations') is null then 'none' "
 	"when has_table_privilege('hookinbox.schema_migrations', 'select') then 'readable' "
 	"else 'hidden' end";
-static const char *const version_sql = "select coalesce(max(version), 0) from hookinbox.schema_migrations";
+static const char *const version_sql =
+	"select coalesce(max(version), 0) from hookinbox.schema_migrations";
 
 /* one row: does current_user have what the program needs */
 static const char *const privilege_sql[] = {
-	[DBCHECK_INTAKE] = "select coalesce(bool_and(has_function_privilege(p.oid, 'execute')), false) "
-			   "and count(distinct p.proname) = 2 "
-			   "from pg_catalog.pg_proc p join pg_catalog.pg_namespace n on n.oid = p.pronamespace "
-			   "where n.nspname = 'hookinbox' and p.proname in ('accept_batch', 'reject')",
-	[DBCHECK_WORKER] = "select has_table_privilege('hookinbox.inbox', 'select, update') "
-			   "and has_table_privilege('hookinbox.action', 'select, insert, update') "
-			   "and (select coalesce(bool_and(has_function_privilege(p.oid, 'execute')), false) "
-			   "and count(distinct p.proname) = 3 "
-			   "from pg_catalog.pg_proc p join pg_catalog.pg_namespace n on n.oid = p.pronamespace "
-			   "where n.nspname = 'hookinbox' "
-			   "and p.proname in ('fan_out', 'claim_actions', 'record_actions'))",
+	[DBCHECK_INTAKE] =
+		"select coalesce(bool_and(has_function_privilege(p.oid, 'execute')), false) "
+		"and count(distinct p.proname) = 2 "
+		"from pg_catalog.pg_proc p join pg_catalog.pg_namespace n on n.oid = p.pronamespace "
+		"where n.nspname = 'hookinbox' and p.proname in ('accept_batch', 'reject')",
+	[DBCHECK_WORKER] =
+		"select has_table_privilege('hookinbox.inbox', 'select, update') "
+		"and has_table_privilege('hookinbox.action', 'select, insert, update') "
+		"and (select coalesce(bool_and(has_function_privilege(p.oid, 'execute')), false) "
+		"and count(distinct p.proname) = 3 "
+		"from pg_catalog.pg_proc p join pg_catalog.pg_namespace n on n.oid = p.pronamespace "
+		"where n.nspname = 'hookinbox' "
+		"and p.proname in ('fan_out', 'claim_actions', 'record_actions'))",
 };
 
 static const char *const role_needs[] = {
-	[DBCHECK_INTAKE] = "EXECUTE on hookinbox.accept_batch() and hookinbox.reject() (role hookinbox_intake)",
-	[DBCHECK_WORKER] = "SELECT and UPDATE on hookinbox.inbox and hookinbox.action and EXECUTE on the "
-			   "worker's functions (role hookinbox_worker)",
+	[DBCHECK_INTAKE] =
+		"EXECUTE on hookinbox.accept_batch() and hookinbox.reject() (role hookinbox_intake)",
+	[DBCHECK_WORKER] =
+		"SELECT and UPDATE on hookinbox.inbox and hookinbox.action and EXECUTE on the "
+		"worker's functions (role hookinbox_worker)",
 };
 
 int
@@ -106,42 +111,50 @@ dbcheck_connect(const char *conninfo, dbcheck_role role, const char *progname, c
 
 	*unavailable = false;
 	if (PQstatus(conn) != CONNECTION_OK) {
-		snprintf(msg, msglen, "could not connect to the database: %s", PQerrorMessage(conn));
+		snprintf(msg, msglen, "could not connect to the database: %s",
+			 PQerrorMessage(conn));
 		*unavailable = true;
 		goto out;
 	}
-	if (query_value(conn, "select current_user", user, sizeof(user), &is_null, msg, msglen) != 0 ||
+	if (query_value(conn, "select current_user", user, sizeof(user), &is_null, msg, msglen) !=
+		    0 ||
 	    query_value(conn, schema_sql, schema, sizeof(schema), &is_null, msg, msglen) != 0)
 		goto out;
 	if (strcmp(schema, "none") == 0) {
-		snprintf(msg, msglen, "the schema hookinbox is not installed (run sql/install.sql)");
+		snprintf(msg, msglen,
+			 "the schema hookinbox is not installed (run sql/install.sql)");
 		goto out;
 	}
 	if (strcmp(schema, "readable") == 0) {
 		long v;
 
-		if (query_value(conn, version_sql, version, sizeof(version), &is_null, msg, msglen) != 0)
+		if (query_value(conn, version_sql, version, sizeof(version), &is_null, msg,
+				msglen) != 0)
 			goto out;
 		v = strtol(version, NULL, 10);
 		if (v < HOOKINBOX_SCHEMA_VERSION) {
-			snprintf(msg, msglen,
-				 "the schema is at version %ld, this program needs %d: upgrade it with "
-				 "sql/install.sql",
-				 v, HOOKINBOX_SCHEMA_VERSION);
+			snprintf(
+				msg, msglen,
+				"the schema is at version %ld, this program needs %d: upgrade it with "
+				"sql/install.sql",
+				v, HOOKINBOX_SCHEMA_VERSION);
 			goto out;
 		}
 	}
 	if (query_value(conn, privilege_sql[role], ok, sizeof(ok), &is_null, msg, msglen) != 0)
 		goto out;
 	if (strcmp(ok, "t") != 0) {
-		snprintf(msg, msglen, "role \"%s\" lacks %s: is the schema older than this program, or "
-			 "the conninfo another program's?", user, role_needs[role]);
+		snprintf(msg, msglen,
+			 "role \"%s\" lacks %s: is the schema older than this program, or "
+			 "the conninfo another program's?",
+			 user, role_needs[role]);
 		goto out;
 	}
 	if (version[0] != '\0')
 		snprintf(msg, msglen, "connected as \"%s\", schema at version %s", user, version);
 	else
-		snprintf(msg, msglen, "connected as \"%s\", the functions it needs are there", user);
+		snprintf(msg, msglen, "connected as \"%s\", the functions it needs are there",
+			 user);
 	rc = 0;
 out:
 	chomp(msg);

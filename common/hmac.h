@@ -14,11 +14,7 @@
 
 #define HMAC_MAX_LEN 64 /* SHA-512 */
 
-typedef enum hmac_alg {
-	HMAC_SHA1,
-	HMAC_SHA256,
-	HMAC_SHA512
-} hmac_alg;
+typedef enum hmac_alg { HMAC_SHA1, HMAC_SHA256, HMAC_SHA512 } hmac_alg;
 
 /* one piece of a message that is MACed as the concatenation of all pieces */
 typedef msg_part hmac_part;

@@ -296,18 +296,28 @@ unescape(const char *p, size_t len, char *out, size_t *olen)
 			continue;
 		}
 		switch (p[1]) {
-		case 'b': out[o++] = '\b'; break;
-		case 'f': out[o++] = '\f'; break;
-		case 'n': out[o++] = '\n'; break;
-		case 'r': out[o++] = '\r'; break;
-		case 't': out[o++] = '\t'; break;
+		case 'b':
+			out[o++] = '\b';
+			break;
+		case 'f':
+			out[o++] = '\f';
+			break;
+		case 'n':
+			out[o++] = '\n';
+			break;
+		case 'r':
+			out[o++] = '\r';
+			break;
+		case 't':
+			out[o++] = '\t';
+			break;
 		case 'u':
 			(void)hex4(p + 2, &cp);
 			if (cp >= 0xdc00 && cp <= 0xdfff)
 				return -1;
 			if (cp >= 0xd800 && cp <= 0xdbff) {
-				if (end - p < 12 || p[6] != '\\' || p[7] != 'u' || hex4(p + 8, &lo) < 0 ||
-				    lo < 0xdc00 || lo > 0xdfff)
+				if (end - p < 12 || p[6] != '\\' || p[7] != 'u' ||
+				    hex4(p + 8, &lo) < 0 || lo < 0xdc00 || lo > 0xdfff)
 					return -1;
 				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
 				p += 6;
@@ -315,7 +325,9 @@ unescape(const char *p, size_t len, char *out, size_t *olen)
 			o += utf8_put(cp, (unsigned char *)out + o);
 			p += 6;
 			continue;
-		default: out[o++] = p[1]; break; /* \" \\ \/ */
+		default:
+			out[o++] = p[1];
+			break; /* \" \\ \/ */
 		}
 		p += 2;
 	}
@@ -344,7 +356,8 @@ jscan_member(const jscan_value *o, const char *key, size_t key_len, jscan_value 
 		k = p;
 		kend = string_end(k);
 		if (memchr(k, '\\', (size_t)(kend - k)) == NULL) {
-			match = (size_t)(kend - k - 2) == key_len && memcmp(k + 1, key, key_len) == 0;
+			match = (size_t)(kend - k - 2) == key_len &&
+				memcmp(k + 1, key, key_len) == 0;
 		} else {
 			char *buf = xmalloc((size_t)(kend - k));
 			size_t n;
@@ -363,13 +376,27 @@ jscan_member(const jscan_value *o, const char *key, size_t key_len, jscan_value 
 		p = value_end(v, end);
 		if (match) {
 			switch (*v) {
-			case '{': out->type = JSCAN_OBJECT; break;
-			case '[': out->type = JSCAN_ARRAY; break;
-			case '"': out->type = JSCAN_STRING; break;
-			case 't': out->type = JSCAN_TRUE; break;
-			case 'f': out->type = JSCAN_FALSE; break;
-			case 'n': out->type = JSCAN_NULL; break;
-			default: out->type = JSCAN_NUMBER; break;
+			case '{':
+				out->type = JSCAN_OBJECT;
+				break;
+			case '[':
+				out->type = JSCAN_ARRAY;
+				break;
+			case '"':
+				out->type = JSCAN_STRING;
+				break;
+			case 't':
+				out->type = JSCAN_TRUE;
+				break;
+			case 'f':
+				out->type = JSCAN_FALSE;
+				break;
+			case 'n':
+				out->type = JSCAN_NULL;
+				break;
+			default:
+				out->type = JSCAN_NUMBER;
+				break;
 			}
 			out->p = v;
 			out->len = (size_t)(p - v);

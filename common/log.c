@@ -145,7 +145,8 @@ log_set_quiet(bool quiet)
 	log_quiet = quiet;
 }
 
-static void log_msg(const char *level, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+static void log_msg(const char *level, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
 
 static void
 log_msg(const char *level, const char *fmt, va_list ap)

@@ -11,10 +11,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 
-typedef enum log_format {
-	LOG_FORMAT_TEXT,
-	LOG_FORMAT_JSON
-} log_format;
+typedef enum log_format { LOG_FORMAT_TEXT, LOG_FORMAT_JSON } log_format;
 
 /* program name used as the line prefix ("hookinbox.fcgi") */
 void log_init(const char *progname);

@@ -44,7 +44,8 @@ secret_set_load(const char *path, char *errbuf, size_t errlen)
 	/* O_NONBLOCK: a FIFO named by mistake must not hang the start */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
-		snprintf(errbuf, errlen, "could not open secret file \"%s\": %s", path, strerror(errno));
+		snprintf(errbuf, errlen, "could not open secret file \"%s\": %s", path,
+			 strerror(errno));
 		return NULL;
 	}
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -65,7 +66,8 @@ secret_set_load(const char *path, char *errbuf, size_t errlen)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			snprintf(errbuf, errlen, "could not read secret file \"%s\": %s", path, strerror(errno));
+			snprintf(errbuf, errlen, "could not read secret file \"%s\": %s", path,
+				 strerror(errno));
 			goto out;
 		}
 		if (n == 0)
@@ -91,7 +93,8 @@ secret_set_load(const char *path, char *errbuf, size_t errlen)
 			end--;
 		if (end > i && data[i] != '#') {
 			if (set->n == SECRET_MAX_COUNT) {
-				snprintf(errbuf, errlen, "secret file \"%s\" has more than %d secrets", path,
+				snprintf(errbuf, errlen,
+					 "secret file \"%s\" has more than %d secrets", path,
 					 SECRET_MAX_COUNT);
 				secret_set_free(set);
 				set = NULL;

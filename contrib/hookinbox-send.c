@@ -172,7 +172,8 @@ random_id(void)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			fprintf(stderr, "%s: could not read random bytes: %s\n", progname, strerror(errno));
+			fprintf(stderr, "%s: could not read random bytes: %s\n", progname,
+				strerror(errno));
 			exit(EX_SOFTWARE);
 		}
 		got += (size_t)n;
@@ -205,11 +206,13 @@ static void
 print_result(job *j, CURLcode rc, long status)
 {
 	if (rc != CURLE_OK) {
-		printf("%d error %s\n", j->n, j->errbuf[0] != '\0' ? j->errbuf : curl_easy_strerror(rc));
+		printf("%d error %s\n", j->n,
+		       j->errbuf[0] != '\0' ? j->errbuf : curl_easy_strerror(rc));
 		return;
 	}
 	printf("%d %ld ", j->n, status);
-	while (j->resp_len > 0 && (j->resp[j->resp_len - 1] == '\n' || j->resp[j->resp_len - 1] == '\r'))
+	while (j->resp_len > 0 &&
+	       (j->resp[j->resp_len - 1] == '\n' || j->resp[j->resp_len - 1] == '\r'))
 		j->resp_len--;
 	for (size_t i = 0; i < j->resp_len; i++) {
 		unsigned char c = (unsigned char)j->resp[i];
@@ -384,7 +387,8 @@ main(int argc, char **argv)
 			type = optarg;
 			break;
 		case 'o':
-			offset = parse_number("--timestamp-offset", optarg, -100000000000LL, 100000000000LL);
+			offset = parse_number("--timestamp-offset", optarg, -100000000000LL,
+					      100000000000LL);
 			break;
 		case 'n':
 			repeat = (long)parse_number("--repeat", optarg, 1, REPEAT_MAX);
@@ -394,7 +398,8 @@ main(int argc, char **argv)
 			break;
 		case 'H':
 			if (strchr(optarg, ':') == NULL || optarg[0] == ':')
-				usage_error("invalid header \"%s\": expected \"Name: value\"", optarg);
+				usage_error("invalid header \"%s\": expected \"Name: value\"",
+					    optarg);
 			extra = xrealloc(extra, (n_extra + 1) * sizeof(*extra));
 			extra[n_extra++] = optarg;
 			break;
@@ -462,7 +467,8 @@ main(int argc, char **argv)
 			have_ctype = true;
 	}
 	if (!have_ctype) {
-		bool form = (prov == PROVIDER_SLACK || prov == PROVIDER_TWILIO) && !looks_like_json(body, body_len);
+		bool form = (prov == PROVIDER_SLACK || prov == PROVIDER_TWILIO) &&
+			    !looks_like_json(body, body_len);
 
 		ctype = xstrdup(form ? "Content-Type: application/x-www-form-urlencoded"
 				     : "Content-Type: application/json");

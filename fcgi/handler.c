@@ -84,7 +84,8 @@ void
 handler_flush_counts(handler *h)
 {
 	for (size_t i = 0; i < h->n_counts; i++)
-		store_count_rejection(h->st, h->counts[i].endpoint, h->counts[i].reason, h->counts[i].n);
+		store_count_rejection(h->st, h->counts[i].endpoint, h->counts[i].reason,
+				      h->counts[i].n);
 	h->n_counts = 0;
 	h->counts_since = clock_mono_us();
 }
@@ -172,7 +173,9 @@ find_endpoint(const conf *cfg, const http_io *io, const char **reason)
 	}
 	/* "/hooks/a/../b" and friends: refuse any dot segment in the raw path */
 	for (const char *p = uri; p < end; p++) {
-		if (p[0] == '/' && p[1] == '.' && (p + 2 == end || p[2] == '/' || (p[2] == '.' && (p + 3 == end || p[3] == '/')))) {
+		if (p[0] == '/' && p[1] == '.' &&
+		    (p + 2 == end || p[2] == '/' ||
+		     (p[2] == '.' && (p + 3 == end || p[3] == '/')))) {
 			*reason = "bad path";
 			return NULL;
 		}
@@ -249,15 +252,24 @@ static const char *
 status_text(int status)
 {
 	switch (status) {
-	case 200: return "OK";
-	case 400: return "Bad Request";
-	case 401: return "Unauthorized";
-	case 404: return "Not Found";
-	case 405: return "Method Not Allowed";
-	case 411: return "Length Required";
-	case 413: return "Content Too Large";
-	case 503: return "Service Unavailable";
-	default: return "Error";
+	case 200:
+		return "OK";
+	case 400:
+		return "Bad Request";
+	case 401:
+		return "Unauthorized";
+	case 404:
+		return "Not Found";
+	case 405:
+		return "Method Not Allowed";
+	case 411:
+		return "Length Required";
+	case 413:
+		return "Content Too Large";
+	case 503:
+		return "Service Unavailable";
+	default:
+		return "Error";
 	}
 }
 
@@ -272,11 +284,12 @@ reply(const http_io *io, const outcome *o, const char *challenge)
 		json_object *j = json_object_new_object();
 
 		json_object_object_add(j, "challenge", json_object_new_string(challenge));
-		bn = snprintf(body, sizeof(body), "%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN));
+		bn = snprintf(body, sizeof(body), "%s\n",
+			      json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN));
 		json_object_put(j);
 	} else if (o->status == 200) {
-		bn = snprintf(body, sizeof(body), "{\"id\":%" PRId64 ",\"duplicate\":%s%s}\n", o->id,
-			      strcmp(o->what, "duplicate") == 0 ? "true" : "false",
+		bn = snprintf(body, sizeof(body), "{\"id\":%" PRId64 ",\"duplicate\":%s%s}\n",
+			      o->id, strcmp(o->what, "duplicate") == 0 ? "true" : "false",
 			      strcmp(o->what, "review") == 0 ? ",\"review\":true" : "");
 	} else {
 		/* reason strings are static texts of ours, safe to echo */
@@ -284,10 +297,11 @@ reply(const http_io *io, const outcome *o, const char *challenge)
 	}
 	if (bn < 0 || (size_t)bn >= sizeof(body))
 		bn = snprintf(body, sizeof(body), "{}\n"); /* a challenge too long to echo */
-	hn = snprintf(head, sizeof(head),
-		      "Status: %d %s\r\nContent-Type: application/json\r\nCache-Control: no-store\r\n%s%s\r\n",
-		      o->status, status_text(o->status), o->status == 405 ? "Allow: POST\r\n" : "",
-		      o->status == 503 ? "Retry-After: 5\r\n" : "");
+	hn = snprintf(
+		head, sizeof(head),
+		"Status: %d %s\r\nContent-Type: application/json\r\nCache-Control: no-store\r\n%s%s\r\n",
+		o->status, status_text(o->status), o->status == 405 ? "Allow: POST\r\n" : "",
+		o->status == 503 ? "Retry-After: 5\r\n" : "");
 	io->write(io->ctx, head, (size_t)hn);
 	io->write(io->ctx, body, (size_t)bn);
 }
@@ -295,7 +309,11 @@ reply(const http_io *io, const outcome *o, const char *challenge)
 static outcome
 rejected(int status, const char *reason)
 {
-	return (outcome){.status = status, .what = "rejected", .reason = reason, .id = -1, .secret_index = -1};
+	return (outcome){.status = status,
+			 .what = "rejected",
+			 .reason = reason,
+			 .id = -1,
+			 .secret_index = -1};
 }
 
 /*
@@ -316,7 +334,8 @@ serve(handler *h, const http_io *io, served *sv)
 	const char *method = io->param(io->ctx, "REQUEST_METHOD");
 	const char *reason;
 	const endpoint_conf *ep = find_endpoint(h->cfg, io, &reason);
-	request_view rv = {.header = io_header, .ctx = io, .query = io->param(io->ctx, "QUERY_STRING")};
+	request_view rv = {
+		.header = io_header, .ctx = io, .query = io->param(io->ctx, "QUERY_STRING")};
 	verify_result vr;
 	envelope env = {0};
 	size_t len;
@@ -353,7 +372,10 @@ serve(handler *h, const http_io *io, served *sv)
 		sv->challenge = env.challenge;
 		env.challenge = NULL;
 		envelope_release(&env);
-		return (outcome){.status = 200, .what = "challenge", .id = -1, .secret_index = vr.secret_index};
+		return (outcome){.status = 200,
+				 .what = "challenge",
+				 .id = -1,
+				 .secret_index = vr.secret_index};
 	}
 
 	hdrs = headers_json(&rv);
@@ -370,10 +392,13 @@ serve(handler *h, const http_io *io, served *sv)
 		.headers_json = hdrs,
 		.body = h->body,
 		.body_len = len,
-		/* provider.h: a delivery id the signature does not cover is deduplicated on the body too */
+		/* provider.h: a delivery id the signature does not cover is deduplicated on the
+		   body too */
 		.body_dedup = !ops->id_signed(ep),
 		.note = env.note,
-		.signed_sha256 = ops->replay == REPLAY_SIGNED && vr.has_signed_sha256 ? vr.signed_sha256 : NULL,
+		.signed_sha256 = ops->replay == REPLAY_SIGNED && vr.has_signed_sha256
+					 ? vr.signed_sha256
+					 : NULL,
 	};
 	FAILPOINT("fcgi-before-insert");
 	o = (outcome){.status = 200, .secret_index = vr.secret_index};
@@ -381,7 +406,10 @@ serve(handler *h, const http_io *io, served *sv)
 		store_outcome so;
 
 		if (store_accept(h->st, &d, &so) != 0) {
-			o = (outcome){.status = 503, .what = "error", .reason = "storage unavailable", .id = -1,
+			o = (outcome){.status = 503,
+				      .what = "error",
+				      .reason = "storage unavailable",
+				      .id = -1,
 				      .secret_index = vr.secret_index};
 		} else {
 			o.id = so.id;
@@ -412,7 +440,8 @@ upstream_request_id(const http_io *io)
 	if (v == NULL || *v == '\0')
 		return NULL;
 	for (const char *p = v; *p; p++, n++)
-		if (n == UPSTREAM_ID_MAX || !(isalnum((unsigned char)*p) || strchr("-_.:", *p) != NULL))
+		if (n == UPSTREAM_ID_MAX ||
+		    !(isalnum((unsigned char)*p) || strchr("-_.:", *p) != NULL))
 			return NULL;
 	return v;
 }
@@ -457,10 +486,11 @@ handler_serve(handler *h, const http_io *io)
 	snprintf(id, sizeof(id), "%" PRId64, o.id);
 	snprintf(ms, sizeof(ms), "%.2f", (double)(clock_mono_us() - t0) / 1000.0);
 	snprintf(idx, sizeof(idx), "%d", o.secret_index);
-	log_kv("request", "endpoint", ep ? ep->name : "(unknown)", "outcome", o.what, LOG_NUM, "status", status,
-	       "reason", o.reason, LOG_NUM, "id", o.id >= 0 ? id : NULL, LOG_NUM, "secret",
-	       o.secret_index >= 0 ? idx : NULL, "event_id", sv.event_id, "note", sv.note, LOG_NUM, "ms", ms,
-	       "request_id", rid, "upstream_request_id", upstream_request_id(io), LOG_END);
+	log_kv("request", "endpoint", ep ? ep->name : "(unknown)", "outcome", o.what, LOG_NUM,
+	       "status", status, "reason", o.reason, LOG_NUM, "id", o.id >= 0 ? id : NULL, LOG_NUM,
+	       "secret", o.secret_index >= 0 ? idx : NULL, "event_id", sv.event_id, "note", sv.note,
+	       LOG_NUM, "ms", ms, "request_id", rid, "upstream_request_id", upstream_request_id(io),
+	       LOG_END);
 	free(sv.note);
 	free(sv.event_id);
 	if (strcmp(o.what, "rejected") == 0)

@@ -70,7 +70,8 @@ load(const char *path)
 	if (c == NULL)
 		log_error("%s", err);
 	else
-		log_set_format(strcmp(conf_log_format(c), "json") == 0 ? LOG_FORMAT_JSON : LOG_FORMAT_TEXT);
+		log_set_format(strcmp(conf_log_format(c), "json") == 0 ? LOG_FORMAT_JSON
+								       : LOG_FORMAT_TEXT);
 	return c;
 }
 
@@ -109,7 +110,8 @@ static void
 serve_cgi(const conf *cfg)
 {
 	const http_io io = {cgi_param, cgi_read, cgi_write, NULL};
-	store_options opt = {conf_conninfo(cfg), conf_lock_timeout_ms(cfg), conf_statement_timeout_ms(cfg)};
+	store_options opt = {conf_conninfo(cfg), conf_lock_timeout_ms(cfg),
+			     conf_statement_timeout_ms(cfg)};
 	store *st = store_new(&opt);
 	handler *h = handler_new(cfg, st);
 
@@ -146,8 +148,8 @@ log_start(const conf *cfg, const char *path)
 	snprintf(threads, sizeof(threads), "%d", conf_threads(cfg));
 	snprintf(pid, sizeof(pid), "%ld", (long)getpid());
 	log_kv("start", "version", HOOKINBOX_VERSION, "config", path, "endpoints", list, "mode",
-	       conf_threads(cfg) > 1 ? "group-commit" : "single-row", LOG_NUM, "threads", threads, LOG_NUM,
-	       "pid", pid, LOG_END);
+	       conf_threads(cfg) > 1 ? "group-commit" : "single-row", LOG_NUM, "threads", threads,
+	       LOG_NUM, "pid", pid, LOG_END);
 	free(list);
 }
 
@@ -159,7 +161,8 @@ static int
 serve(conf *cfg, const char *path)
 {
 	sigset_t set;
-	store_options opt = {conf_conninfo(cfg), conf_lock_timeout_ms(cfg), conf_statement_timeout_ms(cfg)};
+	store_options opt = {conf_conninfo(cfg), conf_lock_timeout_ms(cfg),
+			     conf_statement_timeout_ms(cfg)};
 	store *st;
 	server *srv;
 	int sig, rc;
@@ -264,10 +267,11 @@ main(int argc, char **argv)
 	}
 	if (!check_only && FCGX_IsCGI() && getenv("GATEWAY_INTERFACE") == NULL) {
 		/* by hand, from a shell: neither a FastCGI socket nor a CGI request */
-		fprintf(stderr, "hookinbox.fcgi: not started by a web server: it serves FastCGI on a "
-				"listening socket on stdin (lighttpd bin-path, mod_fcgid, spawn-fcgi, "
-				"hookinbox-fcgi.socket) or one CGI request; to check a configuration "
-				"run hookinbox.fcgi --check [--connect] [-c FILE]\n");
+		fprintf(stderr,
+			"hookinbox.fcgi: not started by a web server: it serves FastCGI on a "
+			"listening socket on stdin (lighttpd bin-path, mod_fcgid, spawn-fcgi, "
+			"hookinbox-fcgi.socket) or one CGI request; to check a configuration "
+			"run hookinbox.fcgi --check [--connect] [-c FILE]\n");
 		return EX_USAGE;
 	}
 	path = conf_default_path(opt_config);
@@ -280,14 +284,14 @@ main(int argc, char **argv)
 
 		rc = 0;
 		if (check_connect &&
-		    dbcheck_connect(conf_conninfo(cfg), DBCHECK_INTAKE, "hookinbox.fcgi --check", msg,
-				    sizeof(msg), &unavailable) != 0) {
+		    dbcheck_connect(conf_conninfo(cfg), DBCHECK_INTAKE, "hookinbox.fcgi --check",
+				    msg, sizeof(msg), &unavailable) != 0) {
 			log_error("%s: %s", path, msg);
 			rc = unavailable ? EX_TEMPFAIL : EX_CONFIG;
 		} else {
-			printf("%s: ok (%zu endpoints, %zu routes)%s%s\n", path, conf_endpoint_count(cfg),
-			       conf_route_count(cfg), check_connect ? "; database: " : "",
-			       check_connect ? msg : "");
+			printf("%s: ok (%zu endpoints, %zu routes)%s%s\n", path,
+			       conf_endpoint_count(cfg), conf_route_count(cfg),
+			       check_connect ? "; database: " : "", check_connect ? msg : "");
 		}
 		conf_free(cfg);
 		return rc;

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HEADER_LEN 20 /* ndim, flags, element OID, length, lower bound */
+#define HEADER_LEN 20	/* ndim, flags, element OID, length, lower bound */
 #define JSONB_VERSION 1 /* jsonb_recv: a version byte before the JSON text */
 
 struct pgarray {

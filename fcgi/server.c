@@ -147,10 +147,12 @@ server_start(const conf *cfg, store *st, int threads)
 		socklen_t len = sizeof(ss);
 		struct timeval slice = {.tv_sec = 0, .tv_usec = ACCEPT_SLICE_MS * 1000};
 
-		srv->unix_socket = getsockname(0, (struct sockaddr *)&ss, &len) == 0 && ss.ss_family == AF_UNIX;
+		srv->unix_socket = getsockname(0, (struct sockaddr *)&ss, &len) == 0 &&
+				   ss.ss_family == AF_UNIX;
 		if (setsockopt(0, SOL_SOCKET, SO_RCVTIMEO, &slice, sizeof(slice)) != 0)
-			log_warn("could not set an accept timeout: %s (stopping may wait for a request)",
-				 strerror(errno));
+			log_warn(
+				"could not set an accept timeout: %s (stopping may wait for a request)",
+				strerror(errno));
 	}
 	srv->threads = xcalloc((size_t)threads, sizeof(*srv->threads));
 	for (int i = 0; i < threads; i++) {

@@ -17,8 +17,8 @@
 
 #include <libpq-fe.h>
 
-#define ACCEPT_SQL                                                                        \
-	"select id, duplicate, held from hookinbox.accept_batch($1, $2, $3, $4, $5, $6, $7, $8, " \
+#define ACCEPT_SQL                                                                                 \
+	"select id, duplicate, held from hookinbox.accept_batch($1, $2, $3, $4, $5, $6, $7, $8, "  \
 	"$9, $10, $11, $12, $13)"
 #define REJECT_SQL "select hookinbox.reject($1, $2, $3)"
 /*
@@ -26,8 +26,8 @@
  * with synchronous_commit off anywhere, an acknowledged delivery could be
  * lost in a crash.
  */
-#define SESSION_SQL                                                                   \
-	"select set_config('synchronous_commit', 'on', false), "                      \
+#define SESSION_SQL                                                                                \
+	"select set_config('synchronous_commit', 'on', false), "                                   \
 	"set_config('lock_timeout', $1, false), set_config('statement_timeout', $2, false)"
 #define ACCEPT_NPARAMS 13
 /* a batch's bodies together stay under this (each is at most max_body) */
@@ -46,9 +46,9 @@ struct store {
 	char *conninfo;
 	char lock_timeout[16], statement_timeout[16]; /* "1000ms" */
 	PGconn *conn;
-	pthread_mutex_t conn_lock; /* one user of conn and param at a time */
+	pthread_mutex_t conn_lock;	/* one user of conn and param at a time */
 	pgarray *param[ACCEPT_NPARAMS]; /* accept_batch()'s arrays, reused */
-	bool unnamed; /* named statements do not last here: parse every call */
+	bool unnamed;			/* named statements do not last here: parse every call */
 
 	/* group commit only */
 	bool group;
@@ -66,9 +66,9 @@ struct store {
 
 /* accept_batch()'s parameters, in order */
 static const pgarray_type param_type[ACCEPT_NPARAMS] = {
-	PGARRAY_TEXT, PGARRAY_TEXT, PGARRAY_TEXT, PGARRAY_TEXT, PGARRAY_TEXT,  PGARRAY_TEXT,
-	PGARRAY_TEXT, PGARRAY_INT8, PGARRAY_JSONB, PGARRAY_BYTEA, PGARRAY_BOOL, PGARRAY_BYTEA,
-	PGARRAY_TEXT,
+	PGARRAY_TEXT, PGARRAY_TEXT,  PGARRAY_TEXT, PGARRAY_TEXT,  PGARRAY_TEXT,
+	PGARRAY_TEXT, PGARRAY_TEXT,  PGARRAY_INT8, PGARRAY_JSONB, PGARRAY_BYTEA,
+	PGARRAY_BOOL, PGARRAY_BYTEA, PGARRAY_TEXT,
 };
 
 static void *committer_main(void *arg);
@@ -80,7 +80,8 @@ store_new(const store_options *opt)
 
 	s->conninfo = xstrdup(opt->conninfo);
 	snprintf(s->lock_timeout, sizeof(s->lock_timeout), "%dms", opt->lock_timeout_ms);
-	snprintf(s->statement_timeout, sizeof(s->statement_timeout), "%dms", opt->statement_timeout_ms);
+	snprintf(s->statement_timeout, sizeof(s->statement_timeout), "%dms",
+		 opt->statement_timeout_ms);
 	pthread_mutex_init(&s->conn_lock, NULL);
 	for (int k = 0; k < ACCEPT_NPARAMS; k++)
 		s->param[k] = pgarray_new(param_type[k]);
@@ -205,8 +206,9 @@ ensure_connection(store *s)
 		res = PQprepare(s->conn, "", ACCEPT_SQL, ACCEPT_NPARAMS, NULL);
 	}
 	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
-		log_error("could not prepare hookinbox.accept_batch: %s (is sql/install.sql applied?)",
-			  first_line(PQresultErrorMessage(res), msg, sizeof(msg)));
+		log_error(
+			"could not prepare hookinbox.accept_batch: %s (is sql/install.sql applied?)",
+			first_line(PQresultErrorMessage(res), msg, sizeof(msg)));
 		PQclear(res);
 		drop_connection(s);
 		return -1;
@@ -256,7 +258,8 @@ static PGresult *
 accept_exec(store *s, const char *const *vals, const int *lens, const int *fmts)
 {
 	if (!s->unnamed) {
-		PGresult *res = PQexecPrepared(s->conn, "accept", ACCEPT_NPARAMS, vals, lens, fmts, 0);
+		PGresult *res =
+			PQexecPrepared(s->conn, "accept", ACCEPT_NPARAMS, vals, lens, fmts, 0);
 
 		if (PQresultStatus(res) != PGRES_FATAL_ERROR || !named_statement_lost(s, res))
 			return res;
@@ -321,7 +324,8 @@ accept_call(store *s, pending **batch, int n, failure *why)
 	} else {
 		*why = classify(s->conn, res);
 		if (n == 1)
-			log_error("could not store delivery for endpoint \"%s\": %s", batch[0]->d->endpoint,
+			log_error("could not store delivery for endpoint \"%s\": %s",
+				  batch[0]->d->endpoint,
 				  first_line(PQresultErrorMessage(res), msg, sizeof(msg)));
 		else
 			log_error("could not store a batch of %d deliveries: %s", n,
@@ -466,8 +470,8 @@ store_accept(store *s, const store_delivery *d, store_outcome *out)
 	head = atomic_load_explicit(&s->incoming, memory_order_relaxed);
 	do {
 		p.next = head;
-	} while (!atomic_compare_exchange_weak_explicit(&s->incoming, &head, &p,
-							memory_order_release, memory_order_relaxed));
+	} while (!atomic_compare_exchange_weak_explicit(
+		&s->incoming, &head, &p, memory_order_release, memory_order_relaxed));
 	/* the list was empty: the committer may be asleep (else it will look again) */
 	if (head == NULL)
 		sem_post(&s->work);

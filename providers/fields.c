@@ -196,7 +196,8 @@ integer_value(const jscan_value *v, int64_t *out)
 	bool neg = v->p[0] == '-';
 	uint64_t n;
 
-	if (decimal_digits(v->p + neg, v->len - neg, neg ? (uint64_t)INT64_MAX + 1 : INT64_MAX, &n) < 0)
+	if (decimal_digits(v->p + neg, v->len - neg, neg ? (uint64_t)INT64_MAX + 1 : INT64_MAX,
+			   &n) < 0)
 		return -1;
 	*out = neg ? (int64_t)(0 - n) : (int64_t)n;
 	return 0;
@@ -259,8 +260,8 @@ env_extract_fields(const request_view *req, const env_body_fields *f, envelope *
 	if (env_need_id(env_take_json(&env->event_id, env_json_path(b, f->id), false, &why), &why,
 			reason) < 0)
 		return -1;
-	env_optional(env, env_take_json(&env->event_type, env_json_path(b, f->type), false, &why), "type",
-		     &why);
+	env_optional(env, env_take_json(&env->event_type, env_json_path(b, f->type), false, &why),
+		     "type", &why);
 	env_optional(env, env_take_json(&env->object_id, env_json_path(b, f->object), false, &why),
 		     "object id", &why);
 	env_optional(env, env_take_version(env, env_json_path(b, f->version)), f->version,

@@ -47,7 +47,8 @@ extract_fields(const request_view *req, const jval *b, envelope *env, const char
 	char key[ENVELOPE_FIELD_MAX + 1], *action;
 	size_t n, alen;
 
-	if (env_need_id(env_take_header(&env->event_id, req, "X-GitHub-Delivery", &why), &why, reason) < 0)
+	if (env_need_id(env_take_header(&env->event_id, req, "X-GitHub-Delivery", &why), &why,
+			reason) < 0)
 		return -1;
 	if (ev == NULL)
 		return 0;
@@ -77,7 +78,8 @@ extract_fields(const request_view *req, const jval *b, envelope *env, const char
 	}
 	if (obj.present && obj.v.type == JSCAN_OBJECT) {
 		id = env_json_path(&obj, "id");
-		env_optional(env, env_take_json(&env->object_id, id, true, &why), "object id", &why);
+		env_optional(env, env_take_json(&env->object_id, id, true, &why), "object id",
+			     &why);
 	}
 	return 0;
 }
@@ -121,7 +123,8 @@ sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 	return 0;
 }
 
-static const char *const headers[] = {"X-GitHub-Event", "X-GitHub-Delivery", "X-GitHub-Hook-ID", NULL};
+static const char *const headers[] = {"X-GitHub-Event", "X-GitHub-Delivery", "X-GitHub-Hook-ID",
+				      NULL};
 
 const provider_ops provider_github = {
 	.name = "github",

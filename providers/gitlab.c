@@ -39,10 +39,14 @@ extract(const endpoint_conf *ep, const request_view *req, envelope *env, const c
 	jval b = env_body(req, env);
 
 	(void)ep;
-	if (env_need_id(env_take_header(&env->event_id, req, "X-Gitlab-Event-UUID", &why), &why, reason) < 0)
+	if (env_need_id(env_take_header(&env->event_id, req, "X-Gitlab-Event-UUID", &why), &why,
+			reason) < 0)
 		return -1;
-	env_optional(env, env_take_header(&env->event_type, req, "X-Gitlab-Event", &why), "type", &why);
-	env_optional(env, env_take_json(&env->object_id, env_json_path(&b, "object_attributes.id"), true, &why),
+	env_optional(env, env_take_header(&env->event_type, req, "X-Gitlab-Event", &why), "type",
+		     &why);
+	env_optional(env,
+		     env_take_json(&env->object_id, env_json_path(&b, "object_attributes.id"), true,
+				   &why),
 		     "object id", &why);
 	return 0;
 }

@@ -48,7 +48,8 @@ verify(const endpoint_conf *ep, const request_view *req, verify_result *res)
 	const char *v;
 
 	if (h->header == NULL)
-		return scheme_fail(res, VERIFY_MISMATCH, "endpoint has no signature header configured");
+		return scheme_fail(res, VERIFY_MISMATCH,
+				   "endpoint has no signature header configured");
 	v = scheme_header(req, h->header, &len, &too_long);
 	if (v == NULL)
 		return scheme_fail(res, VERIFY_UNSIGNED, "missing signature header");
@@ -56,7 +57,8 @@ verify(const endpoint_conf *ep, const request_view *req, verify_result *res)
 		return scheme_fail(res, VERIFY_MALFORMED, "signature header too long");
 	if (plen > 0) {
 		if (len < plen || strncmp(v, h->prefix, plen) != 0)
-			return scheme_fail(res, VERIFY_MALFORMED, "signature header lacks the configured prefix");
+			return scheme_fail(res, VERIFY_MALFORMED,
+					   "signature header lacks the configured prefix");
 		v += plen;
 		len -= plen;
 	}
@@ -100,11 +102,13 @@ extract(const endpoint_conf *ep, const request_view *req, envelope *env, const c
 		rc = env_take_json(&env->event_type, env_json_path(b, h->type_field), false, &why);
 	env_optional(env, rc, "type", &why);
 	if (h->object_field != NULL)
-		env_optional(env, env_take_json(&env->object_id, env_json_path(b, h->object_field), true, &why),
+		env_optional(env,
+			     env_take_json(&env->object_id, env_json_path(b, h->object_field), true,
+					   &why),
 			     "object id", &why);
 	if (h->version_field != NULL)
-		env_optional(env, env_take_version(env, env_json_path(b, h->version_field)), "version",
-			     &env_version_why);
+		env_optional(env, env_take_version(env, env_json_path(b, h->version_field)),
+			     "version", &env_version_why);
 	return 0;
 }
 
@@ -112,8 +116,9 @@ static int
 sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 {
 	const hmac_conf *h = in->hmac;
-	char mac[BASE64_ENCODED_SIZE(HMAC_MAX_LEN) > 2 * HMAC_MAX_LEN + 1 ? BASE64_ENCODED_SIZE(HMAC_MAX_LEN)
-									  : 2 * HMAC_MAX_LEN + 1];
+	char mac[BASE64_ENCODED_SIZE(HMAC_MAX_LEN) > 2 * HMAC_MAX_LEN + 1
+			 ? BASE64_ENCODED_SIZE(HMAC_MAX_LEN)
+			 : 2 * HMAC_MAX_LEN + 1];
 	hmac_part body = {in->body, in->body_len};
 	int rc;
 

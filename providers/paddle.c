@@ -12,8 +12,13 @@
 #include <string.h>
 
 static const timestamped_scheme scheme = {
-	"Paddle-Signature", "missing Paddle-Signature header", ';', "ts", "h1",
-	"no h1 signature in signature header", ':',
+	"Paddle-Signature",
+	"missing Paddle-Signature header",
+	';',
+	"ts",
+	"h1",
+	"no h1 signature in signature header",
+	':',
 };
 
 static int
@@ -40,7 +45,8 @@ sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 	snprintf(pre, sizeof(pre), "%lld:", (long long)in->timestamp);
 	if (sign_body_hex(in, pre, hex, errbuf, errlen) < 0)
 		return -1;
-	sign_add(out, "Paddle-Signature", xasprintf("ts=%lld;h1=%s", (long long)in->timestamp, hex));
+	sign_add(out, "Paddle-Signature",
+		 xasprintf("ts=%lld;h1=%s", (long long)in->timestamp, hex));
 	return 0;
 }
 

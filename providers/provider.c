@@ -14,16 +14,11 @@ extern const provider_ops provider_stripe, provider_github, provider_standard, p
 	provider_gitlab, provider_square;
 
 static const provider_ops *const table[PROVIDER__COUNT] = {
-	[PROVIDER_STRIPE] = &provider_stripe,
-	[PROVIDER_GITHUB] = &provider_github,
-	[PROVIDER_STANDARD] = &provider_standard,
-	[PROVIDER_SVIX] = &provider_svix,
-	[PROVIDER_HMAC] = &provider_hmac,
-	[PROVIDER_SHOPIFY] = &provider_shopify,
-	[PROVIDER_SLACK] = &provider_slack,
-	[PROVIDER_PADDLE] = &provider_paddle,
-	[PROVIDER_TWILIO] = &provider_twilio,
-	[PROVIDER_GITLAB] = &provider_gitlab,
+	[PROVIDER_STRIPE] = &provider_stripe,	  [PROVIDER_GITHUB] = &provider_github,
+	[PROVIDER_STANDARD] = &provider_standard, [PROVIDER_SVIX] = &provider_svix,
+	[PROVIDER_HMAC] = &provider_hmac,	  [PROVIDER_SHOPIFY] = &provider_shopify,
+	[PROVIDER_SLACK] = &provider_slack,	  [PROVIDER_PADDLE] = &provider_paddle,
+	[PROVIDER_TWILIO] = &provider_twilio,	  [PROVIDER_GITLAB] = &provider_gitlab,
 	[PROVIDER_SQUARE] = &provider_square,
 };
 

@@ -46,13 +46,13 @@ struct sign_output;
 
 /* what the replay defence of an unsigned delivery id compares */
 typedef enum provider_replay {
-	REPLAY_BODY,	 /* SHA-256 of the raw body */
-	REPLAY_SIGNED	 /* what verify reports it checked, when that is not the raw body */
+	REPLAY_BODY,  /* SHA-256 of the raw body */
+	REPLAY_SIGNED /* what verify reports it checked, when that is not the raw body */
 } provider_replay;
 
 typedef struct provider_ops {
-	const char *name;	      /* "stripe": the configuration's provider = value */
-	int64_t tolerance;	      /* the SDK's replay window in seconds; 0: nothing timestamped */
+	const char *name;  /* "stripe": the configuration's provider = value */
+	int64_t tolerance; /* the SDK's replay window in seconds; 0: nothing timestamped */
 	/*
 	 * Request headers kept with the body (event metadata, never a
 	 * credential); NULL-terminated.  Every provider's are kept on every
@@ -83,7 +83,8 @@ typedef struct provider_ops {
 	int (*extract)(const struct endpoint_conf *ep, const struct request_view *req,
 		       struct envelope *env, const char **reason);
 	/* sign.h's sign_headers for this provider; out->n is 0 */
-	int (*sign)(const struct sign_input *in, struct sign_output *out, char *errbuf, size_t errlen);
+	int (*sign)(const struct sign_input *in, struct sign_output *out, char *errbuf,
+		    size_t errlen);
 } provider_ops;
 
 /* the row of p; p must be a valid id */

@@ -87,7 +87,8 @@ scheme_window(const endpoint_conf *ep, const request_view *req, int64_t ts)
 int
 scheme_window_fail(verify_result *res, verify_status st)
 {
-	return scheme_fail(res, st, st == VERIFY_STALE ? "timestamp too old" : "timestamp in the future");
+	return scheme_fail(res, st,
+			   st == VERIFY_STALE ? "timestamp too old" : "timestamp in the future");
 }
 
 int
@@ -187,7 +188,8 @@ scheme_verify_timestamped(const timestamped_scheme *sc, const endpoint_conf *ep,
 			continue;
 		if (span_eq(k, sc->ts_key)) {
 			if (have_ts || scheme_timestamp(val.p, val.len, &ts) < 0)
-				return scheme_fail(res, VERIFY_MALFORMED, "bad timestamp in signature header");
+				return scheme_fail(res, VERIFY_MALFORMED,
+						   "bad timestamp in signature header");
 			have_ts = true;
 		} else if (span_eq(k, sc->sig_key)) {
 			sigs[nsig++] = val;

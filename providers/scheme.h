@@ -18,8 +18,8 @@
 #include "sign.h"
 #include "verify.h"
 
-#define SCHEME_HEADER_MAX 8192	 /* a longer signature header is malformed */
-#define SCHEME_ENTRIES_MAX 64	 /* signature entries examined per header */
+#define SCHEME_HEADER_MAX 8192 /* a longer signature header is malformed */
+#define SCHEME_ENTRIES_MAX 64  /* signature entries examined per header */
 
 /* a span of a header value */
 typedef struct span {
@@ -62,7 +62,8 @@ bool scheme_hex_matches(span s, const unsigned char *mac, size_t maclen);
 
 /* the HMAC of parts with the endpoint's secret i; 0 or -1 */
 int scheme_mac_secret(hmac_alg alg, const endpoint_conf *ep, size_t i, const hmac_part *parts,
-		      size_t n, unsigned char mac[HMAC_MAX_LEN]) __attribute__((warn_unused_result));
+		      size_t n, unsigned char mac[HMAC_MAX_LEN])
+	__attribute__((warn_unused_result));
 
 /*
  * Try every secret of the endpoint against one decoded signature of
@@ -70,7 +71,8 @@ int scheme_mac_secret(hmac_alg alg, const endpoint_conf *ep, size_t i, const hma
  * mismatch.
  */
 int scheme_match_secrets(hmac_alg alg, const endpoint_conf *ep, const hmac_part *parts,
-			 size_t nparts, const unsigned char *want, size_t wantlen, verify_result *res);
+			 size_t nparts, const unsigned char *want, size_t wantlen,
+			 verify_result *res);
 
 /*
  * Stripe and Paddle sign alike: one header of key=value entries holding a
@@ -94,9 +96,8 @@ int scheme_verify_timestamped(const timestamped_scheme *sc, const endpoint_conf 
  * One header carrying the base64 HMAC-SHA256, keyed with each secret, of
  * prefix ("" for none) followed by the body (Shopify, Square).
  */
-int scheme_verify_base64_body(const endpoint_conf *ep, const request_view *req,
-			      verify_result *res, const char *header, const char *missing,
-			      const char *prefix);
+int scheme_verify_base64_body(const endpoint_conf *ep, const request_view *req, verify_result *res,
+			      const char *header, const char *missing, const char *prefix);
 
 /* ---- signing (sign.h) ---- */
 

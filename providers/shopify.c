@@ -35,7 +35,8 @@ extract(const endpoint_conf *ep, const request_view *req, envelope *env, const c
 		rc = env_take_header(&env->event_id, req, "X-Shopify-Webhook-Id", &why);
 	if (env_need_id(rc, &why, reason) < 0)
 		return -1;
-	env_optional(env, env_take_header(&env->event_type, req, "X-Shopify-Topic", &why), "type", &why);
+	env_optional(env, env_take_header(&env->event_type, req, "X-Shopify-Topic", &why), "type",
+		     &why);
 	rc = env_take_json(&env->object_id, env_json_path(b, "admin_graphql_api_id"), false, &why);
 	if (rc > 0)
 		rc = env_take_json(&env->object_id, env_json_path(b, "id"), true, &why);
@@ -46,8 +47,8 @@ extract(const endpoint_conf *ep, const request_view *req, envelope *env, const c
 		else
 			env_note(env, "X-Shopify-Triggered-At", "not an RFC 3339 time");
 	} else {
-		env_optional(env, env_take_version(env, env_json_path(b, "updated_at")), "updated_at",
-			     &env_version_why);
+		env_optional(env, env_take_version(env, env_json_path(b, "updated_at")),
+			     "updated_at", &env_version_why);
 	}
 	return 0;
 }
@@ -66,8 +67,13 @@ sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 }
 
 static const char *const headers[] = {
-	"X-Shopify-Topic",	  "X-Shopify-Shop-Domain", "X-Shopify-Webhook-Id", "X-Shopify-Event-Id",
-	"X-Shopify-Triggered-At", "X-Shopify-API-Version", NULL,
+	"X-Shopify-Topic",
+	"X-Shopify-Shop-Domain",
+	"X-Shopify-Webhook-Id",
+	"X-Shopify-Event-Id",
+	"X-Shopify-Triggered-At",
+	"X-Shopify-API-Version",
+	NULL,
 };
 
 const provider_ops provider_shopify = {

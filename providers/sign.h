@@ -18,15 +18,15 @@
 
 typedef struct sign_input {
 	provider provider;
-	const hmac_conf *hmac;	      /* PROVIDER_HMAC only; NULL otherwise */
+	const hmac_conf *hmac;	     /* PROVIDER_HMAC only; NULL otherwise */
 	const unsigned char *secret; /* one secret as it appears in a secret file */
 	size_t secret_len;
-	const char *event_id;	      /* NULL: no id header; required for standard/svix */
-	const char *event_type;	      /* NULL: no type header */
-	int64_t timestamp;	      /* unix seconds, for timestamped schemes */
-	const unsigned char *body;    /* exact bytes that will be sent */
+	const char *event_id;	   /* NULL: no id header; required for standard/svix */
+	const char *event_type;	   /* NULL: no type header */
+	int64_t timestamp;	   /* unix seconds, for timestamped schemes */
+	const unsigned char *body; /* exact bytes that will be sent */
 	size_t body_len;
-	const char *url;	      /* the full URL requested, for providers that sign it */
+	const char *url; /* the full URL requested, for providers that sign it */
 } sign_input;
 
 typedef struct sign_header {

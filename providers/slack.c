@@ -34,7 +34,7 @@ verify(const endpoint_conf *ep, const request_view *req, verify_result *res)
 
 	if (v == NULL || tsv == NULL)
 		return scheme_fail(res, VERIFY_UNSIGNED,
-			    "missing X-Slack-Signature or X-Slack-Request-Timestamp header");
+				   "missing X-Slack-Signature or X-Slack-Request-Timestamp header");
 	if (too_long || len != 3 + 64 || strncmp(v, "v0=", 3) != 0 ||
 	    hex_decode(v + 3, 64, want, sizeof(want)) != 32)
 		return scheme_fail(res, VERIFY_MALFORMED, "malformed signature header");
@@ -48,10 +48,10 @@ verify(const endpoint_conf *ep, const request_view *req, verify_result *res)
 	return scheme_match_secrets(HMAC_SHA256, ep, parts, 2, want, 32, res);
 }
 
-#define BAD(r)                 \
-	do {                   \
-		*reason = (r); \
-		goto out;      \
+#define BAD(r)                                                                                     \
+	do {                                                                                       \
+		*reason = (r);                                                                     \
+		goto out;                                                                          \
 	} while (0)
 
 /*
@@ -79,18 +79,25 @@ extract(const endpoint_conf *ep, const request_view *req, envelope *env, const c
 			body = env_parse_object((const unsigned char *)p->value, p->value_len);
 			if (!body.present)
 				BAD("payload is not a JSON object");
-			if (env_need_id(env_take_json(&env->event_id, env_json_path(b, "trigger_id"), false, &why), &why,
-				    reason) < 0)
+			if (env_need_id(env_take_json(&env->event_id,
+						      env_json_path(b, "trigger_id"), false, &why),
+					&why, reason) < 0)
 				goto out;
-			env_optional(env, env_take_json(&env->event_type, env_json_path(b, "type"), false, &why), "type",
-				 &why);
+			env_optional(env,
+				     env_take_json(&env->event_type, env_json_path(b, "type"),
+						   false, &why),
+				     "type", &why);
 		} else {
 			if ((p = form_get(&f, "trigger_id")) == NULL)
 				BAD("no event id");
-			if (env_need_id(env_take(&env->event_id, p->value, p->value_len, &why), &why, reason) < 0)
+			if (env_need_id(env_take(&env->event_id, p->value, p->value_len, &why),
+					&why, reason) < 0)
 				goto out;
 			if ((p = form_get(&f, "command")) != NULL)
-				env_optional(env, env_take(&env->event_type, p->value, p->value_len, &why), "type", &why);
+				env_optional(
+					env,
+					env_take(&env->event_type, p->value, p->value_len, &why),
+					"type", &why);
 		}
 		rc = 0;
 		goto out;
@@ -107,7 +114,8 @@ extract(const endpoint_conf *ep, const request_view *req, envelope *env, const c
 
 		free(type);
 		if (verification) {
-			if (env_take_json(&env->challenge, env_json_path(b, "challenge"), false, &why) != 0)
+			if (env_take_json(&env->challenge, env_json_path(b, "challenge"), false,
+					  &why) != 0)
 				BAD("bad challenge");
 			env->event_id = xstrdup("url_verification");
 			env->event_type = xstrdup("url_verification");
@@ -115,10 +123,14 @@ extract(const endpoint_conf *ep, const request_view *req, envelope *env, const c
 			goto out;
 		}
 	}
-	if (env_need_id(env_take_json(&env->event_id, env_json_path(b, "event_id"), false, &why), &why, reason) < 0)
+	if (env_need_id(env_take_json(&env->event_id, env_json_path(b, "event_id"), false, &why),
+			&why, reason) < 0)
 		goto out;
-	env_optional(env, env_take_json(&env->event_type, env_json_path(b, "event.type"), false, &why), "type", &why);
-	env_optional(env, env_take_version(env, env_json_path(b, "event_time")), "event_time", &env_version_why);
+	env_optional(env,
+		     env_take_json(&env->event_type, env_json_path(b, "event.type"), false, &why),
+		     "type", &why);
+	env_optional(env, env_take_version(env, env_json_path(b, "event_time")), "event_time",
+		     &env_version_why);
 	rc = 0;
 out:
 	form_release(&f);

@@ -21,8 +21,9 @@
 static const char *
 check(const endpoint_conf *ep)
 {
-	return ep->public_url == NULL ? "provider square needs public_url (the notification URL Square signs)"
-				      : NULL;
+	return ep->public_url == NULL
+		       ? "provider square needs public_url (the notification URL Square signs)"
+		       : NULL;
 }
 
 static int
@@ -31,7 +32,8 @@ verify(const endpoint_conf *ep, const request_view *req, verify_result *res)
 	if (ep->public_url == NULL)
 		return scheme_fail(res, VERIFY_MISMATCH, "endpoint has no public_url for square");
 	return scheme_verify_base64_body(ep, req, res, "X-Square-HmacSha256-Signature",
-					 "missing X-Square-HmacSha256-Signature header", ep->public_url);
+					 "missing X-Square-HmacSha256-Signature header",
+					 ep->public_url);
 }
 
 static const env_body_fields fields = {"event_id", "type", "data.id", "created_at"};

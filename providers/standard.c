@@ -110,7 +110,9 @@ verify(const endpoint_conf *ep, const request_view *req, verify_result *res)
 		sig = scheme_header(req, nm[2], &siglen, &too_long);
 	}
 	if (id == NULL || tsv == NULL || sig == NULL)
-		return scheme_fail(res, VERIFY_UNSIGNED, "missing webhook-id, webhook-timestamp or webhook-signature header");
+		return scheme_fail(
+			res, VERIFY_UNSIGNED,
+			"missing webhook-id, webhook-timestamp or webhook-signature header");
 	if (too_long)
 		return scheme_fail(res, VERIFY_MALFORMED, "signature header too long");
 	if (idlen == 0)
@@ -172,8 +174,8 @@ verify(const endpoint_conf *ep, const request_view *req, verify_result *res)
 			for (int j = 0; j < n1a && !match; j++) {
 				unsigned char sigbytes[ED25519_SIG_LEN + 3];
 
-				if (base64_decode(v1a[j].p, v1a[j].len, sigbytes, sizeof(sigbytes)) ==
-				    ED25519_SIG_LEN)
+				if (base64_decode(v1a[j].p, v1a[j].len, sigbytes,
+						  sizeof(sigbytes)) == ED25519_SIG_LEN)
 					match = ed25519_verify(key, msg, msglen, sigbytes);
 			}
 		}
@@ -204,8 +206,8 @@ extract(const endpoint_conf *ep, const request_view *req, envelope *env, const c
 		rc = env_take_header(&env->event_id, req, second, &why);
 	if (env_need_id(rc, &why, reason) < 0)
 		return -1;
-	env_optional(env, env_take_json(&env->event_type, env_json_path(b, "type"), false, &why), "type",
-		     &why);
+	env_optional(env, env_take_json(&env->event_type, env_json_path(b, "type"), false, &why),
+		     "type", &why);
 	/* data.id is free-form in the spec: other types are ignored */
 	if (env_take_json(&env->object_id, env_json_path(b, "data.id"), false, &why) < 0)
 		env->object_id = NULL;
@@ -229,7 +231,8 @@ sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 		return -1;
 	}
 	snprintf(tsbuf, sizeof(tsbuf), ".%lld.", (long long)in->timestamp);
-	kind = standard_key_decode(in->secret, in->secret_len, STANDARD_KEY_SIGN, &key, &klen, &kcap);
+	kind = standard_key_decode(in->secret, in->secret_len, STANDARD_KEY_SIGN, &key, &klen,
+				   &kcap);
 	if (kind == STANDARD_KEY_HMAC) {
 		hmac_part parts[3] = {{in->event_id, strlen(in->event_id)},
 				      {tsbuf, strlen(tsbuf)},
@@ -239,7 +242,8 @@ sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 			snprintf(errbuf, errlen, "could not compute signature");
 			goto out;
 		}
-		sign_add(out, svix ? "svix-signature" : "webhook-signature", xasprintf("v1,%s", b64));
+		sign_add(out, svix ? "svix-signature" : "webhook-signature",
+			 xasprintf("v1,%s", b64));
 	} else if (kind == STANDARD_KEY_ED25519) {
 		unsigned char sig[ED25519_SIG_LEN];
 		size_t idlen = strlen(in->event_id), tl = strlen(tsbuf);
@@ -255,7 +259,8 @@ sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 			goto out;
 		}
 		base64_encode(sig, sizeof(sig), b64);
-		sign_add(out, svix ? "svix-signature" : "webhook-signature", xasprintf("v1a,%s", b64));
+		sign_add(out, svix ? "svix-signature" : "webhook-signature",
+			 xasprintf("v1a,%s", b64));
 	} else {
 		snprintf(errbuf, errlen, "secret is not a usable standard webhooks signing key");
 		goto out;
@@ -272,8 +277,8 @@ out:
 }
 
 /* both families: either can arrive at either provider's endpoint */
-static const char *const headers[] = {"webhook-id", "webhook-timestamp", "svix-id", "svix-timestamp",
-				      NULL};
+static const char *const headers[] = {"webhook-id", "webhook-timestamp", "svix-id",
+				      "svix-timestamp", NULL};
 
 const provider_ops provider_standard = {
 	.name = "standard",

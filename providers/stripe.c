@@ -13,8 +13,13 @@
 #include <string.h>
 
 static const timestamped_scheme scheme = {
-	"Stripe-Signature", "missing Stripe-Signature header", ',', "t", "v1",
-	"no v1 signature in signature header", '.',
+	"Stripe-Signature",
+	"missing Stripe-Signature header",
+	',',
+	"t",
+	"v1",
+	"no v1 signature in signature header",
+	'.',
 };
 
 static int

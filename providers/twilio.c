@@ -25,7 +25,8 @@
 static const char *
 check(const endpoint_conf *ep)
 {
-	return ep->public_url == NULL ? "provider twilio needs public_url (the URL Twilio signs)" : NULL;
+	return ep->public_url == NULL ? "provider twilio needs public_url (the URL Twilio signs)"
+				      : NULL;
 }
 
 /*
@@ -72,8 +73,9 @@ twilio_urls(const char *public_url, const char *query, char *urls[2])
 			size_t pre = (size_t)(auth - public_url) + colon;
 			size_t post = (size_t)(auth - public_url) + alen;
 
-			urls[n++] = xasprintf("%.*s%.*s%s%s", (int)pre, base, (int)(blen - post),
-					      base + post, q != NULL ? "?" : "", q != NULL ? q : "");
+			urls[n++] =
+				xasprintf("%.*s%.*s%s%s", (int)pre, base, (int)(blen - post),
+					  base + post, q != NULL ? "?" : "", q != NULL ? q : "");
 		} else {
 			const char *port = NULL;
 			size_t at = (size_t)(auth - public_url) + alen;
@@ -84,8 +86,8 @@ twilio_urls(const char *public_url, const char *query, char *urls[2])
 				port = ":80";
 			if (port != NULL)
 				urls[n++] = xasprintf("%.*s%s%.*s%s%s", (int)at, base, port,
-						      (int)(blen - at), base + at, q != NULL ? "?" : "",
-						      q != NULL ? q : "");
+						      (int)(blen - at), base + at,
+						      q != NULL ? "?" : "", q != NULL ? q : "");
 		}
 	}
 	free(base);
@@ -147,7 +149,8 @@ verify(const endpoint_conf *ep, const request_view *req, verify_result *res)
 			parts[0].data = urls[u];
 			parts[0].len = strlen(urls[u]);
 			if (scheme_mac_secret(HMAC_SHA1, ep, i, parts, nparts, mac) < 0) {
-				rc = scheme_fail(res, VERIFY_MISMATCH, "signature computation failed");
+				rc = scheme_fail(res, VERIFY_MISMATCH,
+						 "signature computation failed");
 				goto out;
 			}
 			base64_encode(mac, 20, b64);
@@ -160,22 +163,26 @@ verify(const endpoint_conf *ep, const request_view *req, verify_result *res)
 				char hex[2 * SHA256_LEN + 1];
 
 				if (sha256_digest(req->body, req->body_len, d) < 0) {
-					rc = scheme_fail(res, VERIFY_MISMATCH, "signature computation failed");
+					rc = scheme_fail(res, VERIFY_MISMATCH,
+							 "signature computation failed");
 					goto out;
 				}
 				hex_encode(d, sizeof(d), hex);
 				if (!ct_equal(hex, strlen(hex), bh->value, bh->value_len)) {
-					rc = scheme_fail(res, VERIFY_MISMATCH, "body hash mismatch");
+					rc = scheme_fail(res, VERIFY_MISMATCH,
+							 "body hash mismatch");
 					goto out;
 				}
 			}
 			rc = scheme_pass(res, i);
 			if (!body_hash) {
-				/* what was signed, with the URL as configured (not the port variant) */
+				/* what was signed, with the URL as configured (not the port
+				 * variant) */
 				parts[0].data = urls[0];
 				parts[0].len = strlen(urls[0]);
 				if (sha256_parts(parts, nparts, res->signed_sha256) < 0) {
-					rc = scheme_fail(res, VERIFY_MISMATCH, "signature computation failed");
+					rc = scheme_fail(res, VERIFY_MISMATCH,
+							 "signature computation failed");
 					goto out;
 				}
 				res->has_signed_sha256 = true;
@@ -193,10 +200,10 @@ out:
 	return rc;
 }
 
-#define BAD(r)                 \
-	do {                   \
-		*reason = (r); \
-		goto out;      \
+#define BAD(r)                                                                                     \
+	do {                                                                                       \
+		*reason = (r);                                                                     \
+		goto out;                                                                          \
 	} while (0)
 
 /*
@@ -229,10 +236,13 @@ extract(const endpoint_conf *ep, const request_view *req, envelope *env, const c
 			BAD("body is not JSON");
 		if (!body.present)
 			env_note(env, "body", "not JSON");
-		if (hrc > 0 && env_need_id(env_take_json(&env->event_id, env_json_path(b, "id"), false, &why), &why,
-				       reason) < 0)
+		if (hrc > 0 &&
+		    env_need_id(env_take_json(&env->event_id, env_json_path(b, "id"), false, &why),
+				&why, reason) < 0)
 			goto out;
-		env_optional(env, env_take_json(&env->event_type, env_json_path(b, "type"), false, &why), "type", &why);
+		env_optional(env,
+			     env_take_json(&env->event_type, env_json_path(b, "type"), false, &why),
+			     "type", &why);
 		if (env->event_type == NULL)
 			env->event_type = xstrdup("twilio.event");
 		rc = 0;
@@ -260,7 +270,9 @@ extract(const endpoint_conf *ep, const request_view *req, envelope *env, const c
 		free(t);
 	}
 	if (env->event_type == NULL)
-		env->event_type = xstrdup(sid == NULL ? "twilio.event" : which == 2 ? "twilio.call" : "twilio.message");
+		env->event_type = xstrdup(sid == NULL  ? "twilio.event"
+					  : which == 2 ? "twilio.call"
+						       : "twilio.message");
 	if (hrc > 0) {
 		char *id;
 		int trc;

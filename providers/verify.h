@@ -26,8 +26,8 @@ typedef struct request_view {
 	const void *ctx;
 	const unsigned char *body; /* exact bytes received, not NUL-terminated */
 	size_t body_len;
-	const char *query;	   /* QUERY_STRING or NULL (Twilio signs the URL) */
-	int64_t now;		   /* unix seconds (clock_now()) */
+	const char *query; /* QUERY_STRING or NULL (Twilio signs the URL) */
+	int64_t now;	   /* unix seconds (clock_now()) */
 } request_view;
 
 typedef enum verify_status {
@@ -41,7 +41,7 @@ typedef enum verify_status {
 
 typedef struct verify_result {
 	verify_status status;
-	int secret_index; /* which secret matched (0-based), -1 if none */
+	int secret_index;   /* which secret matched (0-based), -1 if none */
 	const char *reason; /* static text for the log: "signature mismatch", ... */
 	/*
 	 * When the signature does not cover the raw body (Twilio's form

@@ -83,11 +83,12 @@ int
 claim_run(PGconn *conn, const conf *c, int limit, const int *route_limits, int *route_got,
 	  size_t first, job ***jobs, size_t *n, size_t *cap, claim_counts *counts, metrics *m)
 {
-	static const char sql[] = "select action_id, lease_token, route, idem_key, attempts,"
-				  " max_attempts, age_s, event_id, event_type, object_id,"
-				  " content_type, body, outcome, probe, unknown"
-				  " from hookinbox.claim_actions($1::integer, $2::integer, $3::integer,"
-				  " $4::text[], $5::integer[])";
+	static const char sql[] =
+		"select action_id, lease_token, route, idem_key, attempts,"
+		" max_attempts, age_s, event_id, event_type, object_id,"
+		" content_type, body, outcome, probe, unknown"
+		" from hookinbox.claim_actions($1::integer, $2::integer, $3::integer,"
+		" $4::text[], $5::integer[])";
 	const worker_conf *w = conf_worker(c);
 	char b0[16], b1[16], b2[16];
 	const char *p[5] = {b0, b1, b2, NULL, NULL};
@@ -274,8 +275,9 @@ claim_unserved(PGconn *conn, const conf *c)
 	if (db_check(conn, r, PGRES_TUPLES_OK, "routes not configured") != 0 || PQnfields(r) != 2)
 		goto out;
 	for (int i = 0; i < PQntuples(r); i++)
-		log_kv("route-not-configured", "route", PQgetvalue(r, i, 0), LOG_NUM, "due", PQgetvalue(r, i, 1),
-		       "note", "left alone: this worker's configuration has no such route", LOG_END);
+		log_kv("route-not-configured", "route", PQgetvalue(r, i, 0), LOG_NUM, "due",
+		       PQgetvalue(r, i, 1), "note",
+		       "left alone: this worker's configuration has no such route", LOG_END);
 	rc = 0;
 out:
 	PQclear(r);

@@ -49,7 +49,8 @@ int claim_route_report(PGconn *conn, const gate_report *rep) __attribute__((warn
  * out, gets outcome JOB_LOST and must not be called.  Returns 0, or -1 on
  * a database error (logged; the jobs are left as they were).
  */
-int claim_renew(PGconn *conn, job **jobs, size_t n, int lease_s) __attribute__((warn_unused_result));
+int claim_renew(PGconn *conn, job **jobs, size_t n, int lease_s)
+	__attribute__((warn_unused_result));
 
 /*
  * Hand jobs[0..n-1] back uncalled (hookinbox.release_actions(), guarded by

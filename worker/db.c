@@ -51,9 +51,8 @@ conn_event(PGEventId id, void *info, void *pass)
  * its idempotency key).  Set with a statement, not the "options" startup
  * parameter, which PgBouncer refuses ("unsupported startup parameter").
  */
-static const char session_sql[] =
-	"select pg_catalog.set_config('search_path', '', false),"
-	" pg_catalog.set_config('synchronous_commit', 'off', false)";
+static const char session_sql[] = "select pg_catalog.set_config('search_path', '', false),"
+				  " pg_catalog.set_config('synchronous_commit', 'off', false)";
 
 /* a failed connection: log it; true when the server answered and refused */
 static bool
@@ -161,7 +160,8 @@ db_check_schema(PGconn *conn, int version)
 
 		if (cs != NULL)
 			snprintf(cs->refusal, sizeof(cs->refusal),
-				 "the database schema lacks migration %d: run sql/install.sql", version);
+				 "the database schema lacks migration %d: run sql/install.sql",
+				 version);
 		goto out;
 	}
 	rc = 0;
@@ -189,8 +189,8 @@ db_check(const PGconn *conn, const PGresult *res, ExecStatusType want, const cha
 
 		if (cs != NULL) {
 			if (cs->refusal[0] == '\0')
-				snprintf(cs->refusal, sizeof(cs->refusal), "%s: %s (SQLSTATE %s)", what,
-					 msg, state);
+				snprintf(cs->refusal, sizeof(cs->refusal), "%s: %s (SQLSTATE %s)",
+					 what, msg, state);
 			return -1;
 		}
 	}
@@ -212,9 +212,11 @@ db_exec(PGconn *conn, const char *sql, int n, const char *const *vals)
 	int sent;
 
 	if (cs == NULL || cs->idle == NULL)
-		return n > 0 ? PQexecParams(conn, sql, n, NULL, vals, NULL, NULL, 0) : PQexec(conn, sql);
+		return n > 0 ? PQexecParams(conn, sql, n, NULL, vals, NULL, NULL, 0)
+			     : PQexec(conn, sql);
 	/* blocking mode: the statement is written out before these return */
-	sent = n > 0 ? PQsendQueryParams(conn, sql, n, NULL, vals, NULL, NULL, 0) : PQsendQuery(conn, sql);
+	sent = n > 0 ? PQsendQueryParams(conn, sql, n, NULL, vals, NULL, NULL, 0)
+		     : PQsendQuery(conn, sql);
 	if (!sent)
 		return NULL;
 	while (PQisBusy(conn)) {

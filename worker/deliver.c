@@ -28,7 +28,7 @@ typedef struct xfer {
 	struct curl_slist *headers;
 	char body[RESPONSE_KEEP + 1]; /* the start of the response body */
 	size_t body_len;
-	const char *ref_header;	       /* the response header kept as the reference */
+	const char *ref_header;		       /* the response header kept as the reference */
 	char request_id[HEADER_VALUE_MAX + 1]; /* its value */
 	int64_t started_us;
 	struct xfer *next, *prev;
@@ -132,7 +132,8 @@ on_header(char *ptr, size_t size, size_t nitems, void *arg)
 	xfer *x = arg;
 	size_t n = size * nitems, name_len = strlen(x->ref_header);
 
-	if (n > name_len + 1 && strncasecmp(ptr, x->ref_header, name_len) == 0 && ptr[name_len] == ':') {
+	if (n > name_len + 1 && strncasecmp(ptr, x->ref_header, name_len) == 0 &&
+	    ptr[name_len] == ':') {
 		const char *v = ptr + name_len + 1;
 		size_t len = n - (name_len + 1);
 
@@ -324,7 +325,8 @@ finish(xfer *x, CURLcode rc)
 		    retry_after > 0)
 			j->retry_after_s = (double)retry_after;
 		if (x->request_id[0] && j->route->response_ref_header != NULL)
-			snprintf(j->ref, sizeof(j->ref), "%.64s: %.130s", x->ref_header, x->request_id);
+			snprintf(j->ref, sizeof(j->ref), "%.64s: %.130s", x->ref_header,
+				 x->request_id);
 		else if (x->request_id[0])
 			snprintf(j->ref, sizeof(j->ref), "x-request-id: %.180s", x->request_id);
 		else
@@ -339,7 +341,8 @@ finish(xfer *x, CURLcode rc)
 	case CURLE_OPERATION_TIMEDOUT:
 		j->timed_out = true;
 		snprintf(j->error, sizeof(j->error), "%s",
-			 req_size > 0 ? "timeout (outcome unknown)" : "timeout before the request was sent");
+			 req_size > 0 ? "timeout (outcome unknown)"
+				      : "timeout before the request was sent");
 		break;
 	case CURLE_GOT_NOTHING:
 	case CURLE_RECV_ERROR:

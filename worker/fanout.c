@@ -58,7 +58,8 @@ fanout_run(PGconn *conn, const conf *c, int batch, fanout_result *res)
 	snprintf(nbuf, sizeof(nbuf), "%d", batch);
 	p[0] = nbuf;
 	r = db_exec(conn, sel, 1, p);
-	if (db_check(conn, r, PGRES_TUPLES_OK, "fan-out: claim inbox rows") != 0 || PQnfields(r) != 3)
+	if (db_check(conn, r, PGRES_TUPLES_OK, "fan-out: claim inbox rows") != 0 ||
+	    PQnfields(r) != 3)
 		goto out;
 	res->rows = PQntuples(r);
 	if (res->rows == 0) {
@@ -80,7 +81,8 @@ fanout_run(PGconn *conn, const conf *c, int batch, fanout_result *res)
 			routed = true;
 			db_array_add(&a_inbox, id);
 			db_array_add(&a_route, rt->name);
-			db_array_add(&a_mode, rt->key == ROUTE_KEY_OBJECT_TYPE ? "object-type" : "event");
+			db_array_add(&a_mode,
+				     rt->key == ROUTE_KEY_OBJECT_TYPE ? "object-type" : "event");
 			db_array_add(&a_ordered, rt->order == ROUTE_ORDER_OBJECT ? "t" : "f");
 			db_array_addf_int(&a_max, rt->max_attempts);
 		}

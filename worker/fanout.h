@@ -12,9 +12,9 @@
 #include "conf.h"
 
 typedef struct fanout_result {
-	long rows;	/* inbox rows taken */
-	long unrouted;	/* of which matched no route */
-	long actions;	/* actions made (duplicates collapsed) */
+	long rows;     /* inbox rows taken */
+	long unrouted; /* of which matched no route */
+	long actions;  /* actions made (duplicates collapsed) */
 } fanout_result;
 
 /* whether route r takes an event of type (NULL: untyped) from endpoint */

@@ -13,12 +13,12 @@
 
 typedef struct route_gate {
 	const route_conf *r;
-	int cap;		 /* calls in flight at most */
+	int cap; /* calls in flight at most */
 	int inflight;
-	double tokens;		 /* rate: calls that may start now */
-	int64_t refilled_ms;	 /* when tokens was last topped up */
-	int64_t hold_until_ms;	 /* held (Retry-After, open breaker) until then */
-	int failures;		 /* consecutive transient failures */
+	double tokens;	       /* rate: calls that may start now */
+	int64_t refilled_ms;   /* when tokens was last topped up */
+	int64_t hold_until_ms; /* held (Retry-After, open breaker) until then */
+	int failures;	       /* consecutive transient failures */
 } route_gate;
 
 struct gate {
@@ -38,8 +38,8 @@ gate_new(const route_conf *const *routes, size_t n, int concurrency)
 	for (size_t i = 0; i < n; i++) {
 		g->routes[i].r = routes[i];
 		g->routes[i].cap = routes[i]->concurrency > 0 ? routes[i]->concurrency
-				 : n > 1			   ? (concurrency + 1) / 2
-								   : concurrency;
+				   : n > 1		      ? (concurrency + 1) / 2
+							      : concurrency;
 		g->routes[i].tokens = -1; /* full at the first look */
 	}
 	return g;
@@ -169,7 +169,8 @@ gate_finished(gate *g, const job *j, int64_t now_ms)
 	if (rg->inflight > 0)
 		rg->inflight--;
 	/* no answer, or one that says try again (5xx, 408, 409, 425) */
-	transient = j->status == 0 || (backoff_classify(j->status) == CALL_RETRY && j->status != 429);
+	transient =
+		j->status == 0 || (backoff_classify(j->status) == CALL_RETRY && j->status != 429);
 
 	if (j->status == 429 || (j->retry_after_s > 0 && j->status >= 300)) {
 		double s = j->retry_after_s > 0 ? j->retry_after_s : j->delay_s;
@@ -199,7 +200,8 @@ gate_finished(gate *g, const job *j, int64_t now_ms)
 }
 
 int
-gate_claim_limit(const gate *g, const route_conf *r, size_t waiting, int claim_ahead, int64_t now_ms)
+gate_claim_limit(const gate *g, const route_conf *r, size_t waiting, int claim_ahead,
+		 int64_t now_ms)
 {
 	const route_gate *rg = find(g, r);
 	long room;

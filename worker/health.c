@@ -18,8 +18,8 @@ health_append(char *buf, size_t cap, const char *what, double age, const char *l
 {
 	size_t len = strlen(buf);
 
-	snprintf(buf + len, cap - len, "%s%s is %.0f s old (%s \"%s\"), over %ld s", len ? "; " : "",
-		 what, age, label, name ? name : "?", limit);
+	snprintf(buf + len, cap - len, "%s%s is %.0f s old (%s \"%s\"), over %ld s",
+		 len ? "; " : "", what, age, label, name ? name : "?", limit);
 }
 
 /*
@@ -34,8 +34,8 @@ health_report(bool nagios, int rc, const char *line, const char *perf)
 		printf("%s\n", line);
 		return rc;
 	}
-	printf("HOOKINBOX %s - %s%s%s\n", rc == EX_OK ? "OK" : "CRITICAL", line, perf[0] ? " | " : "",
-	       perf);
+	printf("HOOKINBOX %s - %s%s%s\n", rc == EX_OK ? "OK" : "CRITICAL", line,
+	       perf[0] ? " | " : "", perf);
 	return rc == EX_OK ? 0 : 2;
 }
 
@@ -54,9 +54,10 @@ health_check(const conf *c, long max_pending, long max_parked, bool nagios)
 		if (refused_us)
 			return health_report(nagios, EX_CONFIG,
 					     "unavailable: the database refused the connection "
-					     "(check [worker] conninfo)", "");
-		return health_report(nagios, EX_TEMPFAIL, "unavailable: could not connect to the database",
-				     "");
+					     "(check [worker] conninfo)",
+					     "");
+		return health_report(nagios, EX_TEMPFAIL,
+				     "unavailable: could not connect to the database", "");
 	}
 	if (queue_snapshot_take(conn, &q) != 0) {
 		snprintf(line, sizeof(line), "unavailable: could not query the queue%s%s",
@@ -74,12 +75,13 @@ health_check(const conf *c, long max_pending, long max_parked, bool nagios)
 		health_append(bad, sizeof(bad), "oldest pending action", act_age, "route", act_name,
 			      max_pending);
 	if (park_age > (double)max_parked)
-		health_append(bad, sizeof(bad), "oldest parked action", park_age, "route", park_name,
-			      max_parked);
-	snprintf(perf, sizeof(perf),
-		 "pending_event_age=%.0fs;;%ld pending_action_age=%.0fs;;%ld parked_action_age=%.0fs;;%ld",
-		 ev_age < 0 ? 0 : ev_age, max_pending, act_age < 0 ? 0 : act_age, max_pending,
-		 park_age < 0 ? 0 : park_age, max_parked);
+		health_append(bad, sizeof(bad), "oldest parked action", park_age, "route",
+			      park_name, max_parked);
+	snprintf(
+		perf, sizeof(perf),
+		"pending_event_age=%.0fs;;%ld pending_action_age=%.0fs;;%ld parked_action_age=%.0fs;;%ld",
+		ev_age < 0 ? 0 : ev_age, max_pending, act_age < 0 ? 0 : act_age, max_pending,
+		park_age < 0 ? 0 : park_age, max_parked);
 	if (bad[0] != '\0') {
 		snprintf(line, sizeof(line), "unhealthy: %s", bad);
 		rc = health_report(nagios, EX_UNHEALTHY, line, perf);

@@ -57,9 +57,9 @@ typedef struct worker {
 	size_t n_claimed, cap_claimed;
 	job **finished; /* waiting to be recorded */
 	size_t n_finished, cap_finished;
-	job **done; /* deliver_poll's output, concurrency entries */
-	gate *gate; /* the route limits */
-	int *route_limits; /* per route of the configuration: what the next claim may take */
+	job **done;	    /* deliver_poll's output, concurrency entries */
+	gate *gate;	    /* the route limits */
+	int *route_limits;  /* per route of the configuration: what the next claim may take */
 	int *route_got;	    /* and what the last claim took (stale and parked included) */
 	bool capped;	    /* some route (not held) has no room: more of it may be due */
 	size_t claim_first; /* the route the next claim starts with (taken in turn) */
@@ -119,9 +119,10 @@ log_call(const job *j)
 	snprintf(ms, sizeof(ms), "%lld", (long long)j->duration_ms);
 	snprintf(delay, sizeof(delay), "%.1f", j->delay_s);
 	log_kv("call", "route", j->route_name, LOG_NUM, "action", id, LOG_NUM, "attempt", attempt,
-	       LOG_NUM, "status", status, LOG_NUM, "duration_ms", ms, "outcome", outcome_name(j->outcome),
-	       LOG_NUM, "retry_in_s", j->outcome == JOB_RETRY ? delay : NULL,
-	       "error", j->error[0] ? j->error : NULL, LOG_END);
+	       LOG_NUM, "status", status, LOG_NUM, "duration_ms", ms, "outcome",
+	       outcome_name(j->outcome), LOG_NUM, "retry_in_s",
+	       j->outcome == JOB_RETRY ? delay : NULL, "error", j->error[0] ? j->error : NULL,
+	       LOG_END);
 }
 
 /* count a finished call by route and status class, with its duration */
@@ -162,7 +163,10 @@ reconciled(worker *w, job *j)
 	snprintf(id, sizeof(id), "%lld", (long long)j->action_id);
 	snprintf(status, sizeof(status), "%ld", j->status);
 	log_kv("reconcile", "route", j->route_name, "action", id, "status", status, "means",
-	       have ? "done" : j->status == 404 ? "send" : "later", LOG_END);
+	       have		  ? "done"
+	       : j->status == 404 ? "send"
+				  : "later",
+	       LOG_END);
 	if (have) {
 		snprintf(j->error, sizeof(j->error), "reconciled: the downstream has it");
 		return false;
@@ -176,7 +180,8 @@ reconciled(worker *w, job *j)
 			snprintf(j->error, sizeof(j->error),
 				 "reconcile answered http status %ld (outcome unknown)", j->status);
 		else if (strstr(was, "outcome unknown") == NULL)
-			snprintf(j->error, sizeof(j->error), "reconcile: %.200s (outcome unknown)", was);
+			snprintf(j->error, sizeof(j->error), "reconcile: %.200s (outcome unknown)",
+				 was);
 		j->status = 0; /* retried as an unknown outcome, never parked */
 		return false;
 	}
@@ -255,8 +260,9 @@ lease_short(const worker *w, const job *j, int64_t now)
 static bool
 too_late(const worker *w, const job *j, int64_t now)
 {
-	return calls(j) && (w->stopping || (w->deadline_ms != 0 &&
-					    now + (int64_t)j->route->timeout * 1000 > w->deadline_ms));
+	return calls(j) &&
+	       (w->stopping ||
+		(w->deadline_ms != 0 && now + (int64_t)j->route->timeout * 1000 > w->deadline_ms));
 }
 
 /* a call whose route is held (429, Retry-After, open breaker): hand it back */
@@ -504,8 +510,8 @@ flush(worker *w)
 static void
 write_metrics(worker *w)
 {
-	const char *path = w->ctl->metrics_file ? w->ctl->metrics_file
-						: conf_worker(w->ctl->c)->metrics_file;
+	const char *path =
+		w->ctl->metrics_file ? w->ctl->metrics_file : conf_worker(w->ctl->c)->metrics_file;
 	queue_snapshot q = {.n_ep = 0};
 	bool have_q = false, ok = w->conn != NULL && !w->db_failed && !refused(w);
 	const loop_counters *n = w->n;
@@ -635,7 +641,8 @@ static int
 connected(worker *w)
 {
 	if (db_check_schema(w->conn, SCHEMA_MIGRATION) != 0 ||
-	    claim_unserved(w->conn, w->ctl->c) != 0 || claim_routes_check(w->conn, w->ctl->c) != 0) {
+	    claim_unserved(w->conn, w->ctl->c) != 0 ||
+	    claim_routes_check(w->conn, w->ctl->c) != 0) {
 		w->db_failed = !refused(w);
 		return -1;
 	}
@@ -662,8 +669,9 @@ reload(worker *w)
 		PGconn *conn = db_connect(conf_conninfo(nc), while_in_db, w, NULL);
 
 		if (conn == NULL) {
-			log_error("reload failed, keeping the running configuration: the new conninfo "
-				  "does not connect");
+			log_error(
+				"reload failed, keeping the running configuration: the new conninfo "
+				"does not connect");
 			conf_free(nc);
 			return;
 		}
@@ -678,7 +686,8 @@ reload(worker *w)
 		w->dl = deliver_new(w->concurrency);
 	}
 	log_kv("reload", "config", conf_path(w->ctl->c), LOG_END);
-	if ((claim_unserved(w->conn, w->ctl->c) != 0 || claim_routes_check(w->conn, w->ctl->c) != 0) &&
+	if ((claim_unserved(w->conn, w->ctl->c) != 0 ||
+	     claim_routes_check(w->conn, w->ctl->c) != 0) &&
 	    db_lost(w->conn))
 		w->db_failed = true;
 }
@@ -755,8 +764,10 @@ sweep(worker *w)
 		    (w->deadline_ms == 0 || now + w->shortest_timeout_ms <= w->deadline_ms) &&
 		    w->n_claimed < (size_t)(w->claim_ahead > 0 ? w->claim_ahead : 1) *
 					   (size_t)w->concurrency &&
-		    inflight + w->n_claimed < (size_t)(w->claim_ahead + 1) * (size_t)w->concurrency) {
-			int want = (w->claim_ahead + 1) * w->concurrency - (int)(inflight + w->n_claimed);
+		    inflight + w->n_claimed <
+			    (size_t)(w->claim_ahead + 1) * (size_t)w->concurrency) {
+			int want = (w->claim_ahead + 1) * w->concurrency -
+				   (int)(inflight + w->n_claimed);
 			long room;
 			claim_counts cc = {0, 0, 0};
 			int64_t t0 = clock_mono_us();
@@ -771,8 +782,9 @@ sweep(worker *w)
 			if (want > room)
 				want = (int)room;
 			if (want > 0)
-				crc = claim_run(w->conn, w->ctl->c, want, w->route_limits, w->route_got,
-						w->claim_first++, &w->claimed, &w->n_claimed, &w->cap_claimed, &cc, w->m);
+				crc = claim_run(w->conn, w->ctl->c, want, w->route_limits,
+						w->route_got, w->claim_first++, &w->claimed,
+						&w->n_claimed, &w->cap_claimed, &cc, w->m);
 			w->n->claim_us += clock_mono_us() - t0;
 			if (crc != 0) {
 				if (db_lost(w->conn))
@@ -787,8 +799,9 @@ sweep(worker *w)
 				 * want 0: every route is held, or at its cap (claim
 				 * again when a call ends: not idle while any is out)
 				 */
-				bool filled = want > 0 && (cc.claimed + cc.stale + cc.parked >= want ||
-							   route_filled(w));
+				bool filled =
+					want > 0 && (cc.claimed + cc.stale + cc.parked >= want ||
+						     route_filled(w));
 
 				/*
 				 * Idle: nothing more is due.  A route at its cap may
@@ -825,7 +838,8 @@ sweep(worker *w)
 
 		if (inflight == 0 && w->n_claimed > 0 && !busy)
 			sleep_ms(10); /* claimed jobs wait for their route's rate */
-		if (inflight == 0 && w->n_finished == 0 && w->n_claimed == 0 && w->n_handback == 0) {
+		if (inflight == 0 && w->n_finished == 0 && w->n_claimed == 0 &&
+		    w->n_handback == 0) {
 			if (w->stopping) {
 				write_route_reports(w);
 				break;
@@ -833,7 +847,8 @@ sweep(worker *w)
 			if (fan_idle && claim_idle) {
 				write_route_reports(w);
 				if (!w->ctl->loop ||
-				    (w->deadline_ms != 0 && now + w->shortest_timeout_ms > w->deadline_ms))
+				    (w->deadline_ms != 0 &&
+				     now + w->shortest_timeout_ms > w->deadline_ms))
 					break;
 				idle(w);
 				if (w->db_failed)
@@ -925,8 +940,9 @@ loop_run(loop_ctl *ctl)
 		if (!w.db_failed)
 			break;
 		if (!ctl->loop || w.stopping) {
-			log_error("lost the database connection; unrecorded calls are retried after "
-				  "their leases expire");
+			log_error(
+				"lost the database connection; unrecorded calls are retried after "
+				"their leases expire");
 			status = EX_TEMPFAIL;
 			break;
 		}
@@ -934,9 +950,10 @@ loop_run(loop_ctl *ctl)
 		status = reconnect(&w);
 	}
 	if (status == EX_CONFIG && refused(&w))
-		log_error("stopping: %s (a configuration error: check the role in [database] conninfo "
-			  "and its grants, and that sql/install.sql has run)",
-			  db_refusal(w.conn));
+		log_error(
+			"stopping: %s (a configuration error: check the role in [database] conninfo "
+			"and its grants, and that sql/install.sql has run)",
+			db_refusal(w.conn));
 	write_metrics(&w);
 	for (size_t i = 0; i < w.n_claimed; i++)
 		job_free(w.claimed[i]);

@@ -18,9 +18,9 @@
 /* what a run did, for the summary and the metrics file */
 typedef struct loop_counters {
 	long fanned_out, unrouted, actions, sent, done, retry, parked, stale, lost;
-	long renewed;	  /* leases renewed before a call */
-	long released;	  /* claims handed back uncalled (stopping, --max-runtime) */
-	long reconnects;  /* --loop: database connections made again */
+	long renewed;	 /* leases renewed before a call */
+	long released;	 /* claims handed back uncalled (stopping, --max-runtime) */
+	long reconnects; /* --loop: database connections made again */
 	int64_t fanout_us, claim_us, record_us; /* time in the database, by step */
 } loop_counters;
 

@@ -44,9 +44,9 @@ typedef struct options {
 	bool nagios;	      /* --health-check in the Nagios plugin convention */
 	long max_pending_age; /* seconds, 0 = from the configuration */
 	long max_parked_age;
-	bool check;	/* --check: the configuration only, then exit */
-	bool connect;	/* --check --connect: and the database */
-	bool verbose;	/* -v: a line per call and a summary; else only failures */
+	bool check;   /* --check: the configuration only, then exit */
+	bool connect; /* --check --connect: and the database */
+	bool verbose; /* -v: a line per call and a summary; else only failures */
 } options;
 
 static void
@@ -66,41 +66,42 @@ on_hup(int sig)
 static void
 usage(FILE *f)
 {
-	fprintf(f, "Usage: " PROG " [OPTION]...\n"
-		   "Deliver accepted webhook events to their routes.\n\n"
-		   "  -c, --config=FILE      configuration file (default: $HOOKINBOX_CONFIG,\n"
-		   "                         else " CONF_DEFAULT_PATH ")\n"
-		   "      --once             drain what is due now and exit (default)\n"
-		   "      --loop             keep polling (about once a second when idle);\n"
-		   "                         reconnect with backoff when the database goes away\n"
-		   "      --max-runtime=SECS end within SECS: start only calls that can end in\n"
-		   "                         time, hand the rest back unclaimed, record, exit\n"
-		   "      --concurrency=N    calls in flight at once ([worker] concurrency)\n"
-		   "      --batch=N          rows per fan-out and claim ([worker] batch)\n"
-		   "      --metrics-file=PATH  write Prometheus metrics there ([worker] metrics_file)\n"
-		   "      --health-check     check the queue, print one line, exit 0 healthy,\n"
-		   "                         1 unhealthy, 75 database unavailable\n"
-		   "      --max-pending-age=SECS  unhealthy when a pending event or action is\n"
-		   "                         older ([worker] health_max_pending_age, 900)\n"
-		   "      --max-parked-age=SECS   unhealthy when a parked action is older\n"
-		   "                         ([worker] health_max_parked_age, 86400)\n"
-		   "      --nagios           with --health-check: the Nagios plugin convention\n"
-		   "                         (HOOKINBOX OK|CRITICAL - ... | perfdata; exit 0 or 2)\n"
-		   "      --check            load and check the configuration, then exit\n"
-		   "      --connect          with --check: also connect with [worker] conninfo and\n"
-		   "                         check the schema and the role's privileges\n"
-		   "  -v, --verbose          log every call and a summary of the run; without\n"
-		   "                         it a run that goes well prints nothing (cron)\n"
-		   "  -h, --help             show this help and exit\n"
-		   "  -V, --version          show the version and exit\n\n"
-		   "SIGTERM or SIGINT: stop claiming, hand back what has not started, finish\n"
-		   "the calls in flight, exit.\n"
-		   "SIGHUP (--loop): reload the configuration between sweeps.\n\n"
-		   "The worker connects with [worker] conninfo (else [database] conninfo).\n"
-		   "Exit status: 0 ok, 64 usage error, 70 internal error, 75 database\n"
-		   "unavailable (try again later), 78 configuration error (also when the\n"
-		   "database refuses the role, or its schema is older than this worker);\n"
-		   "with --health-check, 1 unhealthy.\n");
+	fprintf(f,
+		"Usage: " PROG " [OPTION]...\n"
+		"Deliver accepted webhook events to their routes.\n\n"
+		"  -c, --config=FILE      configuration file (default: $HOOKINBOX_CONFIG,\n"
+		"                         else " CONF_DEFAULT_PATH ")\n"
+		"      --once             drain what is due now and exit (default)\n"
+		"      --loop             keep polling (about once a second when idle);\n"
+		"                         reconnect with backoff when the database goes away\n"
+		"      --max-runtime=SECS end within SECS: start only calls that can end in\n"
+		"                         time, hand the rest back unclaimed, record, exit\n"
+		"      --concurrency=N    calls in flight at once ([worker] concurrency)\n"
+		"      --batch=N          rows per fan-out and claim ([worker] batch)\n"
+		"      --metrics-file=PATH  write Prometheus metrics there ([worker] metrics_file)\n"
+		"      --health-check     check the queue, print one line, exit 0 healthy,\n"
+		"                         1 unhealthy, 75 database unavailable\n"
+		"      --max-pending-age=SECS  unhealthy when a pending event or action is\n"
+		"                         older ([worker] health_max_pending_age, 900)\n"
+		"      --max-parked-age=SECS   unhealthy when a parked action is older\n"
+		"                         ([worker] health_max_parked_age, 86400)\n"
+		"      --nagios           with --health-check: the Nagios plugin convention\n"
+		"                         (HOOKINBOX OK|CRITICAL - ... | perfdata; exit 0 or 2)\n"
+		"      --check            load and check the configuration, then exit\n"
+		"      --connect          with --check: also connect with [worker] conninfo and\n"
+		"                         check the schema and the role's privileges\n"
+		"  -v, --verbose          log every call and a summary of the run; without\n"
+		"                         it a run that goes well prints nothing (cron)\n"
+		"  -h, --help             show this help and exit\n"
+		"  -V, --version          show the version and exit\n\n"
+		"SIGTERM or SIGINT: stop claiming, hand back what has not started, finish\n"
+		"the calls in flight, exit.\n"
+		"SIGHUP (--loop): reload the configuration between sweeps.\n\n"
+		"The worker connects with [worker] conninfo (else [database] conninfo).\n"
+		"Exit status: 0 ok, 64 usage error, 70 internal error, 75 database\n"
+		"unavailable (try again later), 78 configuration error (also when the\n"
+		"database refuses the role, or its schema is older than this worker);\n"
+		"with --health-check, 1 unhealthy.\n");
 }
 
 static int
@@ -201,7 +202,8 @@ parse_options(int argc, char **argv, options *o)
 		case OPT_MAX_PARKED_AGE:
 			if (decimal_parse(optarg, 1, 365L * 86400, &v) != 0) {
 				fprintf(stderr, PROG ": invalid --%s \"%s\"\n",
-					ch == OPT_MAX_PENDING_AGE ? "max-pending-age" : "max-parked-age",
+					ch == OPT_MAX_PENDING_AGE ? "max-pending-age"
+								  : "max-parked-age",
 					optarg);
 				return -1;
 			}
@@ -229,7 +231,8 @@ parse_options(int argc, char **argv, options *o)
 		return -1;
 	}
 	if (o->health_check && (once || o->loop || o->max_runtime)) {
-		fprintf(stderr, PROG ": --health-check runs no sweep: drop --once, --loop, --max-runtime\n");
+		fprintf(stderr, PROG
+			": --health-check runs no sweep: drop --once, --loop, --max-runtime\n");
 		return -1;
 	}
 	if (o->check && (once || o->loop || o->max_runtime || o->health_check)) {
@@ -246,7 +249,8 @@ parse_options(int argc, char **argv, options *o)
 		return -1;
 	}
 	if (!o->health_check && (o->max_pending_age || o->max_parked_age)) {
-		fprintf(stderr, PROG ": --max-pending-age and --max-parked-age go with --health-check\n");
+		fprintf(stderr,
+			PROG ": --max-pending-age and --max-parked-age go with --health-check\n");
 		return -1;
 	}
 	return 0;
@@ -293,10 +297,12 @@ summary(const loop_ctl *ctl, int64_t duration_ms, int status)
 	snprintf(b[14], sizeof(b[14]), "%ld", n->renewed);
 	snprintf(b[15], sizeof(b[15]), "%ld", n->released);
 	snprintf(b[16], sizeof(b[16]), "%ld", n->reconnects);
-	log_kv("summary", LOG_NUM, "fanned_out", b[0], LOG_NUM, "unrouted", b[1], LOG_NUM, "sent", b[2], LOG_NUM, "done", b[3],
-	       LOG_NUM, "retry", b[4], LOG_NUM, "parked", b[5], LOG_NUM, "stale", b[6], LOG_NUM, "lease_lost", b[7], LOG_NUM, "duration_ms", b[8],
-	       LOG_NUM, "fanout_ms", b[10], LOG_NUM, "claim_ms", b[11], LOG_NUM, "record_ms", b[12], LOG_NUM, "claim_ahead", b[13],
-	       LOG_NUM, "renewed", b[14], LOG_NUM, "released", b[15], LOG_NUM, "reconnects", b[16], LOG_NUM, "exit", b[9], LOG_END);
+	log_kv("summary", LOG_NUM, "fanned_out", b[0], LOG_NUM, "unrouted", b[1], LOG_NUM, "sent",
+	       b[2], LOG_NUM, "done", b[3], LOG_NUM, "retry", b[4], LOG_NUM, "parked", b[5],
+	       LOG_NUM, "stale", b[6], LOG_NUM, "lease_lost", b[7], LOG_NUM, "duration_ms", b[8],
+	       LOG_NUM, "fanout_ms", b[10], LOG_NUM, "claim_ms", b[11], LOG_NUM, "record_ms", b[12],
+	       LOG_NUM, "claim_ahead", b[13], LOG_NUM, "renewed", b[14], LOG_NUM, "released", b[15],
+	       LOG_NUM, "reconnects", b[16], LOG_NUM, "exit", b[9], LOG_END);
 }
 
 /* --check [--connect]: one line on stdout when good, on stderr when not */
@@ -349,10 +355,10 @@ main(int argc, char **argv)
 	if (opt.health_check) {
 		const worker_conf *wc = conf_worker(c);
 
-		status = health_check(c, opt.max_pending_age ? opt.max_pending_age
-							     : wc->health_max_pending_age,
-				      opt.max_parked_age ? opt.max_parked_age : wc->health_max_parked_age,
-				      opt.nagios);
+		status = health_check(
+			c, opt.max_pending_age ? opt.max_pending_age : wc->health_max_pending_age,
+			opt.max_parked_age ? opt.max_parked_age : wc->health_max_parked_age,
+			opt.nagios);
 		conf_free(c);
 		return status;
 	}
@@ -382,7 +388,8 @@ main(int argc, char **argv)
 			 .stop_requested = stop_wanted,
 			 .reload_requested = reload_wanted,
 			 .arg = NULL};
-	log_kv("start", "version", HOOKINBOX_VERSION, "config", conf_path(c), LOG_END); /* -v only */
+	log_kv("start", "version", HOOKINBOX_VERSION, "config", conf_path(c),
+	       LOG_END); /* -v only */
 	started_us = clock_mono_us();
 	status = loop_run(&ctl);
 	summary(&ctl, (clock_mono_us() - started_us) / 1000, status);

@@ -37,7 +37,7 @@ static const char *const call_names[CALL__COUNT] = {
 };
 
 static const char *const action_names[ACT__COUNT] = {
-	[ACT_DONE] = "done",	 [ACT_RETRY] = "retry",		  [ACT_PARKED] = "parked",
+	[ACT_DONE] = "done",   [ACT_RETRY] = "retry",		[ACT_PARKED] = "parked",
 	[ACT_STALE] = "stale", [ACT_LEASE_LOST] = "lease_lost",
 };
 
@@ -197,8 +197,8 @@ write_counters(FILE *f, const metrics *m)
 		for (size_t b = 0; b < N_BUCKETS; b++) {
 			cum += r->bucket[b];
 			snprintf(le, sizeof(le), "%g", buckets[b]);
-			series_l(f, "hookinbox_worker_call_duration_seconds_bucket", "route", r->name,
-				 "le", le, (long long)cum);
+			series_l(f, "hookinbox_worker_call_duration_seconds_bucket", "route",
+				 r->name, "le", le, (long long)cum);
 		}
 		series_l(f, "hookinbox_worker_call_duration_seconds_bucket", "route", r->name, "le",
 			 "+Inf", (long long)r->count);
@@ -212,8 +212,8 @@ write_counters(FILE *f, const metrics *m)
 	       "(done retry parked stale lease_lost).");
 	for (size_t i = 0; i < m->n; i++)
 		for (int k = 0; k < ACT__COUNT; k++)
-			series_l(f, "hookinbox_worker_actions_total", "route", m->rt[i].name, "outcome",
-				 action_names[k], (long long)m->rt[i].actions[k]);
+			series_l(f, "hookinbox_worker_actions_total", "route", m->rt[i].name,
+				 "outcome", action_names[k], (long long)m->rt[i].actions[k]);
 }
 
 static void
@@ -242,7 +242,8 @@ write_queue(FILE *f, const queue_snapshot *q)
 		const long v[] = {r->pending, r->retrying, r->in_flight, r->parked};
 
 		for (size_t s = 0; s < sizeof(states) / sizeof(states[0]); s++)
-			series_l(f, "hookinbox_actions", "route", r->name, "state", states[s], v[s]);
+			series_l(f, "hookinbox_actions", "route", r->name, "state", states[s],
+				 v[s]);
 	}
 
 	header(f, "hookinbox_rejections_total", "counter",
@@ -412,9 +413,10 @@ read_counters(const char *path, metrics *base)
 	/* the file's buckets are cumulative, ours are not */
 	for (size_t i = 0; i < base->n; i++)
 		for (size_t b = N_BUCKETS; b-- > 1;)
-			base->rt[i].bucket[b] = base->rt[i].bucket[b] >= base->rt[i].bucket[b - 1]
-							? base->rt[i].bucket[b] - base->rt[i].bucket[b - 1]
-							: 0;
+			base->rt[i].bucket[b] =
+				base->rt[i].bucket[b] >= base->rt[i].bucket[b - 1]
+					? base->rt[i].bucket[b] - base->rt[i].bucket[b - 1]
+					: 0;
 }
 
 /* out += what m counted since m->written */

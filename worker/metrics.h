@@ -41,10 +41,10 @@ typedef enum action_kind {
 
 /* the run as a whole, for the last-run gauges */
 typedef struct metrics_run {
-	int64_t started;     /* wall clock, seconds */
-	int64_t now;	     /* wall clock when written */
-	double duration_s;   /* --once: the run; --loop: since the start */
-	bool ok;	     /* false when the database was lost */
+	int64_t started;   /* wall clock, seconds */
+	int64_t now;	   /* wall clock when written */
+	double duration_s; /* --once: the run; --loop: since the start */
+	bool ok;	   /* false when the database was lost */
 	long fanned_out, unrouted, sent, done, retry, parked, stale, lost;
 } metrics_run;
 

@@ -31,9 +31,9 @@ typedef struct queue_endpoint {
 
 typedef struct queue_route {
 	char *name;
-	long pending;		 /* every pending action (due, waiting or in flight) */
-	long retrying;		 /* pending with attempts > 0 */
-	long in_flight;		 /* pending under an unexpired lease */
+	long pending;	/* every pending action (due, waiting or in flight) */
+	long retrying;	/* pending with attempts > 0 */
+	long in_flight; /* pending under an unexpired lease */
 	long parked;
 	double oldest_pending_s; /* since the action was made; -1 when none */
 	double oldest_parked_s;	 /* since it was parked; -1 when none */

@@ -53,8 +53,8 @@ set_error(job *j, const PGresult *r, const char *what)
 	const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
 	const char *msg = r ? PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY) : NULL;
 
-	snprintf(j->error, sizeof(j->error), "%s: SQLSTATE %s: %.160s", what, state ? state : "none",
-		 msg ? msg : "no message");
+	snprintf(j->error, sizeof(j->error), "%s: SQLSTATE %s: %.160s", what,
+		 state ? state : "none", msg ? msg : "no message");
 }
 
 int
@@ -63,8 +63,9 @@ sqlfn_apply(PGconn *conn, job *j)
 	static const char lock_sql[] = "update hookinbox.action set updated_at = now()"
 				       " where id = $1::bigint and lease_token = $2::uuid"
 				       " and state = 'pending' returning id";
-	static const char done_sql[] = "select * from hookinbox.record_actions(array[$1::bigint],"
-				       " array[$2::uuid], '{done}', '{NULL}', '{NULL}', '{NULL}', '{0}')";
+	static const char done_sql[] =
+		"select * from hookinbox.record_actions(array[$1::bigint],"
+		" array[$2::uuid], '{done}', '{NULL}', '{NULL}', '{NULL}', '{0}')";
 	char idbuf[24], tmo[48];
 	const char *p[2] = {idbuf, j->token};
 	char *fn = NULL, *schema = NULL, *call = NULL, *path = NULL;

@@ -53,9 +53,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	}
 	if (getenv("FUZZ_VERBOSE") != NULL)
-		fprintf(stderr, "envelope: %s: %s id=%s type=%s object=%s\n", ep->name, rc == 0 ? "ok" : reason,
-			env.event_id ? env.event_id : "-", env.event_type ? env.event_type : "-",
-			env.object_id ? env.object_id : "-");
+		fprintf(stderr, "envelope: %s: %s id=%s type=%s object=%s\n", ep->name,
+			rc == 0 ? "ok" : reason, env.event_id ? env.event_id : "-",
+			env.event_type ? env.event_type : "-", env.object_id ? env.object_id : "-");
 	envelope_release(&env);
 	fuzz_request_release(&r);
 	return 0;

@@ -37,8 +37,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t i = 0; i < f.n; i++) {
 			const form_param *p = &f.params[i];
 
-			if (p->key_len > size || p->value_len > size || p->key[p->key_len] != '\0' ||
-			    p->value[p->value_len] != '\0')
+			if (p->key_len > size || p->value_len > size ||
+			    p->key[p->key_len] != '\0' || p->value[p->value_len] != '\0')
 				abort();
 		}
 		(void)form_get(&f, "payload");
@@ -49,7 +49,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			const form_param *a = &f.params[i - 1], *b = &f.params[i];
 			int c = cmp(a->key, a->key_len, b->key, b->key_len);
 
-			if (c > 0 || (c == 0 && cmp(a->value, a->value_len, b->value, b->value_len) >= 0))
+			if (c > 0 ||
+			    (c == 0 && cmp(a->value, a->value_len, b->value, b->value_len) >= 0))
 				abort();
 		}
 	} else {

@@ -13,9 +13,8 @@
 #include <unistd.h>
 
 /* the secrets every endpoint holds (each is tried: rotation) */
-static const char secrets_text[] =
-	"whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM=\n"
-	"fuzz-secret-0123456789\n";
+static const char secrets_text[] = "whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM=\n"
+				   "fuzz-secret-0123456789\n";
 
 static const char conf_text[] =
 	"[database]\n"

@@ -27,7 +27,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else {
 		int st = verify_http_status(res.status);
 
-		if (rc != -1 || res.status == VERIFY_OK || res.reason == NULL || (st != 400 && st != 401))
+		if (rc != -1 || res.status == VERIFY_OK || res.reason == NULL ||
+		    (st != 400 && st != 401))
 			abort();
 	}
 	if (getenv("FUZZ_VERBOSE") != NULL)

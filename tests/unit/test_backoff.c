@@ -46,7 +46,8 @@ main(void)
 	   "jitter up to +20%%");
 	ok(near(backoff_delay(&p, 1, 2.0, -1), backoff_delay(&p, 1, 0.999999, -1)), "u clamped");
 	ok(near(backoff_delay(&p, 1, 0.5, 30), 30.0), "Retry-After is a lower bound");
-	ok(near(backoff_delay(&p, 3, 0.5, 3), 20.0), "a short Retry-After does not shorten the backoff");
+	ok(near(backoff_delay(&p, 3, 0.5, 3), 20.0),
+	   "a short Retry-After does not shorten the backoff");
 	ok(near(backoff_delay(&p, 1, 0.5, 9000), 9000.0), "Retry-After may exceed the cap");
 
 	for (int a = 1; a < 12; a++)
@@ -60,19 +61,25 @@ main(void)
 
 	{
 		/* conf.h's strings are mutable: use writable buffers */
-		char shop[] = "shop", inv[] = "invoice.*", cs[] = "checkout.session.*", star[] = "*";
+		char shop[] = "shop", inv[] = "invoice.*", cs[] = "checkout.session.*",
+		     star[] = "*";
 		char name[] = "r";
 		char *eps[] = {shop};
 		char *evs[] = {inv, cs};
 		char *all[] = {star};
-		route_conf r = {.name = name, .endpoints = eps, .n_endpoints = 1, .events = evs,
+		route_conf r = {.name = name,
+				.endpoints = eps,
+				.n_endpoints = 1,
+				.events = evs,
 				.n_events = 2};
 
 		ok(fanout_route_matches(&r, "shop", "invoice.paid"), "glob matches");
-		ok(fanout_route_matches(&r, "shop", "checkout.session.completed"), "second glob matches");
+		ok(fanout_route_matches(&r, "shop", "checkout.session.completed"),
+		   "second glob matches");
 		ok(!fanout_route_matches(&r, "shop", "customer.created"), "other types do not");
 		ok(!fanout_route_matches(&r, "gh", "invoice.paid"), "other endpoints do not");
-		ok(!fanout_route_matches(&r, "shop", NULL), "an untyped event needs a matching glob");
+		ok(!fanout_route_matches(&r, "shop", NULL),
+		   "an untyped event needs a matching glob");
 		r.events = all;
 		r.n_events = 1;
 		ok(fanout_route_matches(&r, "shop", NULL), "* takes untyped events");

@@ -31,10 +31,12 @@ main(void)
 
 	uint64_t u = 7;
 
-	ok(decimal_digits("0042", 4, 99, &u) == 0 && u == 42, "digits: leading zeros kept as value");
+	ok(decimal_digits("0042", 4, 99, &u) == 0 && u == 42,
+	   "digits: leading zeros kept as value");
 	ok(decimal_digits("12345", 2, 99, &u) == 0 && u == 12, "digits: only len bytes read");
 	u = 7;
-	ok(decimal_digits("100", 3, 99, &u) != 0 && u == 7, "digits: above max refused, out untouched");
+	ok(decimal_digits("100", 3, 99, &u) != 0 && u == 7,
+	   "digits: above max refused, out untouched");
 	ok(decimal_digits("", 0, 99, &u) != 0, "digits: none");
 	ok(decimal_digits("1", 3, 99, &u) != 0, "digits: a NUL inside len is not a digit");
 	ok(decimal_digits("-1", 2, 99, &u) != 0, "digits: no sign");
@@ -43,7 +45,8 @@ main(void)
 	ok(decimal_digits("1a", 2, 99, &u) != 0, "digits: no other byte");
 	ok(decimal_digits("18446744073709551615", 20, UINT64_MAX, &u) == 0 && u == UINT64_MAX,
 	   "digits: UINT64_MAX itself");
-	ok(decimal_digits("18446744073709551616", 20, UINT64_MAX, &u) != 0, "digits: UINT64_MAX + 1");
+	ok(decimal_digits("18446744073709551616", 20, UINT64_MAX, &u) != 0,
+	   "digits: UINT64_MAX + 1");
 	ok(decimal_digits("9223372036854775808", 19, INT64_MAX, &u) != 0, "digits: INT64_MAX + 1");
 	ok(decimal_digits("9", 1, 9, &u) == 0 && u == 9, "digits: max below 10");
 	return done_testing();

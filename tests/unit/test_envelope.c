@@ -76,7 +76,8 @@ noted(const char *what, provider p, const hmac_conf *h, const char *body, const 
 	int rc = extract(p, h, body, strlen(body), &env, &reason, hdrs);
 
 	ok(rc == 0 && env.event_id != NULL && streq(env.note, want_note),
-	   "%s: stored, note \"%s\" (%s)", what, env.note ? env.note : "-", rc == 0 ? "ok" : reason);
+	   "%s: stored, note \"%s\" (%s)", what, env.note ? env.note : "-",
+	   rc == 0 ? "ok" : reason);
 	envelope_release(&env);
 }
 
@@ -96,12 +97,13 @@ reject(const char *what, provider p, const hmac_conf *h, const char *body, size_
 static void
 test_stripe(void)
 {
-	const char *b = "{\"id\":\"evt_1NG8Du2eZvKYlo2CUI79vXWy\",\"object\":\"event\",\"created\":1686089970,"
-			"\"type\":\"customer.updated\",\"data\":{\"object\":{\"id\":\"cus_9s6XKzkNRiz8i3\"}}}";
+	const char *b =
+		"{\"id\":\"evt_1NG8Du2eZvKYlo2CUI79vXWy\",\"object\":\"event\",\"created\":1686089970,"
+		"\"type\":\"customer.updated\",\"data\":{\"object\":{\"id\":\"cus_9s6XKzkNRiz8i3\"}}}";
 	char *s;
 
-	check("stripe", PROVIDER_STRIPE, NULL, b, NULL, "evt_1NG8Du2eZvKYlo2CUI79vXWy", "customer.updated",
-	      "cus_9s6XKzkNRiz8i3", true, 1686089970);
+	check("stripe", PROVIDER_STRIPE, NULL, b, NULL, "evt_1NG8Du2eZvKYlo2CUI79vXWy",
+	      "customer.updated", "cus_9s6XKzkNRiz8i3", true, 1686089970);
 	check("stripe: odd key order and whitespace", PROVIDER_STRIPE, NULL,
 	      "\r\n { \"data\" : { \"object\" : {\"id\" : \"o\"} } ,\n\t\"type\":\"a.b\", \"id\" : \"evt_2\" } \n",
 	      NULL, "evt_2", "a.b", "o", false, 0);
@@ -109,10 +111,12 @@ test_stripe(void)
 	      "{\"id\":\"evt_3\",\"type\":\"caf\\u00e9.\xe6\x97\xa5\"}", NULL, "evt_3",
 	      "caf\xc3\xa9.\xe6\x97\xa5", NULL, false, 0);
 	reject("stripe: no id", PROVIDER_STRIPE, NULL, "{\"type\":\"x\"}", 12, NULL, "no event id");
-	reject("stripe: numeric id", PROVIDER_STRIPE, NULL, "{\"id\":12}", 9, NULL, "event id is not a string");
-	reject("stripe: empty id", PROVIDER_STRIPE, NULL, "{\"id\":\"\"}", 9, NULL, "event id is empty");
-	reject("stripe: control character in id", PROVIDER_STRIPE, NULL, "{\"id\":\"a\\u0001b\"}", 17,
-	       NULL, "event id is not valid UTF-8 or has control characters");
+	reject("stripe: numeric id", PROVIDER_STRIPE, NULL, "{\"id\":12}", 9, NULL,
+	       "event id is not a string");
+	reject("stripe: empty id", PROVIDER_STRIPE, NULL, "{\"id\":\"\"}", 9, NULL,
+	       "event id is empty");
+	reject("stripe: control character in id", PROVIDER_STRIPE, NULL, "{\"id\":\"a\\u0001b\"}",
+	       17, NULL, "event id is not valid UTF-8 or has control characters");
 	reject("stripe: NUL in id", PROVIDER_STRIPE, NULL, "{\"id\":\"a\\u0000b\"}", 17, NULL,
 	       "event id is not valid UTF-8 or has control characters");
 	noted("stripe: a version that is not a number", PROVIDER_STRIPE, NULL,
@@ -121,13 +125,18 @@ test_stripe(void)
 	noted("stripe: type and object id of the wrong kind", PROVIDER_STRIPE, NULL,
 	      "{\"id\":\"evt_w\",\"type\":[1],\"data\":{\"object\":{\"id\":\"a\\u0007\"}}}", NULL,
 	      "type: not a string; object id: not valid UTF-8 or has control characters");
-	reject("stripe: invalid UTF-8", PROVIDER_STRIPE, NULL, "{\"id\":\"a\xc3\x28\"}", 12, NULL, NULL);
-	reject("stripe: array body", PROVIDER_STRIPE, NULL, "[1,2]", 5, NULL, "body is not a JSON object");
-	reject("stripe: empty body", PROVIDER_STRIPE, NULL, "", 0, NULL, "body is not a JSON object");
-	reject("stripe: trailing garbage", PROVIDER_STRIPE, NULL, "{\"id\":\"e\"} x", 12, NULL, NULL);
+	reject("stripe: invalid UTF-8", PROVIDER_STRIPE, NULL, "{\"id\":\"a\xc3\x28\"}", 12, NULL,
+	       NULL);
+	reject("stripe: array body", PROVIDER_STRIPE, NULL, "[1,2]", 5, NULL,
+	       "body is not a JSON object");
+	reject("stripe: empty body", PROVIDER_STRIPE, NULL, "", 0, NULL,
+	       "body is not a JSON object");
+	reject("stripe: trailing garbage", PROVIDER_STRIPE, NULL, "{\"id\":\"e\"} x", 12, NULL,
+	       NULL);
 	reject("stripe: two values", PROVIDER_STRIPE, NULL, "{\"id\":\"e\"}{}", 12, NULL, NULL);
 	reject("stripe: truncated", PROVIDER_STRIPE, NULL, "{\"id\":\"e\"", 9, NULL, NULL);
-	reject("stripe: embedded NUL after value", PROVIDER_STRIPE, NULL, "{\"id\":\"e\"}\0", 11, NULL, NULL);
+	reject("stripe: embedded NUL after value", PROVIDER_STRIPE, NULL, "{\"id\":\"e\"}\0", 11,
+	       NULL, NULL);
 
 	s = xmalloc(300);
 	memset(s, 'a', 300);
@@ -140,7 +149,8 @@ test_stripe(void)
 	memset(s, 'a', 300);
 	memcpy(s, "{\"id\":\"", 7);
 	memcpy(s + 7 + 256, "\"}", 3);
-	reject("stripe: 256-byte id", PROVIDER_STRIPE, NULL, s, strlen(s), NULL, "event id over 255 bytes");
+	reject("stripe: 256-byte id", PROVIDER_STRIPE, NULL, s, strlen(s), NULL,
+	       "event id over 255 bytes");
 	free(s);
 
 	/* 10,000 levels of nesting: a clean error, no deep recursion */
@@ -163,20 +173,26 @@ test_stripe(void)
 static void
 test_github(void)
 {
-	const char *h[] = {"X-GitHub-Delivery", "72d3162e-cc78-11e3-81ab-4c9367dc0958", "X-GitHub-Event",
-			   "issues", NULL};
-	const char *hp[] = {"X-GitHub-Delivery", "d1", "X-GitHub-Event", "pull_request", "Content-Type",
-			    "application/x-www-form-urlencoded", NULL};
+	const char *h[] = {"X-GitHub-Delivery", "72d3162e-cc78-11e3-81ab-4c9367dc0958",
+			   "X-GitHub-Event", "issues", NULL};
+	const char *hp[] = {"X-GitHub-Delivery",
+			    "d1",
+			    "X-GitHub-Event",
+			    "pull_request",
+			    "Content-Type",
+			    "application/x-www-form-urlencoded",
+			    NULL};
 	const char *hpush[] = {"X-GitHub-Delivery", "d2", "X-GitHub-Event", "push", NULL};
 	const char *hnone[] = {"X-GitHub-Event", "push", NULL};
 
-	check("github: issues", PROVIDER_GITHUB, NULL, "{\"action\":\"opened\",\"issue\":{\"id\":1347}}", h,
+	check("github: issues", PROVIDER_GITHUB, NULL,
+	      "{\"action\":\"opened\",\"issue\":{\"id\":1347}}", h,
 	      "72d3162e-cc78-11e3-81ab-4c9367dc0958", "issues.opened", "1347", false, 0);
 	check("github: form payload", PROVIDER_GITHUB, NULL,
-	      "payload=%7B%22action%22%3A%22closed%22%2C%22pull_request%22%3A%7B%22id%22%3A9%7D%7D", hp,
-	      "d1", "pull_request.closed", "9", false, 0);
-	check("github: push", PROVIDER_GITHUB, NULL, "{\"ref\":\"refs/heads/main\"}", hpush, "d2", "push",
-	      NULL, false, 0);
+	      "payload=%7B%22action%22%3A%22closed%22%2C%22pull_request%22%3A%7B%22id%22%3A9%7D%7D",
+	      hp, "d1", "pull_request.closed", "9", false, 0);
+	check("github: push", PROVIDER_GITHUB, NULL, "{\"ref\":\"refs/heads/main\"}", hpush, "d2",
+	      "push", NULL, false, 0);
 	reject("github: no delivery header", PROVIDER_GITHUB, NULL, "{}", 2, hnone, "no event id");
 }
 
@@ -188,15 +204,16 @@ test_standard(void)
 	const char *b = "{\"type\":\"invoice.paid\",\"timestamp\":\"2022-11-03T20:26:10.344522Z\","
 			"\"data\":{\"id\":\"inv_1\",\"amount\":3}}";
 
-	check("standard", PROVIDER_STANDARD, NULL, b, h, "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W", "invoice.paid",
+	check("standard", PROVIDER_STANDARD, NULL, b, h, "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W",
+	      "invoice.paid", "inv_1", true, INT64_C(1667507170344522));
+	check("standard: svix names", PROVIDER_STANDARD, NULL, b, hs, "msg_svix", "invoice.paid",
 	      "inv_1", true, INT64_C(1667507170344522));
-	check("standard: svix names", PROVIDER_STANDARD, NULL, b, hs, "msg_svix", "invoice.paid", "inv_1",
-	      true, INT64_C(1667507170344522));
-	check("svix", PROVIDER_SVIX, NULL, "{\"type\":\"t\",\"data\":{\"id\":5}}", hs, "msg_svix", "t", NULL,
-	      false, 0);
-	reject("standard: no id header", PROVIDER_STANDARD, NULL, b, strlen(b), NULL, "no event id");
-	noted("standard: bad timestamp", PROVIDER_STANDARD, NULL, "{\"timestamp\":\"yesterday\"}", h,
-	      "timestamp: not an integer or RFC 3339 time");
+	check("svix", PROVIDER_SVIX, NULL, "{\"type\":\"t\",\"data\":{\"id\":5}}", hs, "msg_svix",
+	      "t", NULL, false, 0);
+	reject("standard: no id header", PROVIDER_STANDARD, NULL, b, strlen(b), NULL,
+	       "no event id");
+	noted("standard: bad timestamp", PROVIDER_STANDARD, NULL, "{\"timestamp\":\"yesterday\"}",
+	      h, "timestamp: not an integer or RFC 3339 time");
 	noted("standard: timestamp without an offset", PROVIDER_STANDARD, NULL,
 	      "{\"type\":\"t\",\"timestamp\":\"2024-01-01T00:00:00\"}", h,
 	      "timestamp: not an integer or RFC 3339 time");
@@ -205,10 +222,17 @@ test_standard(void)
 static void
 test_shopify(void)
 {
-	const char *h[] = {"X-Shopify-Webhook-Id", "b54557e4-bdd9-4b37-8a5f-bf7d70bcd043", "X-Shopify-Event-Id",
-			   "98880550-7158-44d4-b7cd-2c97c8a091b5", "X-Shopify-Topic", "orders/create",
-			   "X-Shopify-Triggered-At", "2023-03-29T18:00:27.877041743Z", NULL};
-	const char *h2[] = {"X-Shopify-Webhook-Id", "wh-1", "X-Shopify-Topic", "products/update", NULL};
+	const char *h[] = {"X-Shopify-Webhook-Id",
+			   "b54557e4-bdd9-4b37-8a5f-bf7d70bcd043",
+			   "X-Shopify-Event-Id",
+			   "98880550-7158-44d4-b7cd-2c97c8a091b5",
+			   "X-Shopify-Topic",
+			   "orders/create",
+			   "X-Shopify-Triggered-At",
+			   "2023-03-29T18:00:27.877041743Z",
+			   NULL};
+	const char *h2[] = {"X-Shopify-Webhook-Id", "wh-1", "X-Shopify-Topic", "products/update",
+			    NULL};
 
 	check("shopify", PROVIDER_SHOPIFY, NULL,
 	      "{\"id\":820982911946154508,\"admin_graphql_api_id\":\"gid://shopify/Order/820982911946154508\"}",
@@ -226,8 +250,9 @@ test_slack(void)
 	const char *json[] = {"Content-Type", "application/json", NULL};
 	envelope env;
 	const char *reason;
-	const char *uv = "{\"token\":\"Jhj5dZrVaK7ZwHHjRyZWjbDl\",\"challenge\":"
-			 "\"3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P\",\"type\":\"url_verification\"}";
+	const char *uv =
+		"{\"token\":\"Jhj5dZrVaK7ZwHHjRyZWjbDl\",\"challenge\":"
+		"\"3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P\",\"type\":\"url_verification\"}";
 
 	ok(extract(PROVIDER_SLACK, NULL, uv, strlen(uv), &env, &reason, json) == 0 &&
 		   streq(env.challenge, "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P") &&
@@ -240,15 +265,15 @@ test_slack(void)
 	      json, "Ev08MFMKH6", "app_mention", NULL, true, 1234567890);
 	check("slack: slash command", PROVIDER_SLACK, NULL,
 	      "token=x&command=%2Fwebhook-collect&text=&trigger_id=398738663015.47445629121.803a0bc887a14d10d2c447fce8b6703c",
-	      form, "398738663015.47445629121.803a0bc887a14d10d2c447fce8b6703c", "/webhook-collect", NULL,
-	      false, 0);
+	      form, "398738663015.47445629121.803a0bc887a14d10d2c447fce8b6703c", "/webhook-collect",
+	      NULL, false, 0);
 	check("slack: interactive payload", PROVIDER_SLACK, NULL,
-	      "payload=%7B%22type%22%3A%22block_actions%22%2C%22trigger_id%22%3A%2212.34.ab%22%7D", form,
-	      "12.34.ab", "block_actions", NULL, false, 0);
-	reject("slack: no event_id", PROVIDER_SLACK, NULL, "{\"type\":\"app_rate_limited\"}", 27, json,
-	       "no event id");
-	reject("slack: form without trigger_id", PROVIDER_SLACK, NULL, "token=x&command=%2Fa", 20, form,
-	       "no event id");
+	      "payload=%7B%22type%22%3A%22block_actions%22%2C%22trigger_id%22%3A%2212.34.ab%22%7D",
+	      form, "12.34.ab", "block_actions", NULL, false, 0);
+	reject("slack: no event_id", PROVIDER_SLACK, NULL, "{\"type\":\"app_rate_limited\"}", 27,
+	       json, "no event id");
+	reject("slack: form without trigger_id", PROVIDER_SLACK, NULL, "token=x&command=%2Fa", 20,
+	       form, "no event id");
 }
 
 static void
@@ -257,8 +282,8 @@ test_paddle_twilio_gitlab(void)
 	const char *tw_hdr[] = {"I-Twilio-Idempotency-Token", "tok-123", "Content-Type",
 				"application/x-www-form-urlencoded", NULL};
 	const char *tw_form[] = {"Content-Type", "application/x-www-form-urlencoded", NULL};
-	const char *gl[] = {"X-Gitlab-Event-UUID", "13792a34-cac6-4fda-95a8-c58e00a3954e", "X-Gitlab-Event",
-			    "Merge Request Hook", NULL};
+	const char *gl[] = {"X-Gitlab-Event-UUID", "13792a34-cac6-4fda-95a8-c58e00a3954e",
+			    "X-Gitlab-Event", "Merge Request Hook", NULL};
 
 	check("paddle", PROVIDER_PADDLE, NULL,
 	      "{\"event_id\":\"evt_01h8bzakzx3hm2fmen703n5q45\",\"event_type\":\"subscription.updated\","
@@ -266,13 +291,13 @@ test_paddle_twilio_gitlab(void)
 	      NULL, "evt_01h8bzakzx3hm2fmen703n5q45", "subscription.updated", "sub_01h8bx", true,
 	      INT64_C(1692351195443758));
 	check("twilio: idempotency header", PROVIDER_TWILIO, NULL,
-	      "MessageSid=SM1&MessageStatus=delivered", tw_hdr, "tok-123", "twilio.delivered", "SM1", false,
-	      0);
+	      "MessageSid=SM1&MessageStatus=delivered", tw_hdr, "tok-123", "twilio.delivered",
+	      "SM1", false, 0);
 	check("twilio: sid and status", PROVIDER_TWILIO, NULL,
-	      "AccountSid=AC1&MessageSid=SM1&MessageStatus=sent", tw_form, "SM1:sent", "twilio.sent", "SM1",
-	      false, 0);
-	check("twilio: call without status", PROVIDER_TWILIO, NULL, "CallSid=CA9&From=%2B1555", tw_form,
-	      "CA9", "twilio.call", "CA9", false, 0);
+	      "AccountSid=AC1&MessageSid=SM1&MessageStatus=sent", tw_form, "SM1:sent",
+	      "twilio.sent", "SM1", false, 0);
+	check("twilio: call without status", PROVIDER_TWILIO, NULL, "CallSid=CA9&From=%2B1555",
+	      tw_form, "CA9", "twilio.call", "CA9", false, 0);
 	reject("twilio: nothing to identify", PROVIDER_TWILIO, NULL, "From=%2B1555", 12, tw_form,
 	       "no event id");
 	check("gitlab", PROVIDER_GITLAB, NULL,
@@ -287,14 +312,15 @@ test_paddle_twilio_gitlab(void)
 	      "\"data\":{\"type\":\"webhooks\",\"id\":\"bc368e64-01aa-407e-b46e-3231809b1129\"}}",
 	      NULL, "ac3ac95b-f97d-458c-a6e6-18981597e05f", "webhooks.test_notification",
 	      "bc368e64-01aa-407e-b46e-3231809b1129", true, INT64_C(1657744259037339));
-	reject("square: no event_id", PROVIDER_SQUARE, NULL, "{\"data\":{\"type\":\"webhooks\",\"id\":\"x\"}}",
-	       37, NULL, "no event id");
+	reject("square: no event_id", PROVIDER_SQUARE, NULL,
+	       "{\"data\":{\"type\":\"webhooks\",\"id\":\"x\"}}", 37, NULL, "no event id");
 }
 
 static void
 test_hmac(void)
 {
-	char idf[] = "event.id", typef[] = "event.type", objf[] = "data.object.id", verf[] = "data.version";
+	char idf[] = "event.id", typef[] = "event.type", objf[] = "data.object.id",
+	     verf[] = "data.version";
 	char idh[] = "X-Event-Id", typeh[] = "X-Event-Type";
 	hmac_conf h;
 	const char *hdrs[] = {"X-Event-Id", "hdr-id", "X-Event-Type", "hdr.type", NULL};
@@ -308,18 +334,18 @@ test_hmac(void)
 	      "{\"event\":{\"id\":42,\"type\":\"a.b\"},\"data\":{\"object\":{\"id\":\"o1\"},\"version\":7}}",
 	      NULL, "42", "a.b", "o1", true, 7);
 	check("hmac: RFC 3339 version", PROVIDER_HMAC, &h,
-	      "{\"event\":{\"id\":\"e\"},\"data\":{\"version\":\"1970-01-01T00:00:01.5Z\"}}", NULL, "e", NULL,
-	      NULL, true, 1500000);
+	      "{\"event\":{\"id\":\"e\"},\"data\":{\"version\":\"1970-01-01T00:00:01.5Z\"}}", NULL,
+	      "e", NULL, NULL, true, 1500000);
 	h.id_header = idh;
 	h.type_header = typeh;
-	check("hmac: headers first", PROVIDER_HMAC, &h, "{\"event\":{\"id\":\"e\"}}", hdrs, "hdr-id",
-	      "hdr.type", NULL, false, 0);
+	check("hmac: headers first", PROVIDER_HMAC, &h, "{\"event\":{\"id\":\"e\"}}", hdrs,
+	      "hdr-id", "hdr.type", NULL, false, 0);
 	noted("hmac: bad version", PROVIDER_HMAC, &h, "{\"data\":{\"version\":true}}", hdrs,
 	      "version: not an integer or RFC 3339 time");
 	memset(&h, 0, sizeof(h));
 	h.id_header = idh;
-	check("hmac: header only, any body", PROVIDER_HMAC, &h, "\x01\x02 not json", hdrs, "hdr-id", NULL,
-	      NULL, false, 0);
+	check("hmac: header only, any body", PROVIDER_HMAC, &h, "\x01\x02 not json", hdrs, "hdr-id",
+	      NULL, NULL, false, 0);
 	reject("hmac: header only, header missing", PROVIDER_HMAC, &h, "x", 1, NULL, "no event id");
 }
 

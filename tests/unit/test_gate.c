@@ -30,7 +30,10 @@ call(const route_conf *r, long status, double retry_after, bool probe)
 int
 main(void)
 {
-	route_conf a = {.name = a_name, .timeout = 2, .concurrency = 2, .breaker_failures = 3,
+	route_conf a = {.name = a_name,
+			.timeout = 2,
+			.concurrency = 2,
+			.breaker_failures = 3,
 			.breaker_cooldown = 30};
 	route_conf b = {.name = b_name, .timeout = 2, .concurrency = 4, .rate = 2};
 	const route_conf *routes[] = {&a, &b};
@@ -48,7 +51,8 @@ main(void)
 	gate_started(g, &a, t);
 	ok(!gate_may_start(g, &a, t), "at its cap (2): no more");
 	ok(gate_may_start(g, &b, t), "another route is not affected");
-	ok(gate_claim_limit(g, &a, 1, 2, t) == 3, "claim room: 3 rounds x 2 - 2 in flight - 1 waiting");
+	ok(gate_claim_limit(g, &a, 1, 2, t) == 3,
+	   "claim room: 3 rounds x 2 - 2 in flight - 1 waiting");
 
 	/* breaker: 3 consecutive transient failures, a 4xx in between resets */
 	j = call(&a, 503, -1, false);
@@ -69,9 +73,11 @@ main(void)
 	ok(gate_held(g, &a, t), "three: open, the route is held");
 	ok(gate_claim_limit(g, &a, 0, 2, t) == 0, "held: nothing claimed");
 	ok(!gate_may_start(g, &a, t + 29999), "held for the cool-down");
-	ok(gate_may_start(g, &a, t + 30000) && !gate_held(g, &a, t + 30000), "after it: a call may start");
+	ok(gate_may_start(g, &a, t + 30000) && !gate_held(g, &a, t + 30000),
+	   "after it: a call may start");
 	n = (int)gate_take_reports(g, rep, 8);
-	ok(n == 1 && rep[0].what == GATE_OPEN && rep[0].seconds == 30 && strcmp(rep[0].route, "a") == 0,
+	ok(n == 1 && rep[0].what == GATE_OPEN && rep[0].seconds == 30 &&
+		   strcmp(rep[0].route, "a") == 0,
 	   "one report: a opened for 30 s");
 
 	/* the probe fails: open again, its attempt given back; succeeds: closed */
@@ -85,19 +91,22 @@ main(void)
 	j = call(&a, 200, -1, true);
 	ok(!gate_finished(g, &j, t), "a probe answered");
 	n = (int)gate_take_reports(g, rep, 8);
-	ok(n == 2 && rep[0].what == GATE_OPEN && rep[1].what == GATE_CLOSED, "reports: open, then closed");
+	ok(n == 2 && rep[0].what == GATE_OPEN && rep[1].what == GATE_CLOSED,
+	   "reports: open, then closed");
 
 	/* 429 and Retry-After hold the whole route */
 	gate_started(g, &a, t);
 	j = call(&a, 429, 7, false);
 	(void)gate_finished(g, &j, t);
-	ok(gate_held(g, &a, t + 6999) && !gate_held(g, &a, t + 7000), "429 Retry-After: 7 holds 7 s");
+	ok(gate_held(g, &a, t + 6999) && !gate_held(g, &a, t + 7000),
+	   "429 Retry-After: 7 holds 7 s");
 	n = (int)gate_take_reports(g, rep, 8);
 	ok(n == 1 && rep[0].what == GATE_HOLD && rep[0].seconds == 7, "reported as a hold");
 	gate_started(g, &a, t + 7000);
 	j = call(&a, 429, -1, false);
 	(void)gate_finished(g, &j, t + 7000);
-	ok(gate_held(g, &a, t + 11999) && !gate_held(g, &a, t + 12000), "429 alone: held for the backoff delay");
+	ok(gate_held(g, &a, t + 11999) && !gate_held(g, &a, t + 12000),
+	   "429 alone: held for the backoff delay");
 
 	/* rate: 2/s, a burst of 2 */
 	ok(gate_may_start(g, &b, t), "rate: first call");
@@ -115,7 +124,8 @@ main(void)
 		(void)gate_finished(g, &j, t);
 	}
 	n = (int)gate_take_reports(g, rep, 8);
-	ok(n == 8 && rep[0].seconds == 7, "overflow: the oldest dropped (first kept: Retry-After 7)");
+	ok(n == 8 && rep[0].seconds == 7,
+	   "overflow: the oldest dropped (first kept: Retry-After 7)");
 
 	gate_free(g);
 

@@ -56,14 +56,50 @@ int
 main(void)
 {
 	static const char *const good[] = {
-		"{}", "[]", "0", "-0", "1.5e-3", "\"a\"", "null", " {\"a\" : [1, true, false, null, {}]} \r\n",
+		"{}",
+		"[]",
+		"0",
+		"-0",
+		"1.5e-3",
+		"\"a\"",
+		"null",
+		" {\"a\" : [1, true, false, null, {}]} \r\n",
 		"\"\\ud800\"", /* JSON.parse accepts a lone surrogate escape */
-		"{\"a\":1,\"a\":2}", "\"\xe6\x97\xa5\"", "\"\\u0000\"",
+		"{\"a\":1,\"a\":2}",
+		"\"\xe6\x97\xa5\"",
+		"\"\\u0000\"",
 	};
 	static const char *const bad[] = {
-		"", " ", "{", "{\"a\"}", "{\"a\":}", "{\"a\":1,}", "[1,]", "[,1]", "01", "1.", ".5", "+1", "1e",
-		"-", "tru", "nul", "\"a", "\"\\x\"", "\"\\u12\"", "\"\t\"", "\"\xc3\x28\"", "\"\xed\xa0\x80\"",
-		"{} {}", "{}x", "{'a':1}", "[1 2]", "{\"a\" 1}", "\xef\xbb\xbf{}", "NaN", "Infinity",
+		"",
+		" ",
+		"{",
+		"{\"a\"}",
+		"{\"a\":}",
+		"{\"a\":1,}",
+		"[1,]",
+		"[,1]",
+		"01",
+		"1.",
+		".5",
+		"+1",
+		"1e",
+		"-",
+		"tru",
+		"nul",
+		"\"a",
+		"\"\\x\"",
+		"\"\\u12\"",
+		"\"\t\"",
+		"\"\xc3\x28\"",
+		"\"\xed\xa0\x80\"",
+		"{} {}",
+		"{}x",
+		"{'a':1}",
+		"[1 2]",
+		"{\"a\" 1}",
+		"\xef\xbb\xbf{}",
+		"NaN",
+		"Infinity",
 	};
 	char buf[128], deep[200];
 	jscan_value v;
@@ -78,30 +114,39 @@ main(void)
 	ok(jscan_parse(deep, 200, 64, &v) != 0, "refuses nesting deeper than the limit");
 	ok(jscan_parse(deep + 40, 120, 64, &v) == 0, "accepts nesting at the limit");
 
-	ok(strcmp(member("{\"id\":\"a\",\"id\\u0000x\":\"b\"}", "id", 2, buf, sizeof(buf)), "a") == 0,
+	ok(strcmp(member("{\"id\":\"a\",\"id\\u0000x\":\"b\"}", "id", 2, buf, sizeof(buf)), "a") ==
+		   0,
 	   "a key with an escaped NUL is another key");
-	ok(strcmp(member("{\"id\":\"a\",\"id\\u0000x\":\"b\"}", "id\0x", 4, buf, sizeof(buf)), "b") == 0,
+	ok(strcmp(member("{\"id\":\"a\",\"id\\u0000x\":\"b\"}", "id\0x", 4, buf, sizeof(buf)),
+		  "b") == 0,
 	   "and can be looked up with all its bytes");
 	ok(strcmp(member("{\"id\":\"a\",\"i\\u0064\":\"b\"}", "id", 2, buf, sizeof(buf)), "b") == 0,
 	   "an escaped key matches; the last repeated key wins");
-	ok(strcmp(member("{\"x\":{\"id\":\"inner\"},\"id\":\"outer\"}", "id", 2, buf, sizeof(buf)), "outer") == 0,
+	ok(strcmp(member("{\"x\":{\"id\":\"inner\"},\"id\":\"outer\"}", "id", 2, buf, sizeof(buf)),
+		  "outer") == 0,
 	   "a nested key is not a member of the outer object");
-	ok(strcmp(member("{\"s\":\"x}\\\"{\",\"id\":\"after\"}", "id", 2, buf, sizeof(buf)), "after") == 0,
+	ok(strcmp(member("{\"s\":\"x}\\\"{\",\"id\":\"after\"}", "id", 2, buf, sizeof(buf)),
+		  "after") == 0,
 	   "brackets and quotes inside strings are skipped");
-	ok(strcmp(member("{\"id\":12345678901234567890123}", "id", 2, buf, sizeof(buf)), "12345678901234567890123") == 0,
+	ok(strcmp(member("{\"id\":12345678901234567890123}", "id", 2, buf, sizeof(buf)),
+		  "12345678901234567890123") == 0,
 	   "a number keeps its source text");
-	ok(strcmp(member("{\"t\":\"\\ud83d\\ude00\\u00e9\\n\"}", "t", 1, buf, sizeof(buf)), "\xf0\x9f\x98\x80\xc3\xa9\n") == 0,
+	ok(strcmp(member("{\"t\":\"\\ud83d\\ude00\\u00e9\\n\"}", "t", 1, buf, sizeof(buf)),
+		  "\xf0\x9f\x98\x80\xc3\xa9\n") == 0,
 	   "escapes and surrogate pairs decode to UTF-8");
 	ok(strcmp(member("{\"t\":\"a\\ud800\"}", "t", 1, buf, sizeof(buf)), "(ill-formed)") == 0,
 	   "a lone high surrogate is not replaced");
 	ok(strcmp(member("{\"t\":\"\\udc00a\"}", "t", 1, buf, sizeof(buf)), "(ill-formed)") == 0,
 	   "a lone low surrogate is not replaced");
-	ok(strcmp(member("{\"t\":\"\\ud800\\u0041\"}", "t", 1, buf, sizeof(buf)), "(ill-formed)") == 0,
+	ok(strcmp(member("{\"t\":\"\\ud800\\u0041\"}", "t", 1, buf, sizeof(buf)), "(ill-formed)") ==
+		   0,
 	   "a high surrogate followed by no low one is not replaced");
 	ok(strcmp(member("{\"a\":1}", "b", 1, buf, sizeof(buf)), "(none)") == 0, "a missing key");
-	ok(jscan_parse("1e5", 3, 64, &v) == 0 && !jscan_is_integer(&v), "1e5 is not an integer token");
+	ok(jscan_parse("1e5", 3, 64, &v) == 0 && !jscan_is_integer(&v),
+	   "1e5 is not an integer token");
 	ok(jscan_parse("-42", 3, 64, &v) == 0 && jscan_is_integer(&v), "-42 is");
-	ok(strcmp(path("{\"data\":{\"object\":{\"id\":\"x\"}}}", "data.object.id", buf, sizeof(buf)),
+	ok(strcmp(path("{\"data\":{\"object\":{\"id\":\"x\"}}}", "data.object.id", buf,
+		       sizeof(buf)),
 		  "\"x\"") == 0,
 	   "path: nested objects");
 	ok(strcmp(path("{\"id\":7}", "id", buf, sizeof(buf)), "7") == 0, "path: one part");
@@ -111,7 +156,9 @@ main(void)
 	   "path: a string is not walked");
 	ok(strcmp(path("{\"a.b\":1,\"a\":{\"b\":2}}", "a.b", buf, sizeof(buf)), "2") == 0,
 	   "path: a dot separates parts, never part of a key");
-	ok(strcmp(path("{\"a\":{\"b\":1}}", "a.c", buf, sizeof(buf)), "(none)") == 0, "path: a missing part");
-	ok(strcmp(path("[1]", "a", buf, sizeof(buf)), "(none)") == 0, "path: the root is not an object");
+	ok(strcmp(path("{\"a\":{\"b\":1}}", "a.c", buf, sizeof(buf)), "(none)") == 0,
+	   "path: a missing part");
+	ok(strcmp(path("[1]", "a", buf, sizeof(buf)), "(none)") == 0,
+	   "path: the root is not an object");
 	return done_testing();
 }

@@ -14,19 +14,19 @@
 static char captured[8192];
 
 /* run log_kv with stderr sent to a temporary file; the line, without ts */
-#define CAPTURE(...)                                                                   \
-	do {                                                                           \
-		FILE *tmp_ = tmpfile();                                                \
-		int saved_ = dup(STDERR_FILENO);                                       \
-		size_t n_;                                                             \
-		dup2(fileno(tmp_), STDERR_FILENO);                                     \
-		log_kv(__VA_ARGS__);                                                   \
-		dup2(saved_, STDERR_FILENO);                                           \
-		close(saved_);                                                         \
-		rewind(tmp_);                                                          \
-		n_ = fread(captured, 1, sizeof(captured) - 1, tmp_);                   \
-		captured[n_] = '\0';                                                   \
-		fclose(tmp_);                                                          \
+#define CAPTURE(...)                                                                               \
+	do {                                                                                       \
+		FILE *tmp_ = tmpfile();                                                            \
+		int saved_ = dup(STDERR_FILENO);                                                   \
+		size_t n_;                                                                         \
+		dup2(fileno(tmp_), STDERR_FILENO);                                                 \
+		log_kv(__VA_ARGS__);                                                               \
+		dup2(saved_, STDERR_FILENO);                                                       \
+		close(saved_);                                                                     \
+		rewind(tmp_);                                                                      \
+		n_ = fread(captured, 1, sizeof(captured) - 1, tmp_);                               \
+		captured[n_] = '\0';                                                               \
+		fclose(tmp_);                                                                      \
 	} while (0)
 
 /* the line from the first key after event, so that ts does not matter */
@@ -55,8 +55,10 @@ json_num(const char *v, const char *want)
 int
 main(void)
 {
-	static const char *const numbers[] = {"0", "200", "-1", "1.84", "0.5", "1e9", "-2.5E-3", "12345678901234567890"};
-	static const char *const strings[] = {"", "-", "01", "1.", ".5", "1e", "1e+", "+1", "nan", "inf", "0x10", "1 2", "12a", "--1"};
+	static const char *const numbers[] = {"0",   "200", "-1",      "1.84",
+					      "0.5", "1e9", "-2.5E-3", "12345678901234567890"};
+	static const char *const strings[] = {"",   "-",   "01",  "1.",	  ".5",	 "1e",	"1e+",
+					      "+1", "nan", "inf", "0x10", "1 2", "12a", "--1"};
 	char want[128];
 
 	log_init("test_log");
@@ -67,7 +69,8 @@ main(void)
 	}
 	for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++) {
 		snprintf(want, sizeof(want), ",\"n\":\"%s\"}\n", strings[i]);
-		ok(json_num(strings[i], want), "json: LOG_NUM \"%s\" is not a number: quoted", strings[i]);
+		ok(json_num(strings[i], want), "json: LOG_NUM \"%s\" is not a number: quoted",
+		   strings[i]);
 	}
 	CAPTURE("e", "s", "200", LOG_NUM, "n", "200", "q", "a\"b\n", LOG_END);
 	ok(strcmp(after_event(), ",\"s\":\"200\",\"n\":200,\"q\":\"a\\\"b\\u000a\"}\n") == 0,
@@ -75,11 +78,13 @@ main(void)
 	CAPTURE("e", LOG_NUM, "skip", (const char *)NULL, LOG_NUM, "n", "7", LOG_END);
 	ok(strcmp(after_event(), ",\"n\":7}\n") == 0, "json: a NULL number is skipped");
 	CAPTURE("e", "k", "v", LOG_NUM, LOG_END);
-	ok(strcmp(after_event(), ",\"k\":\"v\"}\n") == 0, "json: LOG_NUM then LOG_END ends the line");
+	ok(strcmp(after_event(), ",\"k\":\"v\"}\n") == 0,
+	   "json: LOG_NUM then LOG_END ends the line");
 
 	log_set_format(LOG_FORMAT_TEXT);
 	CAPTURE("e", LOG_NUM, "status", "200", "s", "200", LOG_NUM, "bad", "1 2", LOG_END);
-	ok(strcmp(after_event(), " status=200 s=200 bad=\"1 2\"\n") == 0, "text: the same with or without LOG_NUM");
+	ok(strcmp(after_event(), " status=200 s=200 bad=\"1 2\"\n") == 0,
+	   "text: the same with or without LOG_NUM");
 
 	log_set_quiet(true);
 	CAPTURE("e", LOG_NUM, "n", "1", LOG_END);

@@ -44,11 +44,13 @@ main(void)
 
 	j = after_call(&http_route, 503, 1, 10, 0);
 	outcome_decide(&p, &j, 0.5);
-	ok(j.outcome == JOB_RETRY && j.delay_s > 4.9 && j.delay_s < 5.1, "5xx: retry after the base delay");
+	ok(j.outcome == JOB_RETRY && j.delay_s > 4.9 && j.delay_s < 5.1,
+	   "5xx: retry after the base delay");
 
 	j = after_call(&http_route, 0, 2, 10, 0);
 	outcome_decide(&p, &j, 0.5);
-	ok(j.outcome == JOB_RETRY && j.delay_s > 9.9 && j.delay_s < 10.1, "no answer: retry, doubled");
+	ok(j.outcome == JOB_RETRY && j.delay_s > 9.9 && j.delay_s < 10.1,
+	   "no answer: retry, doubled");
 
 	j = after_call(&http_route, 429, 1, 10, 0);
 	j.retry_after_s = 60;
@@ -63,7 +65,8 @@ main(void)
 	strcpy(j.error, "http status 500");
 	outcome_decide(&p, &j, 0.5);
 	ok(j.outcome == JOB_PARK, "last attempt failed: parked");
-	ok(strcmp(j.error, "http status 500; attempts exhausted") == 0, "and says why: %s", j.error);
+	ok(strcmp(j.error, "http status 500; attempts exhausted") == 0, "and says why: %s",
+	   j.error);
 
 	j = after_call(&http_route, 500, 3, 10, 71990);
 	outcome_decide(&p, &j, 0.5);
@@ -100,7 +103,8 @@ main(void)
 	outcome_decide(&p, &j, 0.5);
 	ok(j.outcome == JOB_LOST, "handler lost its lease: stays lost");
 
-	ok(strcmp(outcome_name(JOB_DONE), "done") == 0 && strcmp(outcome_name(JOB_RETRY), "retry") == 0 &&
+	ok(strcmp(outcome_name(JOB_DONE), "done") == 0 &&
+		   strcmp(outcome_name(JOB_RETRY), "retry") == 0 &&
 		   strcmp(outcome_name(JOB_PARK), "parked") == 0 &&
 		   strcmp(outcome_name(JOB_LOST), "lease-lost") == 0,
 	   "outcome names as the log prints them");

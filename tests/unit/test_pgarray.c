@@ -38,14 +38,16 @@ main(void)
 	ok(get32(v + 4) == 1, "has-nulls flag set");
 	ok(get32(v + 8) == 25, "element type text");
 	ok(get32(v + 12) == 3 && get32(v + 16) == 1, "three elements from index 1");
-	ok(get32(v + 20) == 2 && memcmp(v + 24, "ab", 2) == 0, "an element is its length and bytes");
+	ok(get32(v + 20) == 2 && memcmp(v + 24, "ab", 2) == 0,
+	   "an element is its length and bytes");
 	ok(get32(v + 26) == UINT32_MAX, "NULL is length -1, no bytes");
 	ok(get32(v + 30) == 0, "an empty string is length 0");
 
 	pgarray_reset(a);
 	pgarray_add_str(a, "x");
 	v = pgarray_value(a, &len);
-	ok(len == 25 && get32(v + 4) == 0 && get32(v + 12) == 1, "reset: one element, no NULL flag");
+	ok(len == 25 && get32(v + 4) == 0 && get32(v + 12) == 1,
+	   "reset: one element, no NULL flag");
 	pgarray_free(a);
 
 	a = pgarray_new(PGARRAY_INT8);

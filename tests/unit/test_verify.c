@@ -103,7 +103,8 @@ test_vectors(void)
 	ok(n == 56, "56 vectors (got %zu)", n);
 	for (size_t i = 0; i < n; i++) {
 		json_object *v = json_object_array_get_idx(vecs, i), *vv, *hdrs, *x, *extra;
-		const char *id = jstr(v, "id"), *pname = jstr(v, "provider"), *expect = jstr(v, "expect");
+		const char *id = jstr(v, "id"), *pname = jstr(v, "provider"),
+			   *expect = jstr(v, "expect");
 		const char *body, *lines[8];
 		size_t nlines = 0;
 		endpoint_conf ep;
@@ -116,12 +117,14 @@ test_vectors(void)
 		memset(&ep, 0, sizeof(ep));
 		json_object_object_get_ex(v, "verify", &vv);
 		json_object_object_get_ex(vv, "headers", &hdrs);
-		json_object_object_foreach(hdrs, hk, hv) headers_set(&t, hk, json_object_get_string(hv));
+		json_object_object_foreach(hdrs, hk, hv)
+			headers_set(&t, hk, json_object_get_string(hv));
 		body = jstr(vv, "body");
 		lines[nlines++] = jstr(vv, "secret");
 		if (json_object_object_get_ex(vv, "additional_secrets", &extra)) {
 			for (size_t k = 0; k < json_object_array_length(extra) && nlines < 8; k++)
-				lines[nlines++] = json_object_get_string(json_object_array_get_idx(extra, k));
+				lines[nlines++] =
+					json_object_get_string(json_object_array_get_idx(extra, k));
 		}
 		/* the vectors name Standard Webhooks by its package */
 		if (provider_from_name(strcmp(pname, "standardwebhooks") == 0 ? "standard" : pname,
@@ -132,7 +135,8 @@ test_vectors(void)
 		}
 		if (json_object_object_get_ex(vv, "stripe_tolerance", &x))
 			ep.tolerance = json_object_get_int64(x);
-		/* the URL the provider signs (Twilio, Square): public_url, and the query it was sent with */
+		/* the URL the provider signs (Twilio, Square): public_url, and the query it was
+		 * sent with */
 		if (json_object_object_get_ex(vv, "url", &x)) {
 			const char *url = json_object_get_string(x), *q = strchr(url, '?');
 
@@ -167,8 +171,10 @@ typedef struct pcase {
 	const char *content_type;
 } pcase;
 
-static const char json_body[] = "{\"id\":\"evt_1\",\"type\":\"x.y\",\"data\":{\"object\":{\"id\":\"o_1\"}}}";
-static const char form_body[] = "CallSid=CA1&Caller=%2B14158675309&Digits=1234&Digits=12&Body=h%C3%A9llo+there";
+static const char json_body[] =
+	"{\"id\":\"evt_1\",\"type\":\"x.y\",\"data\":{\"object\":{\"id\":\"o_1\"}}}";
+static const char form_body[] =
+	"CallSid=CA1&Caller=%2B14158675309&Digits=1234&Digits=12&Body=h%C3%A9llo+there";
 
 static const pcase cases[] = {
 	{PROVIDER_STRIPE, "stripe", "whsec_good", "whsec_wrong", "Stripe-Signature", 300, NULL},
@@ -178,9 +184,11 @@ static const pcase cases[] = {
 	{PROVIDER_SVIX, "svix", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
 	 "whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "svix-signature", 300, NULL},
 	{PROVIDER_HMAC, "hmac", "hmacsecret", "hmacwrong", "X-Signature", 0, NULL},
-	{PROVIDER_SHOPIFY, "shopify", "shpss_good", "shpss_wrong", "X-Shopify-Hmac-Sha256", 0, NULL},
+	{PROVIDER_SHOPIFY, "shopify", "shpss_good", "shpss_wrong", "X-Shopify-Hmac-Sha256", 0,
+	 NULL},
 	{PROVIDER_SLACK, "slack", "slacksecret", "slackwrong", "X-Slack-Signature", 300, NULL},
-	{PROVIDER_PADDLE, "paddle", "pdl_ntfset_good", "pdl_ntfset_wrong", "Paddle-Signature", 5, NULL},
+	{PROVIDER_PADDLE, "paddle", "pdl_ntfset_good", "pdl_ntfset_wrong", "Paddle-Signature", 5,
+	 NULL},
 	{PROVIDER_TWILIO, "twilio", "authtoken", "wrongtoken", "X-Twilio-Signature", 0,
 	 "application/x-www-form-urlencoded"},
 	{PROVIDER_GITLAB, "gitlab", "glpat-token", "glpat-wrong", "X-Gitlab-Token", 0, NULL},
@@ -194,8 +202,8 @@ static const pcase cases[] = {
 
 static char h_header[] = "X-Signature", h_prefix[] = "sha512=", h_id[] = "X-Event-Id",
 	    h_type[] = "type";
-static hmac_conf test_hmac = {h_header, HMAC_SHA512, HMAC_BASE64, h_prefix, h_id, NULL,
-			      NULL, h_type, NULL, NULL};
+static hmac_conf test_hmac = {h_header, HMAC_SHA512, HMAC_BASE64, h_prefix, h_id,
+			      NULL,	NULL,	     h_type,	  NULL,	    NULL};
 
 /* sign body with secret into t's headers */
 static bool
@@ -244,7 +252,8 @@ expect(const pcase *c, const endpoint_conf *ep, const test_headers *t, const cha
 static void
 test_provider(const pcase *c)
 {
-	const char *body = c->p == PROVIDER_TWILIO || c->p == PROVIDER_SLACK ? form_body : json_body;
+	const char *body =
+		c->p == PROVIDER_TWILIO || c->p == PROVIDER_SLACK ? form_body : json_body;
 	const char *rot[2] = {c->wrong, c->good};
 	endpoint_conf ep;
 	test_headers t = {{0}, {0}, 0};
@@ -266,7 +275,8 @@ test_provider(const pcase *c)
 	tampered = xstrdup(body);
 	tampered[5] ^= 0x01;
 	expect(c, &ep, &t, tampered, c->p == PROVIDER_GITLAB ? VERIFY_OK : VERIFY_MISMATCH, 0,
-	       c->p == PROVIDER_GITLAB ? "token does not cover the body" : "tampered byte rejected");
+	       c->p == PROVIDER_GITLAB ? "token does not cover the body"
+				       : "tampered byte rejected");
 	free(tampered);
 
 	/* wrong secret on the sender side */
@@ -288,9 +298,10 @@ test_provider(const pcase *c)
 
 	/* non-ASCII bytes and unusual JSON layout are signed as raw bytes */
 	{
-		const char *odd[] = {"{\"name\":\"Zo\xc3\xab \xe2\x9c\x93 \xe6\x97\xa5\xe6\x9c\xac\"}",
-				     "  {\n\t\"z\" : 1 ,\"a\":{ \"id\" :\"x\"}}\r\n", "",
-				     "\xff\xfe binary \x01"};
+		const char *odd[] = {
+			"{\"name\":\"Zo\xc3\xab \xe2\x9c\x93 \xe6\x97\xa5\xe6\x9c\xac\"}",
+			"  {\n\t\"z\" : 1 ,\"a\":{ \"id\" :\"x\"}}\r\n", "",
+			"\xff\xfe binary \x01"};
 
 		for (size_t i = 0; i < sizeof(odd) / sizeof(odd[0]); i++) {
 			headers_clear(&t);
@@ -307,7 +318,8 @@ test_provider(const pcase *c)
 	if (c->p != PROVIDER_GITLAB) {
 		sign_into(c, c->good, body, NOW, &t);
 		headers_set(&t, c->sig_header, "garbage");
-		expect(c, &ep, &t, body, VERIFY_MALFORMED, -1, "garbage signature header: malformed");
+		expect(c, &ep, &t, body, VERIFY_MALFORMED, -1,
+		       "garbage signature header: malformed");
 	}
 
 	/* a 100 KB header is refused cheaply */
@@ -461,7 +473,8 @@ test_ed25519(void)
 	   "ed25519: other body rejected");
 	secret_set_free(ep.secrets);
 	ep.secrets = one_secret(sk);
-	ok(run(&ep, &t, b, strlen(b), NULL, NOW, &res) == 0, "ed25519: verifies with the whsk_ key too");
+	ok(run(&ep, &t, b, strlen(b), NULL, NOW, &res) == 0,
+	   "ed25519: verifies with the whsk_ key too");
 	secret_set_free(ep.secrets);
 	headers_clear(&t);
 	free(sk);
@@ -500,9 +513,11 @@ test_twilio_json(void)
 	ok(run(&ep, &t, "{\"property\": \"value\", \"boolean\": fals}", 38, q, NOW, &res) < 0 &&
 		   res.status == VERIFY_MISMATCH,
 	   "twilio json: other body fails the body hash");
-	ok(run(&ep, &t, b, strlen(b), QUERY, NOW, &res) < 0, "twilio json: URL without bodySHA256 fails");
+	ok(run(&ep, &t, b, strlen(b), QUERY, NOW, &res) < 0,
+	   "twilio json: URL without bodySHA256 fails");
 	ep.public_url = (char *)(uintptr_t) "https://hooks.example.com:443/in/twilio";
-	ok(run(&ep, &t, b, strlen(b), q, NOW, &res) == 0, "twilio: configured :443 matches without port");
+	ok(run(&ep, &t, b, strlen(b), q, NOW, &res) == 0,
+	   "twilio: configured :443 matches without port");
 	ep.public_url = NULL;
 	ok(run(&ep, &t, b, strlen(b), q, NOW, &res) < 0, "twilio: no public_url is a mismatch");
 	secret_set_free(ep.secrets);
@@ -526,13 +541,17 @@ test_primitives(void)
 	ok(base64_decode("Zm9vYmFy", 8, buf, 5) < 0, "base64: output cap");
 	base64_encode((const unsigned char *)"fo", 2, out);
 	ok(strcmp(out, "Zm8=") == 0, "base64: encode pads");
-	ok(hex_decode("0aFf", 4, buf, sizeof(buf)) == 2 && buf[0] == 0x0a && buf[1] == 0xff, "hex: both cases");
+	ok(hex_decode("0aFf", 4, buf, sizeof(buf)) == 2 && buf[0] == 0x0a && buf[1] == 0xff,
+	   "hex: both cases");
 	ok(hex_decode("0g", 2, buf, sizeof(buf)) < 0, "hex: bad digit");
 	ok(hex_decode("abc", 3, buf, sizeof(buf)) < 0, "hex: odd length");
-	ok(ct_equal("abc", 3, "abc", 3) && !ct_equal("abc", 3, "abd", 3) && !ct_equal("abc", 3, "ab", 2),
+	ok(ct_equal("abc", 3, "abc", 3) && !ct_equal("abc", 3, "abd", 3) &&
+		   !ct_equal("abc", 3, "ab", 2),
 	   "ct_equal");
-	ok(verify_http_status(VERIFY_MALFORMED) == 400 && verify_http_status(VERIFY_MISMATCH) == 401 &&
-		   verify_http_status(VERIFY_UNSIGNED) == 401 && verify_http_status(VERIFY_STALE) == 401,
+	ok(verify_http_status(VERIFY_MALFORMED) == 400 &&
+		   verify_http_status(VERIFY_MISMATCH) == 401 &&
+		   verify_http_status(VERIFY_UNSIGNED) == 401 &&
+		   verify_http_status(VERIFY_STALE) == 401,
 	   "http status mapping");
 }
 
@@ -559,7 +578,8 @@ test_square_url(void)
 	ok(sign_into(sq, sq->good, json_body, NOW, &t), "square: sign");
 	for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++) {
 		ep.public_url = (char *)(uintptr_t)other[i];
-		expect(sq, &ep, &t, json_body, VERIFY_MISMATCH, -1, "signed for another notification URL");
+		expect(sq, &ep, &t, json_body, VERIFY_MISMATCH, -1,
+		       "signed for another notification URL");
 	}
 	ep.public_url = NULL;
 	expect(sq, &ep, &t, json_body, VERIFY_MISMATCH, -1, "no public_url: nothing verifies");
