@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # hookinbox - plain GNU make.
 #
 #   make                  release build: fcgi/hookinbox.fcgi, worker/hookinbox-worker,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # bench/bench.mk - the benchmark's own programs (included by the Makefile).
 # Built with the project's flags; never installed, not part of `make check`.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * downstream.c - the benchmark's downstream: an HTTP/1.1 keep-alive server
  * that answers every request 200 after a fixed latency (--latency ms).

@@ -1,4 +1,5 @@
 #!/usr/bin/perl
+# SPDX-License-Identifier: ISC
 # bench/growth.pl - what grows with volume on one primary, for
 # docs/scaling.md: WAL per delivery (single-row commits and batches of 16)
 # and per action (the worker's fan-out, claim and record), the inbox's and

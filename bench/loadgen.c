@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * loadgen.c - the benchmark's load generator: signed Stripe-style webhook
  * deliveries over N keep-alive connections (libcurl multi), closed loop or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * null.c - the web-server ceiling for benchmarks: a FastCGI responder
  * that reads the body and answers 200 without any other work.

@@ -1,4 +1,5 @@
 #!/usr/bin/perl
+# SPDX-License-Identifier: ISC
 # Retention by DELETE: how fast the purge goes and what the inbox weighs
 # once it runs every day.  Not part of make check.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/perl
+# SPDX-License-Identifier: ISC
 # bench/run.pl - `make bench`: hookinbox against its own same-run ceilings.
 #
 #   HOOKINBOX_TOP=$PWD perl -I tests/lib bench/run.pl

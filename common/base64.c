@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * base64.c - standard, padded base64 (RFC 4648 section 4), by hand
  */

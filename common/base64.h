@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * base64.h - standard, padded base64 (RFC 4648 section 4)
  *

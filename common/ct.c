@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ct.c - constant-time comparison
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ct.h - constant-time comparison of MACs, signatures and tokens
  */

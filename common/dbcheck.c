@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * dbcheck.c - checks of a program's database settings
  *

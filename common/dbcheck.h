@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * dbcheck.h - checks of a program's database settings
  *

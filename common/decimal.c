@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * decimal.c - strict decimal integers, for configuration values, options
  * and the digit runs of protocol fields

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * decimal.h - strict decimal integers: configuration values and options,
  * and the digit runs of protocol fields (CONTENT_LENGTH, signature

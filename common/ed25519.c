@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ed25519.c - Ed25519 (RFC 8032) with raw 32-byte keys, through OpenSSL's
  * EVP_PKEY interface

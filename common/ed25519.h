@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * ed25519.h - Ed25519 (RFC 8032, raw 32-byte keys) as Standard Webhooks
  * v1a uses it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * failpoint.h - named crash points, compiled into test builds only
  *

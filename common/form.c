@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * form.c - application/x-www-form-urlencoded bodies and query strings
  */

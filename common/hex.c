@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * hex.c - lower-case hex encoding and strict hex decoding
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * hex.h - hex encoding and strict decoding
  *

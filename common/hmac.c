@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * hmac.c - HMAC-SHA1/256/512 over a message given in pieces
  *

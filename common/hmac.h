@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * hmac.h - HMAC over a message given in pieces
  *

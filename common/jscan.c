@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * jscan.c - a strict JSON reader that keeps each value's source text
  */

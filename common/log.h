@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * log.h - one line per event on stderr, key=value or JSON
  *

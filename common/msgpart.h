@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * msgpart.h - a message given in pieces, MACed or hashed as the
  * concatenation of all its pieces (hmac.h, sha256.h)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * rfc3339.c - RFC 3339 date-times as unix microseconds
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * secret.c - secrets read from files, kept in one place, wiped on free
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * sha256.c - SHA-256 through OpenSSL's EVP_Digest
  */

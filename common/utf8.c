@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * utf8.c - UTF-8 as PostgreSQL and JSON accept it
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * wipe.c - wiping secret material
  */

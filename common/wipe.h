@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * wipe.h - wiping buffers that held secret material
  */

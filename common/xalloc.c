@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * xalloc.c - allocation that cannot fail
  */

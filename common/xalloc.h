@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * xalloc.h - allocation that cannot fail
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * hookinbox-send - sign a payload the way a provider does and POST it
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * content_length.h - strict parsing of the CONTENT_LENGTH parameter
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * handler.h - one webhook request, from routing to the reply
  *

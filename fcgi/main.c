@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * main.c - hookinbox.fcgi: the FastCGI responder
  *

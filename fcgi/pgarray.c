@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * pgarray.c - one-dimensional PostgreSQL arrays in the binary wire format
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * server.c - the accept loop: request threads over the FastCGI socket
  *

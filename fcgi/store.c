@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * store.c - the responder's one database call: hookinbox.accept_batch()
  */

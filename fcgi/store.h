@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * store.h - the responder's one database call: hookinbox.accept_batch()
  *

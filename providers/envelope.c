@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * envelope.c - the envelope fields of a verified delivery: the dispatcher
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * envelope.h - the envelope fields of a verified delivery
  *

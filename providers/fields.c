@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fields.c - reading envelope fields, for the providers' extractors
  *

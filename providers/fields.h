@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fields.h - reading envelope fields, for the providers' extractors
  *

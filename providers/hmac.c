@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * hmac.c - the generic HMAC scheme for the long tail, configured per
  * endpoint (hmac_conf in conf.h)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * provider.c - the table of providers
  *

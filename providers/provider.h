@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * provider.h - what a webhook provider is and does, one row per provider
  *

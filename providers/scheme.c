@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * scheme.c - the pieces the providers' signature schemes share
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * scheme.h - the pieces the providers' signature schemes share
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * sign.c - the signature headers a provider would send with a body: the
  * dispatcher (each provider signs in providers/<name>.c)

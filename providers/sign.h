@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * sign.h - the signature headers a provider would send with a body
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * standard.c - Standard Webhooks, and Svix (the same scheme under svix-*
  * header names)

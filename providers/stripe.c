@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * stripe.c - Stripe
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * twilio.c - Twilio
  *

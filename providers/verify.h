@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * verify.h - provider signature verification over the exact raw body
  *

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: ISC
 -- Dismiss parked actions: the action needs no delivery (e.g. the order was cancelled).
 --
 --   psql -v action_id=42 -v reason='...' -f sql/dismiss.sql            (dry run: counts)

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: ISC
 -- What became of one accepted event, route by route.
 --
 --   psql -v event_id=evt_123 -f sql/event.sql

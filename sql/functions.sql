@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: ISC
 -- Functions of the intake path, recreated on every install run.
 --
 -- accept_batch() is SECURITY DEFINER so that the responder's role needs

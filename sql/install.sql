@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: ISC
 -- hookinbox schema: install or upgrade, idempotently.
 --
 --   psql -v ON_ERROR_STOP=1 -f sql/install.sql  [dbname]

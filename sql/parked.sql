@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: ISC
 -- List parked actions (or dismissed / resolved ones), newest first, at most 500.
 --
 --   psql -f sql/parked.sql

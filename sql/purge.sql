@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: ISC
 -- Retention: bodies after the payload horizon, events after the longer
 -- dedup horizon; only finished work is touched.
 --

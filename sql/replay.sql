@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: ISC
 -- Replay parked actions with their original idempotency key.
 --
 --   psql -v action_id=42 -f sql/replay.sql                    (dry run: counts)

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: ISC
 -- Fan unrouted events out again, to routes added since (or configured on
 -- another host): a worker that lacked a route marked the events it could
 -- not route `unrouted`; this makes them pending, and the next worker run

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: ISC
 -- Send done or stale actions again, on purpose.
 --
 --   psql -v action_id=42 -f sql/resend.sql                        (dry run: counts)

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: ISC
 -- Resolve parked actions: the action was delivered by other means (e.g. applied by hand).
 --
 --   psql -v action_id=42 -v reason='...' -f sql/resolve.sql            (dry run: counts)

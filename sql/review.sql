@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: ISC
 -- Deliveries held for review, and what an operator decides about them.
 --
 --   psql -f sql/review.sql                              # list (the default)

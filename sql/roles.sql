@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: ISC
 -- Least-privilege roles, (re)granted on every install run.
 --
 --   hookinbox_intake  the responder: EXECUTE on accept_batch(), accept() and reject() only

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: ISC
 -- Pause or resume a route, or show the routes' state.
 --
 --   psql -v route=fulfil -v do=pause -v reason='downstream migration' -f sql/route.sql

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: ISC
 -- Queue health, per endpoint and route: the picture the worker's metrics
 -- file and --health-check give, for someone with only psql.
 --

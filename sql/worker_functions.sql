@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: ISC
 -- Functions of the worker, recreated on every install run.
 --
 -- They run with the caller's rights (hookinbox_worker); every name is

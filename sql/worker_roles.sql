@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: ISC
 -- Grants for the worker's tables (migration 002), (re)granted on every run.
 -- The worker reads and works the queue; it cannot change the schema or
 -- delete history (the retention purge runs as hookinbox_admin).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * backoff.h - what a call's result means and when to try again
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * claim.h - take due actions under a lease
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * db.c - the worker's database connection and small libpq helpers
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * deliver.c - the downstream calls, concurrently over libcurl multi
  *

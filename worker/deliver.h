@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * deliver.h - the downstream calls, concurrently over libcurl multi
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fanout.c - turn pending inbox rows into actions, one per matching route
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fanout.h - turn pending inbox rows into actions, one per matching route
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * gate.h - per-route limits: concurrency cap, rate, holds, circuit breaker
  *

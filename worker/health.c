@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * health.c - hookinbox-worker --health-check
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * health.h - hookinbox-worker --health-check
  */

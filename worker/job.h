@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * job.h - one claimed action on its way through the worker
  *

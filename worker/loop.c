@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * loop.c - the worker's engine: fan out, claim, call, record
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * loop.h - the worker's engine: fan out, claim, call, record
  *

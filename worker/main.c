@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * main.c - hookinbox-worker: turn accepted events into downstream effects
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * metrics.c - the worker's Prometheus text-format metrics file
  *

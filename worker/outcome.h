@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * outcome.h - what a finished job means: done, retry later, or park
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * queue.c - the queue's health in a few cheap queries
  *

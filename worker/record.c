@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * record.c - write call outcomes back, guarded by the lease token
  */

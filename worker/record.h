@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * record.h - write call outcomes back, guarded by the lease token
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * sqlfn.c - routes with handler = sql:schema.function
  *

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: ISC
 -- 001: the inbox, where the responder stores each accepted delivery.
 --
 -- The delivery key (provider, account, environment, event_id) is unique:

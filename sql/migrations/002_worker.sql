@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: ISC
 -- 002: the worker's tables.
 --
 -- hookinbox.action holds one row per (route, business action): the

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: ISC
 -- 003: how inbox rows are stored.
 --
 -- A row longer than about 2 KB (the default toast_tuple_target) has its

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: ISC
 -- 004: a signed delivery is never refused for a field that only helps
 -- routing, and what cannot be told apart safely is held for review.
 --

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: ISC
 -- 005: the action lifecycle an operator works with.
 --
 -- state (hookinbox.action), as of this migration:

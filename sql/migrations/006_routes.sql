@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: ISC
 -- 006: per-route state shared by every worker and shown by sql/stats.sql.
 --
 -- One row per route that was ever paused, held or had its circuit breaker

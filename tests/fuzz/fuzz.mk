@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # tests/fuzz/fuzz.mk - libFuzzer harnesses for every parser of untrusted bytes
 #
 # Included from the top Makefile (uses its WARN, DEFS, PKG_INCS, incs, COMMON_SRC and

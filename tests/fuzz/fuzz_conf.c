@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fuzz_conf.c - the configuration parser (conf_load on a file of fuzzed bytes)
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fuzz_content_length.c - the responder's CONTENT_LENGTH parser
  *

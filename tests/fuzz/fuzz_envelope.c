@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fuzz_envelope.c - the envelope extractor (json-c, form bodies, headers)
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fuzz_form.c - application/x-www-form-urlencoded decoding (common/form.c)
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * fuzz_verify.c - every provider's signature headers through verify_request
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/perl
+# SPDX-License-Identifier: ISC
 # make-seeds.pl - (re)write the seed corpora in tests/fuzz/corpus/<harness>/
 #
 #   perl tests/fuzz/make-seeds.pl

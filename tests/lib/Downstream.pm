@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Downstream - a small, real HTTP/1.1 server that plays an idempotent API.
 #
 #   my $d = Downstream->new(dir => $t->dir, plan => { '/hooks' => '500,200' },

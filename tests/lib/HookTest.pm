@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # HookTest - the integration-test harness: real PostgreSQL, real lighttpd.
 #
 #   use HookTest;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # WorkerHelp - helpers shared by the worker's integration tests (tests/t/2*.t)
 #
 #   my $t = WorkerHelp::setup(routes => {...}, worker => {...});

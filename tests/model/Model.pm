@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Model - a checker that hunts for broken promises: from a seed, a weighted
 # random schedule of operations over the whole real stack, then the
 # invariants of issue 14.

@@ -1,4 +1,5 @@
 #!/usr/bin/perl
+# SPDX-License-Identifier: ISC
 # The model checker's own runner (tests/model/README).
 #
 #   perl -I tests/lib -I tests/model tests/model/run.pl --seed 7 --ops 300

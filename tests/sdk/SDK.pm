@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # SDK - the providers' official Node.js SDKs, for the cross-check tests
 #
 #   use lib "$top/tests/sdk";

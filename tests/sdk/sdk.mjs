@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // sdk.mjs - sign and verify webhook deliveries with the providers' official SDKs
 //
 //   node sdk.mjs sign   < cases.json   # [{provider, secret, body, id, type, url, timestamp}]

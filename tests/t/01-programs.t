@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Each program: --help and --version succeed, bad options fail with usage,
 # and a broken configuration stops it at start with file:line.  Each program
 # reads only its own secret files and its own conninfo; the responder run by

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # The intake path through lighttpd + the responder + PostgreSQL: every row of
 # the acceptance table, each checked against the rows in the database.
 use strict;

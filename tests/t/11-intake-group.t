@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # The intake acceptance table again, with one responder process of eight
 # threads that share one committing connection (group commit).
 use strict;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Plain CGI, for hosts that allow nothing else: lighttpd's mod_cgi runs the
 # responder once per request; the same verify-and-insert rules hold.  This
 # one also logs as JSON ([log] format = json).

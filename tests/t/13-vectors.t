@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # The providers' published vectors replayed through lighttpd and the test
 # build of the responder, with the clock set to each vector's own "now"
 # (HOOKINBOX_TEST_NOW, read only by the test build): signatures that the

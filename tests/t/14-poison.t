@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Poisoned deliveries: a signed delivery that is valid must be stored, not
 # refused forever.  Through lighttpd, one responder of eight threads that
 # share one committing connection (group commit), and PostgreSQL.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Durability and liveness that do not depend on the server's settings.
 #   - synchronous_commit: the role says off, the responder's session says on;
 #     an immediate stop right after the deliveries loses none that was

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Ids that differ stay different: the stored event id, type, object id and
 # version are what the provider's own SDK reads from the body (JSON.parse,
 # with numbers kept as their source text), through lighttpd and PostgreSQL,

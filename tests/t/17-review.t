@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Replay dedup compares what was signed, and what cannot be told apart is
 # held for review, through lighttpd, PostgreSQL and the worker.
 #   - Twilio signs the decoded, sorted parameters: a captured callback with

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # The replay defence outlives the replay window: sql/purge.sql refuses a
 # dedup_days shorter than the replay horizon of a provider with rows in the
 # inbox (GitHub: 3 days), unless forced.  Through lighttpd and PostgreSQL: a

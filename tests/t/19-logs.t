@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # The responder's log lines (issue 15, "quiet when well, loud when not"):
 # a start line per process with version, configuration file, endpoints as
 # name:provider and the commit mode, never a secret; one request line per

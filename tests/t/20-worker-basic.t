@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # The worker's core path: each event once, headers and signature, the same
 # key on every retry, 500 then 200, 429 with Retry-After, 400 parks,
 # always-500 parks after max_attempts, replay, unrouted events, CLI.

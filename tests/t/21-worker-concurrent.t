@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Several workers started together over 2,000 events: every action done
 # exactly once, none twice, none lost; and --max-runtime / SIGTERM leave
 # no claim dangling.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Crash points (test build only) and leases: a worker killed at any point
 # loses nothing and causes no second effect; a taken-over lease cannot be
 # overwritten; an unknown outcome is retried with the same key.

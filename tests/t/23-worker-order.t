@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # order = object: never apply an older version after a newer one, never two
 # calls for one object in flight; key = object-type: one action per
 # (object, type).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # handler = sql:schema.function: the local effect and "done" commit together,
 # so a worker killed inside the handler transaction leaves no half effect and
 # the rerun applies it exactly once.

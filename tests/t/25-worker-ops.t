@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Operator scripts: stats, parked, replay by route, purge (the dedup key
 # outlives the body).
 use strict;

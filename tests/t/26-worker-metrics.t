@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # The worker's metrics file (Prometheus text format for node_exporter's
 # textfile collector) after runs with known outcomes, checked against the
 # database; --metrics-file over [worker] metrics_file; written atomically;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # hookinbox-worker --health-check: 0 healthy, 1 when the oldest pending
 # event or action, or the oldest parked action, is older than its
 # threshold (options or [worker] keys), 75 when the database is down;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # HTTP routes and SQL-handler routes in one run: while calls are in flight
 # the worker runs handler transactions and sweep statements; every action is
 # carried out once, logged once and recorded once.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Every provider through lighttpd + the responder + PostgreSQL: a valid
 # delivery is stored with the envelope docs/providers.md promises, a
 # redelivery (signed with the endpoint's other secret) is the same row, a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # contrib/hookinbox-send against the responder, for every provider: its
 # deliveries are accepted, --repeat and --concurrency rehearse redeliveries
 # (one row, the rest duplicates), --timestamp-offset rehearses stale ones,

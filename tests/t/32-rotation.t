@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Rolling a secret while deliveries keep flowing: none is rejected.
 #
 # Two background senders post signed Stripe deliveries without a pause,

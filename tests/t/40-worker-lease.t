@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Every call is made under a live lease that outlives its timeout.  Two
 # workers, lease 5 s, route timeout 3 s, a downstream answering in 2.5 s,
 # few call slots so that claimed work queues behind slow calls: each

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Failures that must not look like success.  A role without grants, an
 # unknown role or database, a schema older than the worker: exit 78,
 # last_run_ok 0, one line saying why (a database that is down: 75).  A

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # The operator's side of the lifecycle, with psql scripts: replay (one
 # action or a filtered set, dry run first) opens a new retry window and
 # keeps the earlier attempts; dismiss and resolve need a reason that

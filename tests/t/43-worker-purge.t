@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Retention: one run purges everything due, 25,000 aged events, in bounded
 # batches each committed on its own, and prints this run's counts (nothing
 # with -v quiet=1); it never deletes nor strips parked, pending (waiting or

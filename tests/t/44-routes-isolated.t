@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Routes do not hurt each other.  A dead route (its downstream answers
 # after the route's timeout) beside a healthy one: the healthy route's
 # latency, measured in the same run with and without the dead neighbour,

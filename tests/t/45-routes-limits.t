@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Per-route limits against a real HTTP downstream.  Pause/resume from SQL
 # (sql/route.sql) holds a route's actions without using attempts and is
 # shown by stats.sql; a rate caps calls per second (never more than the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Route keys at load: order needs event versions (refused on an endpoint
 # whose provider sends none, unless provider = hmac has version_field);
 # order = newest is the name of today's behaviour; the limits' ranges; the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Hosts that disagree.  Worker A lacks route "b" that worker B has: A fans
 # out b's events as unrouted and leaves b's actions alone; each worker
 # remembers its routes' fingerprint and a worker whose routes differ from

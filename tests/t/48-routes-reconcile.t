@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Reconcile instead of resending blind.  A route with reconcile_url asks the
 # downstream (GET, the idempotency key in the URL) before re-sending an
 # action whose last outcome is unknown: 2xx = it has the effect, done with

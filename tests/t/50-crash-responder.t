@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # The responder crashes at each of its failure points (test build:
 # HOOKINBOX_FAILPOINT makes the process _exit(99) there), the web server
 # answers the sender with an error, and the provider's retry reaches a fresh

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # PostgreSQL restarted (fast, then immediate shutdown) in the middle of a
 # sustained load of signed deliveries.  Several senders post new events as
 # fast as they are answered; like a provider, a sender retries a delivery

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Hostile requests: each must get a clear 4xx and change nothing (no row),
 # and the responder must keep serving: a valid delivery right after each is
 # accepted, and no responder process died along the way.

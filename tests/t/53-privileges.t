@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Least privilege, checked against a real cluster: the responder's role
 # (hookinbox_intake) can only call accept_batch(), accept() and reject(); the worker's
 # role (hookinbox_worker) cannot change the schema.  Each statement is run

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # make install lays out what the README says; an installation at the first
 # migration, holding events, is upgraded by sql/install.sql without losing
 # any, twice without change, and both programs work on the result.

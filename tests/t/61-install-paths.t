@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # make install PREFIX=/usr DESTDIR=...: every installed file names the
 # installed paths (systemd ExecStart=, FcgidWrapper, lighttpd bin-path, the
 # cron lines, the man pages' examples), never /usr/local; each web server

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Two programs, two credentials, one file: the responder connects with
 # [database] conninfo (hookinbox_intake), the worker with [worker] conninfo
 # (hookinbox_worker).  --check --connect proves each role has what its

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # The Debian package: make deb builds it, lintian --pedantic has nothing to
 # say but what debian/hookinbox.lintian-overrides explains, dpkg -i installs
 # it (the hookinbox user, conffiles under /etc/hookinbox, nothing enabled or

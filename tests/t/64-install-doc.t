@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # docs/install.md, followed as a script: its ```sh blocks run in order, as
 # root, in one bash with set -eu, on this host, against a PostgreSQL cluster
 # made for the test (pg_createcluster, a free port) and the package make deb

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # The shipped Prometheus alert rules (etc/prometheus/hookinbox.rules.yml):
 # promtool accepts them, promtool test rules fires each alert on its
 # schedule (a stalled worker, no metrics, a failing downstream, parked

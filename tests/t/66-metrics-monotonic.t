@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # The worker's counters and histogram count across runs, so that rate() and
 # increase() over a cron-run worker are right: each write adds what the
 # process counted since its last write to what the file holds, under a lock.

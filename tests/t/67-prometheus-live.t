@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # The monitoring pipeline for real: the worker writes its metrics file into
 # a textfile directory, node_exporter (Debian's prometheus-node-exporter)
 # exports it, a Prometheus server started here scrapes it every second and

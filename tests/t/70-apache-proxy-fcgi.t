@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Apache 2.4 + mod_proxy_fcgi, running etc/apache/hookinbox-proxy-fcgi.conf
 # as shipped (paths and body limit swapped for the test's), in front of the
 # responder on a unix socket served by spawn-fcgi: signed events from

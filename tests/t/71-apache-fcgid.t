@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Apache 2.4 + mod_fcgid, running etc/apache/hookinbox-fcgid.conf as shipped
 # (paths and body limits swapped for the test's): Apache starts the
 # responder itself (FcgidWrapper ... virtual, HOOKINBOX_CONFIG from

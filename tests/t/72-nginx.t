@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # nginx, running etc/nginx/hookinbox.conf as shipped (paths and body limit
 # swapped for the test's), in front of the responder on a unix socket:
 # first served by spawn-fcgi -n, then as systemd's socket unit

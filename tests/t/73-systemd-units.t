@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # The systemd units under etc/systemd: systemd-analyze verify finds nothing
 # to say about any of them (with the built programs standing in for the
 # installed ones), the responder's units take the listening socket on

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # The shipped lighttpd snippet (etc/lighttpd/hookinbox.conf), run as it is
 # with only its paths swapped: lighttpd spawns the responder processes, a
 # signed delivery is stored, a bad signature and an oversize body are

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Both programs through PgBouncer 1.18 in transaction mode, with fewer
 # server connections than clients, so each transaction may run on a server
 # connection another client used before (a named prepared statement made

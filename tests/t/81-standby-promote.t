@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # A plain streaming standby, promoted by hand (pg_ctl promote), for users
 # who run without Patroni.  The responders and the workers are given one
 # multi-host conninfo (three clusters: A, B, C) with

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Patroni + etcd, synchronous_mode: true.  Two nodes; responders (group
 # commit) and --once workers are given a multi-host conninfo with
 # target_session_attrs=read-write and never restarted.  Under signed load

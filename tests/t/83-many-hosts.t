@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Many hosts: two responders and two workers, each in its own network
 # namespace with its own address, reaching one PostgreSQL over its veth
 # pair (TCP, no shared socket or file).  Signed load alternates between the

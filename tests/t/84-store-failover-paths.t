@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # The responder's two paths for pooled and replicated databases, small
 # enough to run under the sanitizers too (80-83 are the heavy versions):
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # The model checker (tests/model/README): seeded random schedules over the
 # whole real stack, checked against the invariants of issue 14.  A short
 # run: fixed seeds, 75 operations each, each schedule on its own stack, all

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # The worker under valgrind (memcheck, full leak check): a small scenario
 # with a signed call, a retry (500 then 200), a park (400), a SQL handler
 # route, the metrics file, --health-check, and a --loop run reloaded with

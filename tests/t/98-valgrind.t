@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # The responder under valgrind (memcheck, full leak check): a small intake
 # scenario through lighttpd in process mode and with request threads, then
 # every valgrind log must report zero errors and zero definite or indirect

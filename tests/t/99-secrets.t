@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Runs last: every secret and signature the suite handed to the programs
 # must appear in none of the logs and database dumps the suite left behind;
 # and no sanitizer (make SANITIZE=...) may have reported anything there.

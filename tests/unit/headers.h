@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * headers.h - a request's headers for unit tests: what request_view.header
  * looks up, set by name (case-insensitive, a second set replaces)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tap.h - minimal TAP output for C unit tests, run by prove
  */

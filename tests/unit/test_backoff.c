@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test_backoff.c - what a call's result means and when to try again
  */

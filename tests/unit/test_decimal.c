@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test_decimal.c - what counts as a decimal integer in a configuration
  * value or an option, and as a digit run of a protocol field

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test_envelope.c - envelope fields per provider, and hostile bodies
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test_gate.c - per-route limits: cap, rate, holds, circuit breaker
  */

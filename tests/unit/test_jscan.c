@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test_jscan.c - the strict JSON reader behind the envelope fields: what it
  * accepts (RFC 8259, as JSON.parse), and that keys, strings and numbers

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test_log.c - log_kv's lines: LOG_NUM values are bare JSON numbers only
  * when they are JSON numbers, anything else stays a quoted string; text

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test_outcome.c - what a finished job means: done, retry later, or park
  */

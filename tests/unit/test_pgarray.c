@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test_pgarray.c - the binary array parameters of accept_batch(), byte by byte
  *

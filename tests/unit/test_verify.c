@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * test_verify.c - signature verification: published provider vectors,
  * hand cases per provider, and sign.c -> verify.c round trips

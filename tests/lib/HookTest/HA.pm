@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # HookTest::HA - configuration and worker runs for the tests where the
 # programs do not talk to the HookTest cluster directly (tests/t/8x-*.t):
 # through PgBouncer, to a multi-host conninfo, from other network namespaces.

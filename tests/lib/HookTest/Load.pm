@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # HookTest::Load - signed load like a provider's, and the reconciliation
 # the high-availability tests (tests/t/8x-*.t) share.
 #

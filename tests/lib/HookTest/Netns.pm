@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # HookTest::Netns - "hosts" for tests: network namespaces, each with its
 # own address on a veth pair to this (the database's) namespace.
 #

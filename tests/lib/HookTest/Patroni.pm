@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # HookTest::Patroni - a two-node PostgreSQL cluster under Patroni with a
 # one-node etcd, on loopback, for tests (the recipe and its traps:
 # docs/scaling.md, "High availability").

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # HookTest::PgBouncer - Debian's PgBouncer (1.18) in front of a test
 # cluster, in transaction mode, for the tests and the bench.
 #

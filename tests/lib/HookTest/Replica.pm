@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # HookTest::Replica - plain PostgreSQL streaming replication between test
 # clusters, as an operator without Patroni runs it: pg_basebackup -R for a
 # standby, pg_ctl promote to make it the primary.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # HookTest::WebServers - the responder behind Apache and nginx from Debian's
 # packages, each started as a throw-away server on a loopback port with its
 # own configuration in the test's temp dir.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Model::Defects - the known defects of hookinbox that the model checker
 # can provoke, and THE switch that says which of them to provoke.
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Model::Invariants - the promises of hookinbox (issue 14), one function
 # each.  Each takes the model (Model.pm) and returns the violations it
 # found, as strings (none when it held).  cheap => 1: also checked along

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Model::Ops - the operations a schedule is drawn from, as one table.
 #
 # Each row: name, weight (0 leaves it out), and run, a function of the

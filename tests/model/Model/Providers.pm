@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Model::Providers - the endpoints of the model's stack and how each
 # provider signs a delivery, as its documentation (and tests/t/30) says.
 #
