@@ -740,7 +740,8 @@ check_endpoint(conf *c, endpoint_conf *ep)
 		ep->max_body = c->max_body;
 	if (ep->tolerance == 0)
 		ep->tolerance = c->tolerance;
-	if (c->prog != CONF_WORKER) /* the worker never verifies a signature */
+	/* the worker never verifies a signature, the backfill neither */
+	if (c->prog != CONF_WORKER && c->prog != CONF_BACKFILL)
 		ep->secrets = load_secrets(c, ep->secret_file, ep->line);
 }
 
@@ -801,7 +802,8 @@ check_route(conf *c, route_conf *r)
 			r->name, r->timeout, c->worker.lease);
 		return;
 	}
-	if (r->secret_file != NULL && c->prog != CONF_RESPONDER) /* the responder signs nothing */
+	/* the responder and the backfill sign nothing */
+	if (r->secret_file != NULL && c->prog != CONF_RESPONDER && c->prog != CONF_BACKFILL)
 		r->secrets = load_secrets(c, r->secret_file, r->line);
 }
 

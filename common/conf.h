@@ -100,7 +100,8 @@ typedef struct conf conf;
 typedef enum conf_program {
 	CONF_ALL,	/* every secret file (tests) */
 	CONF_RESPONDER, /* [endpoint] secrets; connects with [database] conninfo */
-	CONF_WORKER	/* [route] secrets; [worker] conninfo, else [database] conninfo */
+	CONF_WORKER,	/* [route] secrets; [worker] conninfo, else [database] conninfo */
+	CONF_BACKFILL	/* no secret file (it reads the API credential itself); [database] */
 } conf_program;
 
 /*
