@@ -14,6 +14,7 @@ use strict;
 use warnings;
 use Test::More;
 use Digest::SHA qw(sha256_hex);
+use POSIX ();
 use HookTest;
 use HookTest::FakeProviderApi;
 use Downstream;
@@ -204,6 +205,43 @@ my $live_b2;
 	is(inbox_count(), 5, 'still five rows');
 }
 
+# ---- two runs at once over new events: each stored once in all
+{
+	my @more = map { stripe_event("evt_p$_", 'invoice.paid', "in_p$_", $now - 800 + $_) } 1 .. 7;
+	$api->stripe_events(@stripe, @more);
+	$text{$_->{id}} = $_->{text} =~ s/^\s+//r for @more;
+	my @pids;
+	for my $k (1, 2) {
+		my $pid = fork // die;
+		if ($pid == 0) {
+			my $cmd = join ' ', map { HookTest::shell_quote($_) } $bin, '-c', $t->config, '--endpoint',
+				'stripe-live', '--since', $since, '--credential', $cred, '--api-url', $api->url;
+			exec("$cmd > $dir/par$k.out 2>&1") or POSIX::_exit(127);
+		}
+		push @pids, $pid;
+	}
+	waitpid $_, 0 for @pids;
+	my ($s1, $s2) = map { HookTest::slurp("$dir/par$_.out") } 1, 2;
+	push @outputs, $s1, $s2;
+	my ($n1) = $s1 =~ /, stored (\d+), failed 0/;
+	my ($n2) = $s2 =~ /, stored (\d+), failed 0/;
+	is(($n1 // -99) + ($n2 // -99), 7, 'two overlapping runs stored the seven new events between them')
+		or diag "$s1\n$s2";
+	is($t->sql("select count(*) from hookinbox.inbox where event_id like 'evt_p%' and backfilled_at is not null"), 7,
+		'... each once');
+	is($t->sql("select count(distinct event_id) = count(*) from hookinbox.inbox"), 't', 'no delivery key twice');
+}
+
+# ---- the API failing halfway: what was stored stays, the run says it is partial
+{
+	$api->set(fail => 1);
+	my ($rc, $out) = backfill('--endpoint', 'stripe-live', '--since', $since, '--credential', $cred,
+		'--api-url', $api->url);
+	is($rc, 1, 'the API answering 500: exit 1');
+	like($out, qr/listing stripe events: the API answered HTTP 500/, '... said so in one line');
+	$api->set(fail => 0);
+}
+
 # ---- a live redelivery of a backfilled event is its duplicate
 {
 	my $id = $t->sql("select id from hookinbox.inbox where event_id = 'evt_c3'");
@@ -213,7 +251,7 @@ my $live_b2;
 	is($r->{status}, 200, 'live redelivery of evt_c3 answered 200');
 	is($r->{json}{duplicate}, JSON::PP::true, '... as a duplicate');
 	is($r->{json}{id}, $id, '... with the backfilled intake id');
-	is(inbox_count(), 5, '... and nothing stored');
+	is(inbox_count(), 12, '... and nothing stored');
 }
 
 # ---- GitHub: deliveries, redeliveries, the detail only for what is missing
@@ -304,7 +342,7 @@ $api->github_deliveries(@gh);
 	my $log = `$top/obj/test/hookinbox-worker -c @{[ $t->config ]} -v --once 2>&1`;
 	is($? >> 8, 0, 'worker --once') or diag $log;
 	my %seen = map { ($_->{event_id} => $_->{sha}) } grep { $_->{path} eq '/hooks' } $d->requests;
-	for my $id (qw(evt_a1 evt_c3 evt_d4 evt_e5)) {
+	for my $id (qw(evt_a1 evt_c3 evt_d4 evt_e5 evt_p1 evt_p7)) {
 		is($seen{$id}, sha256_hex($text{$id}), "the downstream got $id with its exact body");
 	}
 	is($seen{'a1b2c3d4-0001'}, sha256_hex($payload{g1}), 'the downstream got g1');
