@@ -16,7 +16,8 @@ my $top = HookTest::top();
 	my $stage = tempdir(CLEANUP => 1);
 	my $out = `make -s -C $top install PREFIX=/usr DESTDIR=$stage 2>&1`;
 	is($?, 0, 'make install PREFIX=/usr DESTDIR=... succeeds') or diag $out;
-	for my $f (qw(/usr/sbin/hookinbox.fcgi /usr/sbin/hookinbox-worker /usr/bin/hookinbox-send
+	for my $f (qw(/usr/sbin/hookinbox.fcgi /usr/sbin/hookinbox-worker /usr/sbin/hookinbox-backfill /usr/bin/hookinbox-send
+		/usr/share/hookinbox/sql/backfill_functions.sql /usr/share/man/man8/hookinbox-backfill.8
 		/usr/share/hookinbox/sql/install.sql /usr/share/hookinbox/sql/migrations/001_intake.sql
 		/usr/share/hookinbox/sql/stats.sql /usr/share/hookinbox/etc/hookinbox.conf)) {
 		ok(-e "$stage$f", "installed $f");
