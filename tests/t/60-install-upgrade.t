@@ -60,8 +60,11 @@ is($old->sql('select count(*) from hookinbox.inbox'), 20, '20 events stored befo
 
 ($rc, $out) = $old->psql_file("$top/sql/install.sql");
 is($rc, 0, 'install.sql upgrades') or diag $out;
-like($out, qr/schema at version 6/, 'now at version 6');
+my $latest = () = glob("$top/sql/migrations/[0-9]*.sql");
+like($out, qr/schema at version $latest\b/, "now at version $latest (every migration)");
 is($old->sql('select count(*) from hookinbox.inbox'), 20, 'no event lost');
+is($old->sql('select count(*) from hookinbox.inbox where backfilled_at is not null'), 0,
+	'no delivered event is marked backfilled (007)');
 my $dump1 = $old->sql(q{select string_agg(id || ':' || event_id || ':' || encode(body, 'hex'), ',' order by id) from hookinbox.inbox});
 my $applied = $old->sql(q{select string_agg(version || ':' || applied_at, ',' order by version) from hookinbox.schema_migrations});
 ($rc, $out) = $old->psql_file("$top/sql/install.sql");
