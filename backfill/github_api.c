@@ -78,6 +78,23 @@ listed(const bf_page *page, const char *guid)
 	return false;
 }
 
+/* set header name of it to value (taken), replacing an earlier value */
+static void
+set_header(bf_item *it, const char *name, char *value)
+{
+	for (size_t i = 0; i < it->n_headers; i++) {
+		if (strcmp(it->headers[i].name, name) == 0) {
+			free(it->headers[i].value);
+			it->headers[i].value = value;
+			return;
+		}
+	}
+	it->headers = xrealloc(it->headers, (it->n_headers + 1) * sizeof(*it->headers));
+	it->headers[it->n_headers].name = xstrdup(name);
+	it->headers[it->n_headers].value = value;
+	it->n_headers++;
+}
+
 static int
 next_page(api_http *h, const source_query *q, char **cursor, bf_page *page, bool *done,
 	  source_error *e)
@@ -135,8 +152,12 @@ next_page(api_http *h, const source_query *q, char **cursor, bf_page *page, bool
 			continue;
 		}
 		bf_item *it = bf_page_add(page);
+		char *event = member_string(&el, "event");
 		it->id = guid;
 		it->ref = xstrndup(num.p, num.len);
+		/* the listing's event, should the delivery's headers lack it */
+		if (event != NULL)
+			set_header(it, "X-GitHub-Event", event);
 	}
 	free(*cursor);
 	*cursor = NULL;
@@ -163,15 +184,6 @@ header_value(const jscan_value *hdrs, const char *name)
 	for (size_t i = 0; i <= n; i++)
 		lower[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] + 32 : name[i]);
 	return member_string(hdrs, lower);
-}
-
-static void
-add_header(bf_item *it, const char *name, char *value)
-{
-	it->headers = xrealloc(it->headers, (it->n_headers + 1) * sizeof(*it->headers));
-	it->headers[it->n_headers].name = xstrdup(name);
-	it->headers[it->n_headers].value = value;
-	it->n_headers++;
 }
 
 static int
@@ -209,14 +221,14 @@ fetch(api_http *h, const source_query *q, bf_item *it, source_error *e)
 			if (strcmp(keep[i], "X-GitHub-Delivery") == 0)
 				continue;
 			if ((v = header_value(&hdrs, keep[i])) != NULL)
-				add_header(it, keep[i], v);
+				set_header(it, keep[i], v);
 		}
 		char *ua = header_value(&hdrs, "User-Agent");
 		if (ua != NULL)
-			add_header(it, "User-Agent", ua);
+			set_header(it, "User-Agent", ua);
 	}
-	add_header(it, "X-GitHub-Delivery", xstrdup(it->id));
-	add_header(it, "Content-Type", xstrdup("application/json"));
+	set_header(it, "X-GitHub-Delivery", xstrdup(it->id));
+	set_header(it, "Content-Type", xstrdup("application/json"));
 	rc = 0;
 out:
 	api_response_release(&r);

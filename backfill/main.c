@@ -15,6 +15,7 @@
  * 78 configuration, credential or permission problem.
  */
 #include <getopt.h>
+#include <search.h>
 #include <json-c/json.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -66,6 +67,7 @@ typedef struct run {
 	bf_store *store;
 	bf_key key;
 	figures f;
+	void *seen; /* tsearch tree of the event ids listed so far */
 } run;
 
 static void
@@ -327,35 +329,57 @@ out:
 	return rc;
 }
 
+/* the order of run.seen */
+static int
+id_cmp(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
 /* one page: which of its events the inbox lacks, and those stored */
 static int
 backfill_page(run *rn, bf_page *page, int n)
 {
 	const char **ids = xcalloc(page->n + 1, sizeof(*ids));
+	bf_item **items = xcalloc(page->n + 1, sizeof(*items));
 	bool *known = xcalloc(page->n + 1, sizeof(*known));
 	char err[512];
 	bf_store_err why;
+	size_t m = 0;
 	long had = 0;
 	int rc = 0;
 
-	for (size_t i = 0; i < page->n; i++)
-		ids[i] = page->items[i].id;
-	if (bf_store_known(rn->store, &rn->key, ids, page->n, known, err, sizeof(err), &why) != 0) {
+	/* an event listed on an earlier page (a GitHub redelivery) counts once */
+	for (size_t i = 0; i < page->n; i++) {
+		char *id = xstrdup(page->items[i].id);
+		char **found = tsearch(id, &rn->seen, id_cmp);
+
+		if (found == NULL)
+			abort(); /* out of memory */
+		if (*found != id) {
+			free(id);
+			continue;
+		}
+		items[m] = &page->items[i];
+		ids[m++] = page->items[i].id;
+	}
+	rn->f.listed += (long)m;
+	if (bf_store_known(rn->store, &rn->key, ids, m, known, err, sizeof(err), &why) != 0) {
 		log_error("%s", err);
-		rn->f.failed += (long)page->n;
+		rn->f.failed += (long)m;
 		rc = store_exit(why) ? store_exit(why) : EXIT_PARTIAL;
 		goto out;
 	}
-	for (size_t i = 0; i < page->n; i++)
+	for (size_t i = 0; i < m; i++)
 		had += known[i];
-	rn->f.listed += (long)page->n;
 	rn->f.known += had;
-	printf("page %d: %zu listed, %ld in the inbox\n", n, page->n, had);
-	for (size_t i = 0; i < page->n && rc == 0; i++)
+	printf("page %d: %zu listed, %ld in the inbox\n", n, m, had);
+	for (size_t i = 0; i < m && rc == 0; i++)
 		if (!known[i])
-			rc = backfill_item(rn, &page->items[i]);
+			rc = backfill_item(rn, items[i]);
 out:
 	free(ids);
+	free(items);
 	free(known);
 	return rc;
 }
@@ -464,6 +488,7 @@ main(int argc, char **argv)
 	       rn.f.stored, rn.f.failed);
 out:
 	fflush(stdout);
+	tdestroy(rn.seen, free);
 	bf_store_free(rn.store);
 	api_http_free(rn.http);
 	secret_set_free(cred);

@@ -52,9 +52,12 @@ my $cred = write_file('stripe.key', "$token\n");
 my $gh_cred = write_file('github.token', "$gh_token\n");
 
 my @outputs;
+# HOOKINBOX_VALGRIND=1: every run under valgrind (an error or a leak exits 42)
+my @wrap = $ENV{HOOKINBOX_VALGRIND}
+	? ('valgrind', '-q', '--error-exitcode=42', '--leak-check=full', '--errors-for-leak-kinds=definite,indirect') : ();
 sub backfill {
 	my (@args) = @_;
-	my $cmd = join ' ', map { HookTest::shell_quote($_) } $bin, '-c', $t->config, @args;
+	my $cmd = join ' ', map { HookTest::shell_quote($_) } @wrap, $bin, '-c', $t->config, @args;
 	my $out = `$cmd 2>&1`;
 	push @outputs, $out;
 	return ($? >> 8, $out);
@@ -260,6 +263,7 @@ my %payload = (
 	g2 => '{"ref":"refs/heads/main","after":"abc","repository":{"id":123}}',
 	g3 => '{"zen":"Keep it logically awesome.","hook_id":7,"hook":{"id":7}}',
 	g4 => '{"action":"closed","issue":{"id":9002}}',
+	g5 => '{"action":"reopened","issue":{"id":9003}}',
 );
 sub iso { my @g = gmtime($_[0]); sprintf('%04d-%02d-%02dT%02d:%02d:%02dZ', $g[5] + 1900, $g[4] + 1, @g[3, 2, 1, 0]) }
 sub gh_headers {
@@ -277,6 +281,9 @@ my @gh = (
 		status_code => 200, headers => gh_headers('a1b2c3d4-0002', 'push'), payload => $payload{g2} },
 	{ id => 14, guid => 'a1b2c3d4-0003', delivered_at => iso($now - 1000), event => 'ping', action => undef,
 		status_code => 504, headers => gh_headers('a1b2c3d4-0003', 'ping'), payload => $payload{g3} },
+	# a delivery whose recorded headers lack X-GitHub-Event: the listing's event is used
+	{ id => 15, guid => 'a1b2c3d4-0005', delivered_at => iso($now - 500), event => 'issues', action => 'reopened',
+		status_code => 502, headers => { 'Content-Type' => 'application/json' }, payload => $payload{g5} },
 	{ id => 5, guid => 'a1b2c3d4-0004', delivered_at => iso($now - 7200), event => 'issues', action => 'closed',
 		status_code => 502, headers => gh_headers('a1b2c3d4-0004', 'issues'), payload => $payload{g4} },
 );
@@ -291,11 +298,11 @@ $api->github_deliveries(@gh);
 	my ($rc, $out) = backfill('--endpoint', 'gh', '--since', $since, '--credential', $gh_cred,
 		'--api-url', $api->url, '--repo', 'o/r', '--hook-id', '7');
 	is($rc, 0, 'github backfill exits 0') or diag $out;
-	like($out, qr/listed 3, already in the inbox 1, stored 2, failed 0/, 'github figures (a redelivery counts once)')
+	like($out, qr/listed 4, already in the inbox 1, stored 3, failed 0/, 'github figures (a redelivery counts once)')
 		or diag $out;
 	my @req = ($api->requests)[$before .. scalar($api->requests) - 1];
 	my @detail = map { $_->{path} =~ m{/deliveries/(\d+)$} ? $1 : () } @req;
-	is_deeply([sort @detail], [12, 14], 'the detail was fetched once for each delivery the inbox lacks (the latest attempt)');
+	is_deeply([sort @detail], [12, 14, 15], 'the detail was fetched once for each delivery the inbox lacks (the latest attempt)');
 	is(scalar(grep { $_->{path} =~ m{/deliveries$} } @req), 3, 'the listing followed the Link header (3 pages)');
 	is(scalar(grep { $_->{auth} && $_->{accept} eq 'application/vnd.github+json' } @req), scalar @req,
 		'every call: the token as Bearer, GitHub\'s media type');
@@ -306,6 +313,8 @@ $api->github_deliveries(@gh);
 	like($g1->[10], qr/"X-GitHub-Event": "issues"/, 'g1: GitHub\'s headers kept');
 	unlike($g1->[10], qr/Signature/i, 'g1: no signature header kept');
 	is(row('a1b2c3d4-0003')->[5], 'ping', 'g3 (ping) stored');
+	is_deeply([@{ row('a1b2c3d4-0005') }[5, 6]], ['issues.reopened', '9003'],
+		'g5: without the event header, the listing\'s event names the type');
 	is($t->sql("select count(*) from hookinbox.inbox where event_id = 'a1b2c3d4-0004'"), 0,
 		'a delivery before --since is not stored');
 	is(row('a1b2c3d4-0002')->[8], 'f', 'g2 (live) not marked');
