@@ -245,6 +245,17 @@ my $live_b2;
 	$api->set(fail => 0);
 }
 
+# ---- no secret file of the configuration is read (they are the responder's)
+{
+	(my $conf = HookTest::slurp($t->config)) =~ s/^secret_file = .*$/secret_file = \/nonexistent\/secret/mg;
+	my $nosecrets = write_file('nosecrets.conf', $conf);
+	my $cmd = join ' ', map { HookTest::shell_quote($_) } $bin, '-c', $nosecrets, '--endpoint', 'stripe-live',
+		'--since', $since, '--credential', $cred, '--api-url', $api->url, '--dry-run';
+	my $out = `$cmd 2>&1`;
+	push @outputs, $out;
+	is($? >> 8, 0, 'the endpoints\' secret files are not read') or diag $out;
+}
+
 # ---- a live redelivery of a backfilled event is its duplicate
 {
 	my $id = $t->sql("select id from hookinbox.inbox where event_id = 'evt_c3'");
