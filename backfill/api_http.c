@@ -178,19 +178,47 @@ link_next(const char *v, size_t len)
 	return NULL;
 }
 
+/*
+ * The value of header line data[0..len) when it is header name (its
+ * length in *vlen, without surrounding blanks), else NULL.  Header lines
+ * are not NUL-terminated.
+ */
+static const char *
+header_value(const char *data, size_t len, const char *name, size_t *vlen)
+{
+	size_t n = strlen(name);
+	const char *v, *end = data + len;
+
+	if (len <= n || strncasecmp(data, name, n) != 0 || data[n] != ':')
+		return NULL;
+	v = data + n + 1;
+	while (v < end && (*v == ' ' || *v == '\t'))
+		v++;
+	while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	*vlen = (size_t)(end - v);
+	return v;
+}
+
 static size_t
 on_header(char *data, size_t size, size_t n, void *arg)
 {
 	transfer *t = arg;
-	size_t len = size * n;
+	size_t len = size * n, vlen;
+	const char *v;
 
-	if (len > 5 && strncasecmp(data, "link:", 5) == 0) {
-		free(t->r->next);
-		t->r->next = link_next(data + 5, len - 5);
-	} else if (len > 5 && strncmp(data, "HTTP/", 5) == 0) {
-		/* a new response (after a 100 Continue): forget the last one's link */
+	if (len > 5 && strncmp(data, "HTTP/", 5) == 0) {
+		/* a new response (after a 100 Continue): forget the last one's */
 		free(t->r->next);
 		t->r->next = NULL;
+		t->r->rate_limited = false;
+	} else if ((v = header_value(data, len, "Link", &vlen)) != NULL) {
+		free(t->r->next);
+		t->r->next = link_next(v, vlen);
+	} else if (header_value(data, len, "Retry-After", &vlen) != NULL ||
+		   ((v = header_value(data, len, "X-RateLimit-Remaining", &vlen)) != NULL &&
+		    vlen == 1 && v[0] == '0')) {
+		t->r->rate_limited = true;
 	}
 	return len;
 }

@@ -10,6 +10,7 @@
 #ifndef HOOKINBOX_API_HTTP_H
 #define HOOKINBOX_API_HTTP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct api_http api_http;
@@ -18,7 +19,8 @@ typedef struct api_response {
 	long status; /* HTTP status; 0 when no answer came */
 	char *body;  /* NUL-terminated; owned by the response */
 	size_t len;
-	char *next; /* the Link header's rel="next" URL, NULL when none */
+	char *next;	   /* the Link header's rel="next" URL, NULL when none */
+	bool rate_limited; /* X-RateLimit-Remaining: 0 or Retry-After came with it */
 } api_response;
 
 /*

@@ -60,6 +60,14 @@ int
 source_answer(const api_response *r, const char *what, jscan_value *root, source_error *e)
 {
 	e->status = r->status;
+	/* GitHub answers 403 (or 429) to a token over its rate limit */
+	if ((r->status == 403 || r->status == 429) && r->rate_limited) {
+		e->status = 429;
+		snprintf(e->msg, sizeof(e->msg),
+			 "%s: rate limited (HTTP %ld): run again later, or with a shorter range",
+			 what, r->status);
+		return -1;
+	}
 	switch (r->status) {
 	case 200:
 		break;

@@ -351,6 +351,14 @@ $api->github_deliveries(@gh);
 	is(inbox_count(), $n, '... and only the first page was considered');
 	$api->set(link_base => undef);
 
+	# over the rate limit: not a credential problem
+	$api->set(rate_limited => 1);
+	($rc, $out) = backfill('--endpoint', 'gh', '--since', $since, '--credential', $gh_cred,
+		'--api-url', $api->url, '--repo', 'o/r', '--hook-id', '7');
+	is($rc, 1, 'GitHub\'s 403 with X-RateLimit-Remaining: 0: partial failure (1), not 78');
+	like($out, qr/rate limited \(HTTP 403\): run again later/, '... said to be the rate limit');
+	$api->set(rate_limited => 0);
+
 	($rc, $out) = backfill('--endpoint', 'gh', '--since', $since, '--credential', $gh_cred,
 		'--api-url', $api->url, '--repo', 'o/other', '--hook-id', '7');
 	is($rc, 78, 'an unknown hook (404): 78');

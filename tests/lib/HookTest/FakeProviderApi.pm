@@ -7,7 +7,8 @@
 #   $api->github_deliveries(@deliveries); # each { id, guid, delivered_at, event,
 #                                         #   action, redelivery, status_code,
 #                                         #   headers => {...}, payload => TEXT }
-#   $api->set(page_size => 2, link_base => 'http://elsewhere');
+#   $api->set(page_size => 2, link_base => 'http://elsewhere', fail => 1,
+#             rate_limited => 1);
 #   ... run hookinbox-backfill --api-url $api->url ...
 #   my @req = $api->requests;            # { method, path, query, auth }
 #
@@ -132,6 +133,13 @@ sub _answer {
 			: '{"error":{"message":"Invalid API Key provided","type":"invalid_request_error"}}');
 	}
 	return (500, '{"error":{"message":"boom"}}') if $s->{fail};
+	# over the rate limit: GitHub answers 403 with X-RateLimit-Remaining: 0, Stripe 429
+	if ($s->{rate_limited}) {
+		return $github
+			? (403, '{"message":"API rate limit exceeded for user ID 1."}', 'X-RateLimit-Limit: 5000',
+				'X-RateLimit-Remaining: 0', 'X-RateLimit-Reset: ' . (time + 600))
+			: (429, '{"error":{"message":"Too many requests","type":"rate_limit_error"}}');
+	}
 	if ($method eq 'GET' && $path eq '/v1/events') {
 		my @e = grep { !$_->{delivered} && $_->{created} >= ($p->{'created[gte]'} // 0)
 			&& $_->{created} <= ($p->{'created[lte]'} // 9e18) } @{ $s->{stripe} };
