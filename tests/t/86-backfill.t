@@ -412,4 +412,8 @@ $api->github_deliveries(@gh);
 	like($out, qr/permission denied/, 'the worker cannot call backfill_store()');
 }
 
+# stop the servers and keep the evidence now, while the temp dir is there
+undef $api;
+undef $t;
+
 done_testing();
