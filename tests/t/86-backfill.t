@@ -390,6 +390,22 @@ $api->github_deliveries(@gh);
 	is($t->sql("select count(*) from hookinbox.action where state <> 'done'"), 0, 'every action done');
 }
 
+# ---- the operator scripts show what was backfilled
+{
+	my ($rc, $out) = $t->pg->psql_file("$top/sql/stats.sql", role => 'hookinbox_admin');
+	is($rc, 0, 'stats.sql runs') or diag $out;
+	my ($head) = $out =~ /^(\s*endpoint\s*\|.*backfilled.*)$/m;
+	ok($head, 'stats.sql: a backfilled column') or diag $out;
+	my @cols = map { s/^\s+|\s+$//gr } split /\|/, $head // '';
+	my ($k) = grep { $cols[$_] eq 'backfilled' } 0 .. $#cols;
+	my ($line) = $out =~ /^(\s*stripe-live\s*\|.*)$/m;
+	my @vals = map { s/^\s+|\s+$//gr } split /\|/, $line // '';
+	is($vals[$k // 0], 11, 'stats.sql: stripe-live has 11 backfilled rows') or diag $out;
+	($rc, $out) = $t->pg->psql_file("$top/sql/event.sql", role => 'hookinbox_admin', vars => { event_id => 'evt_a1' });
+	like($out, qr/backfilled_at/, 'event.sql shows backfilled_at') or diag $out;
+	like($out, qr/evt_a1\s*\|[^|\n]*\|[^|\n]*\|\s*\d{4}-\d\d-\d\d /, 'event.sql: evt_a1 has a backfilled_at') or diag $out;
+}
+
 # ---- the credential is nowhere but the Authorization header
 {
 	my $all = join '', @outputs;
