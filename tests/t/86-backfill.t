@@ -426,6 +426,21 @@ $api->github_deliveries(@gh);
 	my $wk = $t->pg->conninfo('hookinbox_worker');
 	$out = `psql -X -q -d '$wk' -c "select * from hookinbox.backfill_store('e','stripe','a','b','x',null,null,null,'{}','x',null)" 2>&1`;
 	like($out, qr/permission denied/, 'the worker cannot call backfill_store()');
+	is($t->sql(q{select coalesce(string_agg(c.relname || ':' || p, ',' order by c.relname), '')
+		from pg_class c join pg_namespace n on n.oid = c.relnamespace,
+		unnest(array['select','insert','update','delete','truncate','references','trigger']) p
+		where n.nspname = 'hookinbox' and c.relkind in ('r','p','v','m','S')
+		and has_table_privilege('hookinbox_backfill', c.oid, p)}), '',
+		'hookinbox_backfill holds no privilege on any table of the schema');
+	is($t->sql(q{select coalesce(string_agg(p.proname, ',' order by p.proname), '') from pg_proc p
+		join pg_namespace n on n.oid = p.pronamespace
+		where n.nspname = 'hookinbox' and has_function_privilege('hookinbox_backfill', p.oid, 'execute')}),
+		'backfill_known,backfill_store', 'hookinbox_backfill may execute backfill_known() and backfill_store() only');
+	is($t->sql(q{select string_agg(p.proname || ':' || p.prosecdef || ':' || pg_get_userbyid(p.proowner), ',' order by p.proname)
+		from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+		where n.nspname = 'hookinbox' and p.proname like 'backfill%'}),
+		'backfill_known:true:hookinbox_owner,backfill_store:true:hookinbox_owner',
+		'both are SECURITY DEFINER, owned by hookinbox_owner');
 }
 
 # stop the servers and keep the evidence now, while the temp dir is there
