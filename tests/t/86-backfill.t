@@ -74,6 +74,8 @@ sub live_post {
 	return $r;
 }
 
+# an RFC 3339 time (UTC)
+sub iso { my @g = gmtime($_[0]); sprintf('%04d-%02d-%02dT%02d:%02d:%02dZ', $g[5] + 1900, $g[4] + 1, @g[3, 2, 1, 0]) }
 sub inbox_count { $t->sql('select count(*) from hookinbox.inbox') }
 sub row {
 	my ($id) = @_;
@@ -211,6 +213,14 @@ my $live_b2;
 	is(inbox_count(), 5, 'five inbox rows in all');
 }
 
+# ---- a range with no event: nothing listed, nothing stored, exit 0
+{
+	my ($rc, $out) = backfill('--endpoint', 'stripe-live', '--since', $now - 86400, '--until',
+		iso($now - 80000), '--credential', $cred, '--api-url', $api->url);
+	is($rc, 0, 'an empty range exits 0') or diag $out;
+	like($out, qr/page 1: 0 listed.*listed 0, already in the inbox 0, stored 0, failed 0/s, '... and says so');
+}
+
 # ---- again: nothing more
 {
 	my ($rc, $out) = backfill('--endpoint', 'stripe-live', '--since', $since, '--credential', $cred,
@@ -288,7 +298,6 @@ my %payload = (
 	g4 => '{"action":"closed","issue":{"id":9002}}',
 	g5 => '{"action":"reopened","issue":{"id":9003}}',
 );
-sub iso { my @g = gmtime($_[0]); sprintf('%04d-%02d-%02dT%02d:%02d:%02dZ', $g[5] + 1900, $g[4] + 1, @g[3, 2, 1, 0]) }
 sub gh_headers {
 	my ($guid, $event) = @_;
 	return { 'Accept' => '*/*', 'Content-Type' => 'application/json', 'User-Agent' => 'GitHub-Hookshot/abc',
