@@ -253,7 +253,8 @@ typedef struct conf_key {
 	size_t count_off;		     /* CT_WORDS: the size_t count */
 	const char *alias;		     /* another name for the key */
 	const char *label;		     /* how messages name the key; NULL: name */
-	bool sensitive;			     /* never shown (a password may be in it) */
+	bool sensitive; /* never shown (a password may be in it): only enumerations and the
+			 * provider echo a bad value in their message, never a sensitive key */
 } conf_key;
 
 #define G(f) offsetof(struct conf, f)
@@ -421,19 +422,21 @@ field(void *base, size_t off)
 static void
 enum_names(const conf_enum *map, char *buf, size_t len)
 {
-	size_t n = 0, used = 0;
+	size_t left = 0, used = 0;
 
 	for (const conf_enum *e = map; e->name != NULL; e++)
-		n += !e->alias;
+		left += !e->alias;
 	buf[0] = '\0';
 	for (const conf_enum *e = map; e->name != NULL && used < len; e++) {
+		const char *after = "";
+
 		if (e->alias)
 			continue;
-		n--;
-		used += (size_t)snprintf(buf + used, len - used, "%s%s", e->name,
-					 n > 1	  ? ", "
-					 : n == 1 ? " or "
-						  : "");
+		if (--left > 1)
+			after = ", ";
+		else if (left == 1)
+			after = " or ";
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", e->name, after);
 	}
 }
 
