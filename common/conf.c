@@ -7,10 +7,12 @@
  * where the value goes (an offset into struct conf, endpoint_conf or
  * route_conf) and its default.  One setter per type parses a value, checks
  * it and says what is wrong; defaults are applied from the same rows.
- * Adding a key is one row (and its field in conf.h).  What involves more
- * than one key (required keys, an endpoint's defaults taken from [intake],
- * order against the provider, timeout against the lease) is checked after
- * the whole file is read, in the validation pass (conf_check).
+ * Adding a key is one row (its field in conf.h; a value of an enumeration
+ * is one entry of its map), and a case in tests/unit/test_conf.c, which
+ * fails for a row without one.  What involves more than one key (required
+ * keys, an endpoint's defaults taken from [intake], order against the
+ * provider, timeout against the lease) is checked after the whole file is
+ * read, in the validation pass (conf_check).
  *
  * libinih does the tokenising; we feed it through ini_parse_stream with our
  * own line reader so that every message can name the line.  An unknown
