@@ -242,8 +242,8 @@ header_name_ok(const char *v)
 
 typedef struct conf_key {
 	conf_kind kind;
-	const char *name;
 	conf_type type;
+	const char *name;
 	size_t off;	      /* where the value goes: into struct conf, or the section's object */
 	const char *def;      /* default, set as a value would be but without the range
 			       * check (claim_ahead's -1 is "derive it"); NULL: unset */
