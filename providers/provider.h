@@ -10,6 +10,8 @@
  * Adding a provider: its file (providers/<name>.c), an id below and a row
  * in provider.c's table, its tests, and its rows in the docs
  * (docs/providers.md, README.md) and in sql/purge.sql's replay horizons.
+ * A scheme like Stripe's or Paddle's with its envelope in plain body fields
+ * is only data (stripe.c: a timestamped_scheme and env_body_fields).
  *
  * This header includes nothing of ours: conf.h includes it for the id type,
  * and the operations take the types of conf.h, verify.h, envelope.h and
