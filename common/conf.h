@@ -166,4 +166,11 @@ typedef struct worker_conf {
 
 const worker_conf *conf_worker(const conf *c);
 
+/*
+ * The i-th row of the key table (for the unit test, which checks that
+ * every key has a case): the key's name and, in *section, its section's
+ * ("endpoint" for [endpoint NAME]).  NULL past the last row.
+ */
+const char *conf_key_at(size_t i, const char **section);
+
 #endif
