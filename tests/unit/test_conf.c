@@ -687,6 +687,12 @@ static const text_case text_cases[] = {
 	 "6: could not open secret file \"DIR/nope\": No such file or directory"},
 	{"the responder does not read route secrets", CONF_RESPONDER,
 	 DB EP RT "url = http://x/\nsecret_file = nope\n", "route.secrets=0", NULL},
+	{"the backfill reads no endpoint secret", CONF_BACKFILL,
+	 DB "[endpoint a]\nprovider = stripe\nsecret_file = missing\n", "endpoint.secrets=0", NULL},
+	{"the backfill reads no route secret", CONF_BACKFILL,
+	 DB EP RT "url = http://x/\nsecret_file = nope\n", "route.secrets=0", NULL},
+	{"the backfill needs [database] conninfo", CONF_BACKFILL, "[worker]\nconninfo = dbname=w\n",
+	 NULL, " [database] conninfo is not set"},
 };
 #define N_TEXT_CASES (sizeof(text_cases) / sizeof(text_cases[0]))
 
