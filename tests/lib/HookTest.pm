@@ -60,6 +60,19 @@ BEGIN {
 }
 our ($PG_USER, %LIVE); # the module's, aliased above
 
+# Every set-up still alive.  A handle held in a file-level variable is
+# destroyed only after the END blocks, when File::Temp has already removed
+# its directory: its evidence is kept here, before that (this END runs
+# before File::Temp's and HookTest::Proc's, which were loaded first).
+our @OPEN;
+END {
+	local $?;
+	for my $t (grep { defined } @OPEN) {
+		eval { $t->keep_evidence };
+		$t->{evidence_kept} = 1;
+	}
+}
+
 # o: endpoints => { name => { provider => ..., secrets => [...], %keys } },
 #    routes => { name => { %keys } }, intake => {...}, worker => {...},
 #    procs => N, env => {...}, no_lighttpd => 1
@@ -77,6 +90,8 @@ sub new {
 			cgi => $o{cgi})->start;
 	}
 	$self->{http} = HTTP::Tiny->new(timeout => 30, keep_alive => 1);
+	push @OPEN, $self;
+	Scalar::Util::weaken($OPEN[-1]);
 	return $self;
 }
 
@@ -146,7 +161,7 @@ sub keep_evidence {
 sub DESTROY {
 	my ($self) = @_;
 	local $?;
-	eval { $self->keep_evidence };
+	eval { $self->keep_evidence } unless $self->{evidence_kept};
 	delete $self->{httpd};
 	delete $self->{pg};
 }
