@@ -54,10 +54,17 @@ select not exists (select 1 from hookinbox.schema_migrations where version = 6) 
 insert into hookinbox.schema_migrations (version, name) values (6, 'routes');
 \endif
 
+select not exists (select 1 from hookinbox.schema_migrations where version = 7) as apply \gset
+\if :apply
+\ir migrations/007_backfill.sql
+insert into hookinbox.schema_migrations (version, name) values (7, 'backfill');
+\endif
+
 -- Functions and grants are (re)created on every run, so that fixes to them
 -- reach existing installations without a new migration.
 \ir functions.sql
 \ir worker_functions.sql
+\ir backfill_functions.sql
 \ir roles.sql
 commit;
 select 'hookinbox schema at version ' || max(version) as status from hookinbox.schema_migrations;

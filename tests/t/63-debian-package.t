@@ -68,6 +68,7 @@ is($rc, 0, 'make deb builds the package') or diag $out;
 ok($deb && -f $deb, 'the .deb: ' . ($deb // 'none'));
 my @files = split /\n/, `dpkg-deb -c $deb`;
 for my $f (qw(./usr/sbin/hookinbox.fcgi ./usr/sbin/hookinbox-worker ./usr/bin/hookinbox-send
+	./usr/sbin/hookinbox-backfill ./usr/share/man/man8/hookinbox-backfill.8.gz
 	./usr/share/man/man1/hookinbox-send.1.gz ./usr/share/man/man8/hookinbox.fcgi.8.gz
 	./usr/share/man/man8/hookinbox-worker.8.gz ./usr/share/man/man5/hookinbox.conf.5.gz
 	./usr/share/hookinbox/sql/install.sql ./usr/share/hookinbox/sql/purge.sql
