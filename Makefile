@@ -217,15 +217,16 @@ uninstall:
 	for f in $(MAN_PAGES); do rm -f $(DESTDIR)$(MANDIR)/man$${f##*.}/$${f##*/}; done
 	-rmdir $(DESTDIR)$(DATADIR)
 
-# The Debian package (debian/), built from a copy of the tree under obj/deb
-# so that dpkg-buildpackage's files (written to the parent directory) stay
-# there: obj/deb/hookinbox_$(VERSION)_*.deb
+# The Debian packages (debian/), source and binary, built from a copy of the
+# tree under obj/deb so that dpkg-buildpackage's files (written to the
+# parent directory) stay there: obj/deb/hookinbox_$(VERSION).dsc and .tar.xz,
+# obj/deb/hookinbox_$(VERSION)_*.deb and the .changes that lists them all
 deb:
 	rm -rf obj/deb
 	mkdir -p obj/deb/hookinbox-$(VERSION)
 	tar -cf - --exclude=./obj --exclude=./.git --exclude=./tests/tmp --exclude=./var \
 		--exclude=./bench/out $(PROGRAMS:%=--exclude=./%) . | tar -xf - -C obj/deb/hookinbox-$(VERSION)
-	cd obj/deb/hookinbox-$(VERSION) && dpkg-buildpackage -us -uc -b
+	cd obj/deb/hookinbox-$(VERSION) && dpkg-buildpackage -us -uc
 	@ls obj/deb/*.deb
 
 clean:
