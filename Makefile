@@ -224,8 +224,12 @@ uninstall:
 deb:
 	rm -rf obj/deb
 	mkdir -p obj/deb/hookinbox-$(VERSION)
-	tar -cf - --exclude=./obj --exclude=./.git --exclude=./tests/tmp --exclude=./var \
-		--exclude=./bench/out $(PROGRAMS:%=--exclude=./%) . | tar -xf - -C obj/deb/hookinbox-$(VERSION)
+	# the source package holds the tracked files only (a test run leaves
+	# tests/sdk/node_modules, clusters and logs in the tree)
+	if [ -e .git ]; then git ls-files -z | tar --null -T - -cf -; \
+	else tar -cf - --exclude=./obj --exclude=./tests/tmp --exclude=./var --exclude=./bench/out \
+		--exclude=./tests/sdk/node_modules $(PROGRAMS:%=--exclude=./%) .; fi \
+		| tar -xf - -C obj/deb/hookinbox-$(VERSION)
 	cd obj/deb/hookinbox-$(VERSION) && dpkg-buildpackage -us -uc
 	@ls obj/deb/*.deb
 
