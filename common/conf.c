@@ -100,6 +100,26 @@ valid_name(const char *s)
 	return true;
 }
 
+/* a dotted path of JSON keys (jscan_path): no empty part */
+static bool
+valid_ref_field(const char *s)
+{
+	bool start = true;
+
+	if (strlen(s) > 128)
+		return false;
+	for (; *s; s++) {
+		if (*s == '.' && !start) {
+			start = true;
+			continue;
+		}
+		if (!isalnum((unsigned char)*s) && *s != '-' && *s != '_')
+			return false;
+		start = false;
+	}
+	return !start;
+}
+
 /* schema.function, both plain lower-case identifiers */
 static bool
 valid_sql_function(const char *s)
@@ -350,8 +370,10 @@ route_key_set(conf *c, route_conf *r, const char *k, const char *v)
 			r->order = ROUTE_ORDER_NONE;
 		else if (strcmp(v, "newest") == 0 || strcmp(v, "object") == 0)
 			r->order = ROUTE_ORDER_OBJECT; /* "object": the name before "newest" */
+		else if (strcmp(v, "sequence") == 0)
+			r->order = ROUTE_ORDER_SEQUENCE;
 		else {
-			conf_error(c, "order must be none or newest, not \"%s\"", v);
+			conf_error(c, "order must be none, newest or sequence, not \"%s\"", v);
 			return 0;
 		}
 	} else if (strcmp(k, "response_ref_header") == 0) {
@@ -362,6 +384,13 @@ route_key_set(conf *c, route_conf *r, const char *k, const char *v)
 			return 0;
 		}
 		set_str(&r->response_ref_header, v);
+	} else if (strcmp(k, "response_ref_field") == 0) {
+		if (!valid_ref_field(v)) {
+			conf_error(c, "response_ref_field must be a dotted path of JSON keys "
+				      "(letters, digits, '_', '-'), such as data.id");
+			return 0;
+		}
+		set_str(&r->response_ref_field, v);
 	} else if (strcmp(k, "reconcile_url") == 0) {
 		if ((strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0) ||
 		    strstr(v, "{key}") == NULL) {
@@ -969,6 +998,7 @@ conf_free(conf *c)
 		free(r->handler);
 		free(r->reconcile_url);
 		free(r->response_ref_header);
+		free(r->response_ref_field);
 		free(r->secret_file);
 		secret_set_free(r->secrets);
 		free(r);

@@ -54,6 +54,12 @@ select not exists (select 1 from hookinbox.schema_migrations where version = 6) 
 insert into hookinbox.schema_migrations (version, name) values (6, 'routes');
 \endif
 
+select not exists (select 1 from hookinbox.schema_migrations where version = 7) as apply \gset
+\if :apply
+\ir migrations/007_sequence.sql
+insert into hookinbox.schema_migrations (version, name) values (7, 'sequence');
+\endif
+
 -- Functions and grants are (re)created on every run, so that fixes to them
 -- reach existing installations without a new migration.
 \ir functions.sql

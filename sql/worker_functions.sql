@@ -32,8 +32,11 @@ $$;
 -- on (route, idem_key); an event whose action collapsed into another
 -- event's is recorded in action_collapse.  Returns the number of actions
 -- inserted.
+-- p_ordered: the route has an order (newest or sequence); p_sequenced:
+-- order = sequence (migration 007).
 create or replace function hookinbox.fan_out(p_inbox_ids bigint[], p_action_inbox bigint[],
-	p_routes text[], p_modes text[], p_ordered boolean[], p_max_attempts integer[])
+	p_routes text[], p_modes text[], p_ordered boolean[], p_sequenced boolean[],
+	p_max_attempts integer[])
 returns bigint
 language plpgsql
 set search_path = pg_catalog, pg_temp
@@ -42,13 +45,14 @@ declare
 	v_n bigint;
 begin
 	insert into hookinbox.action (inbox_id, route, idem_key, object_id, event_type,
-		event_version, ordered, max_attempts)
+		event_version, ordered, sequenced, max_attempts)
 	select v.inbox_id, v.route,
 	       hookinbox.action_key(v.route, v.mode, i.provider, i.account, i.environment,
 			i.event_id, i.object_id, i.event_type),
-	       i.object_id, i.event_type, i.event_version, v.ordered, v.max_attempts
-	  from unnest(p_action_inbox, p_routes, p_modes, p_ordered, p_max_attempts)
-		as v(inbox_id, route, mode, ordered, max_attempts)
+	       i.object_id, i.event_type, i.event_version, v.ordered or v.sequenced, v.sequenced,
+	       v.max_attempts
+	  from unnest(p_action_inbox, p_routes, p_modes, p_ordered, p_sequenced, p_max_attempts)
+		as v(inbox_id, route, mode, ordered, sequenced, max_attempts)
 	  join hookinbox.inbox i on i.id = v.inbox_id
 	 order by v.inbox_id, v.route
 	on conflict (route, idem_key) do nothing;
@@ -75,6 +79,17 @@ begin
 end
 $$;
 
+-- The fan-out of workers older than migration 007 (no order = sequence).
+create or replace function hookinbox.fan_out(p_inbox_ids bigint[], p_action_inbox bigint[],
+	p_routes text[], p_modes text[], p_ordered boolean[], p_max_attempts integer[])
+returns bigint
+language sql
+set search_path = pg_catalog, pg_temp
+as $$
+	select hookinbox.fan_out(p_inbox_ids, p_action_inbox, p_routes, p_modes, p_ordered,
+		array_fill(false, array[coalesce(cardinality(p_ordered), 0)]), p_max_attempts)
+$$;
+
 -- Claim up to p_limit due actions under a new lease and return them with
 -- the event they deliver.  The claim counts the attempt, moves due_at to the
 -- end of the lease (an expired lease is due again) and sets lease_token,
@@ -83,7 +98,7 @@ $$;
 -- On the way, actions are
 --   parked when an earlier worker used up their attempts or the retry
 --   window without recording an outcome (it crashed each time);
---   order = object: marked stale when the object's applied version, or a
+--   order = newest: marked stale when the object's applied version, or a
 --   pending/done sibling, is newer; deferred by a second while a sibling is
 --   leased (one object is never in flight twice).  An advisory lock per
 --   (route, object) held to commit serialises these decisions between
@@ -116,6 +131,7 @@ begin
 		  from hookinbox.action a
 		 where a.state = 'pending' and a.due_at <= now()
 		   and (p_routes is null or a.route = any(p_routes))
+		   and not a.sequenced   -- order = sequence: only the claim below knows it
 		 order by a.due_at
 		 limit p_limit
 		   for no key update skip locked
@@ -207,7 +223,19 @@ $$;
 -- is skipped: its actions keep their attempts.  A route whose breaker is
 -- open and whose cool-down has passed gives one action, marked probe; the
 -- breaker goes to probing, held for the lease, so that no other worker
--- probes at the same time.  Otherwise as the claim above.
+-- probes at the same time.  Otherwise as the claim above, and (migration
+-- 007) for the actions of ordered routes, under the same advisory lock:
+--   order = sequence: an action waits (not claimed, no attempt used) while
+--   an earlier version of its (route, object) is pending, parked or in
+--   review.  The scan leaves such actions out, so that they take no room
+--   in the claim; the check is a plain read of the siblings, which rows
+--   other workers hold locked (SKIP LOCKED) do not hide, and it is made
+--   again under the lock, where it sees what earlier lock holders
+--   committed;
+--   review, on either order: an action without a version, with the version
+--   of another action of its (route, object), or (sequence) older than a
+--   version already sent cannot be placed: it goes to state review, with
+--   last_error saying why, for an operator (sql/order-review.sql).
 create or replace function hookinbox.claim_actions(p_limit integer, p_lease_s integer,
 	p_retry_window_s integer, p_routes text[], p_route_limits integer[])
 returns table (action_id bigint, lease_token uuid, route text, idem_key text,
@@ -224,7 +252,9 @@ declare
 	v_ids bigint[] := '{}';
 	v_stale bigint[] := '{}';
 	v_parked bigint[] := '{}';
+	v_review bigint[] := '{}';
 	v_probes text[] := '{}';
+	v_why text;
 	v_lim integer;
 	rt record;
 	r record;
@@ -238,13 +268,21 @@ begin
 		 order by t.n
 	loop
 		v_lim := least(case when rt.probe then 1 else rt.lim end,
-			       p_limit - cardinality(v_ids) - cardinality(v_stale) - cardinality(v_parked));
+			       p_limit - cardinality(v_ids) - cardinality(v_stale) - cardinality(v_parked)
+			       - cardinality(v_review));
 		exit when v_lim <= 0;
 		for r in
-			select a.id, a.route, a.object_id, a.ordered, a.event_version, a.attempts,
-			       a.max_attempts, coalesce(a.replayed_at, a.created_at) as window_from
+			select a.id, a.route, a.object_id, a.ordered, a.sequenced, a.event_version,
+			       a.attempts, a.max_attempts,
+			       coalesce(a.replayed_at, a.created_at) as window_from
 			  from hookinbox.action a
 			 where a.state = 'pending' and a.route = rt.route and a.due_at <= now()
+			   -- order = sequence: one waiting behind an earlier version takes
+			   -- no room in the claim (rechecked under the lock below)
+			   and not (a.sequenced and exists (select 1 from hookinbox.action e
+				    where e.route = a.route and e.object_id = a.object_id and e.ordered
+				      and e.event_version < a.event_version
+				      and e.state in ('pending', 'parked', 'review')))
 			 order by a.due_at
 			 limit v_lim
 			   for no key update skip locked
@@ -264,7 +302,8 @@ begin
 			end if;
 			if r.ordered and r.object_id is not null then
 				perform pg_advisory_xact_lock(hashtext(r.route), hashtext(r.object_id));
-				if exists (select 1 from hookinbox.action s
+				v_why := null;
+				if not r.sequenced and exists (select 1 from hookinbox.action s
 					    where s.route = r.route and s.object_id = r.object_id and s.ordered
 					      and s.id <> r.id and s.state = 'pending'
 					      and s.lease_until > now()) then
@@ -272,7 +311,17 @@ begin
 					 where a.id = r.id;
 					continue;
 				end if;
-				if r.event_version is not null and (
+				if r.sequenced and r.event_version is not null and exists (
+				   select 1 from hookinbox.action e
+				    where e.route = r.route and e.object_id = r.object_id and e.ordered
+				      and e.event_version < r.event_version
+				      and e.state in ('pending', 'parked', 'review')) then
+					-- an earlier version came in since the scan: wait for it
+					update hookinbox.action a set due_at = now() + interval '1 second'
+					 where a.id = r.id;
+					continue;
+				end if;
+				if not r.sequenced and r.event_version is not null and (
 				   exists (select 1 from hookinbox.object_state o
 					    where o.route = r.route and o.object_id = r.object_id
 					      and o.applied_version > r.event_version)
@@ -287,6 +336,51 @@ begin
 					v_stale := v_stale || r.id;
 					continue;
 				end if;
+				-- what no order can place goes to review
+				if r.event_version is null then
+					v_why := 'order: the event has no version';
+				else
+					select 'order: version ' || r.event_version || ' equals that of action '
+					       || s.id || ' (' || s.state || ')'
+					  into v_why
+					  from hookinbox.action s
+					 where s.route = r.route and s.object_id = r.object_id and s.ordered
+					   and s.id <> r.id and s.event_version = r.event_version
+					   and s.state in ('pending', 'done', 'parked', 'review')
+					 order by s.id
+					 limit 1;
+				end if;
+				if v_why is null and r.sequenced then
+					-- a later version went out already: this one came too late
+					select 'order: arrived after version ' || s.event_version
+					       || ' was sent (action ' || s.id || ')'
+					  into v_why
+					  from hookinbox.action s
+					 where s.route = r.route and s.object_id = r.object_id and s.ordered
+					   and s.event_version > r.event_version
+					   and (s.state = 'done'
+						or (s.state in ('pending', 'parked')
+						    and (s.attempts > 0 or s.lease_until > now())))
+					 order by s.event_version
+					 limit 1;
+					if v_why is null then
+						select 'order: arrived after version ' || o.applied_version
+						       || ' was sent'
+						  into v_why
+						  from hookinbox.object_state o
+						 where o.route = r.route and o.object_id = r.object_id
+						   and o.applied_version > r.event_version;
+					end if;
+				end if;
+				if v_why is not null then
+					update hookinbox.action a
+					   set state = 'review', last_error = v_why, lease_token = null,
+					       lease_until = null, updated_at = now()
+					 where a.id = r.id;
+					v_review := v_review || r.id;
+					continue;
+				end if;
+				-- visible to the checks of the rest of this batch
 				update hookinbox.action a set lease_until = now() + v_lease
 				 where a.id = r.id;
 			end if;
@@ -323,9 +417,10 @@ begin
 	union all
 	select a.id, null::uuid, a.route, a.idem_key, a.attempts, a.max_attempts, 0::double precision,
 	       null::text, a.event_type, a.object_id, null::text, null::bytea,
-	       case when a.id = any(v_stale) then 'stale' else 'parked' end, false, false
+	       case when a.id = any(v_stale) then 'stale' when a.id = any(v_review) then 'review'
+		    else 'parked' end, false, false
 	  from hookinbox.action a
-	 where a.id = any(v_stale || v_parked);
+	 where a.id = any(v_stale || v_parked || v_review);
 end
 $$;
 
@@ -623,7 +718,10 @@ $$;
 --            (order = object) action is sent outside its object's order;
 --            p_new_key gives it a fresh idempotency key (the downstream
 --            would otherwise answer the first call's stored response)
---   dismiss  parked -> dismissed: needs no delivery (p_reason required)
+--   release  review -> pending, out of its object's order (order = newest
+--            or sequence could not place it; sql/order-review.sql)
+--   dismiss  parked or review -> dismissed: needs no delivery (p_reason
+--            required)
 --   resolve  parked -> resolved: delivered by other means (p_reason required)
 -- An action no longer in the state the step needs (changed meanwhile) is
 -- skipped; one whose payload was purged is not replayed or resent.
@@ -640,8 +738,12 @@ declare
 	v_from text[];
 	v_hist bigint;
 begin
-	if p_step in ('replay', 'dismiss', 'resolve') then
+	if p_step in ('replay', 'resolve') then
 		v_from := '{parked}';
+	elsif p_step = 'dismiss' then
+		v_from := '{parked,review}';
+	elsif p_step = 'release' then
+		v_from := '{review}';
 	elsif p_step = 'resend' then
 		v_from := '{done,stale}';
 	else
@@ -678,7 +780,15 @@ begin
 		values (r.id, p_step, nullif(btrim(p_reason), ''), r.state, r.attempts, r.last_status,
 			r.last_error, r.response_ref, r.updated_at)
 		returning id into v_hist;
-		if p_step in ('replay', 'resend') then
+		if p_step = 'release' then
+			-- out of its object's order, on the operator's word
+			update hookinbox.action a
+			   set state = 'pending', due_at = pg_catalog.now(), attempts = 0,
+			       replayed_at = pg_catalog.now(), ordered = false, sequenced = false,
+			       last_error = null, updated_at = pg_catalog.now()
+			 where a.id = r.id;
+			now := 'pending';
+		elsif p_step in ('replay', 'resend') then
 			update hookinbox.action a
 			   set state = 'pending', due_at = pg_catalog.now(), attempts = 0,
 			       replayed_at = pg_catalog.now(), lease_token = null, lease_until = null,
@@ -708,7 +818,7 @@ $$;
 -- finished events are touched: an inbox row in state dispatched or unrouted
 -- (never pending, nor any state this code does not know, such as an
 -- intake's review) none of whose actions is pending (waiting, in flight or
--- retrying) or parked.  Done, stale, dismissed and resolved actions are
+-- retrying), parked or held for review.  Done, stale, dismissed and resolved actions are
 -- finished.
 --   1. finished rows older than p_dedup_days are deleted with their actions,
 --      their history and their collapse records;
@@ -755,7 +865,8 @@ begin
 			   and i.received_at < v_cutoff
 			   and i.state in ('dispatched', 'unrouted')
 			   and not exists (select 1 from hookinbox.action a
-					    where a.inbox_id = i.id and a.state in ('pending', 'parked'))
+					    where a.inbox_id = i.id
+					      and a.state in ('pending', 'parked', 'review'))
 			 order by i.id
 			 limit p_batch
 			   for update skip locked
@@ -793,7 +904,8 @@ begin
 			   and i.body is not null
 			   and i.state in ('dispatched', 'unrouted')
 			   and not exists (select 1 from hookinbox.action a
-					    where a.inbox_id = i.id and a.state in ('pending', 'parked'))
+					    where a.inbox_id = i.id
+					      and a.state in ('pending', 'parked', 'review'))
 			 order by i.id
 			 limit p_batch
 			   for update skip locked

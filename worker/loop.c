@@ -770,7 +770,7 @@ sweep(worker *w)
 			int want = (w->claim_ahead + 1) * w->concurrency -
 				   (int)(inflight + w->n_claimed);
 			long room;
-			claim_counts cc = {0, 0, 0};
+			claim_counts cc = {0, 0, 0, 0};
 			int64_t t0 = clock_mono_us();
 			int crc = 0;
 
@@ -801,8 +801,9 @@ sweep(worker *w)
 				 * again when a call ends: not idle while any is out)
 				 */
 				bool filled =
-					want > 0 && (cc.claimed + cc.stale + cc.parked >= want ||
-						     route_filled(w));
+					want > 0 &&
+					(cc.claimed + cc.stale + cc.parked + cc.review >= want ||
+					 route_filled(w));
 
 				/*
 				 * Idle: nothing more is due.  A route at its cap may
