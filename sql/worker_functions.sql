@@ -227,8 +227,10 @@ $$;
 -- 007) for the actions of ordered routes, under the same advisory lock:
 --   order = sequence: an action waits (not claimed, no attempt used) while
 --   an earlier version of its (route, object) is pending, parked or in
---   review.  The scan leaves such actions out, so that they take no room
---   in the claim; the check is a plain read of the siblings, which rows
+--   review, or while an event received before it is still waiting for
+--   the fan-out (it may be an earlier version: fan-outs of several workers
+--   take inbox batches in any order).  The scan leaves such actions out, so
+--   that they take no room in the claim; the check is a plain read of the siblings, which rows
 --   other workers hold locked (SKIP LOCKED) do not hide, and it is made
 --   again under the lock, where it sees what earlier lock holders
 --   committed;
@@ -272,17 +274,20 @@ begin
 			       - cardinality(v_review));
 		exit when v_lim <= 0;
 		for r in
-			select a.id, a.route, a.object_id, a.ordered, a.sequenced, a.event_version,
+			select a.id, a.inbox_id, a.route, a.object_id, a.ordered, a.sequenced,
+			       a.event_version,
 			       a.attempts, a.max_attempts,
 			       coalesce(a.replayed_at, a.created_at) as window_from
 			  from hookinbox.action a
 			 where a.state = 'pending' and a.route = rt.route and a.due_at <= now()
 			   -- order = sequence: one waiting behind an earlier version takes
 			   -- no room in the claim (rechecked under the lock below)
-			   and not (a.sequenced and exists (select 1 from hookinbox.action e
+			   and not (a.sequenced and (exists (select 1 from hookinbox.action e
 				    where e.route = a.route and e.object_id = a.object_id and e.ordered
 				      and e.event_version < a.event_version
-				      and e.state in ('pending', 'parked', 'review')))
+				      and e.state in ('pending', 'parked', 'review'))
+				or exists (select 1 from hookinbox.inbox i
+				    where i.state = 'pending' and i.id < a.inbox_id)))
 			 order by a.due_at
 			 limit v_lim
 			   for no key update skip locked
@@ -311,11 +316,13 @@ begin
 					 where a.id = r.id;
 					continue;
 				end if;
-				if r.sequenced and r.event_version is not null and exists (
+				if r.sequenced and r.event_version is not null and (exists (
 				   select 1 from hookinbox.action e
 				    where e.route = r.route and e.object_id = r.object_id and e.ordered
 				      and e.event_version < r.event_version
-				      and e.state in ('pending', 'parked', 'review')) then
+				      and e.state in ('pending', 'parked', 'review'))
+				   or exists (select 1 from hookinbox.inbox i
+				    where i.state = 'pending' and i.id < r.inbox_id)) then
 					-- an earlier version came in since the scan: wait for it
 					update hookinbox.action a set due_at = now() + interval '1 second'
 					 where a.id = r.id;
