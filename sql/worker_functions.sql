@@ -722,7 +722,8 @@ $$;
 --   replay   parked -> pending, due now, attempts from 0 and a new retry
 --            window from now (replayed_at), same idempotency key
 --   resend   done or stale -> pending the same way, on purpose; a stale
---            (order = object) action is sent outside its object's order;
+--            (order = newest) action, or one of order = sequence, is sent
+--            outside its object's order;
 --            p_new_key gives it a fresh idempotency key (the downstream
 --            would otherwise answer the first call's stored response)
 --   release  review -> pending, out of its object's order (order = newest
@@ -800,7 +801,11 @@ begin
 			   set state = 'pending', due_at = pg_catalog.now(), attempts = 0,
 			       replayed_at = pg_catalog.now(), lease_token = null, lease_until = null,
 			       done_at = null, resolution = null, updated_at = pg_catalog.now(),
-			       ordered = case when r.state = 'stale' then false else a.ordered end,
+			       -- a stale action, or any on order = sequence, is sent on
+			       -- purpose outside its object's order
+			       ordered = case when r.state = 'stale' or a.sequenced then false
+					      else a.ordered end,
+			       sequenced = false,
 			       idem_key = case when p_new_key then r.idem_key || ':resend-' || v_hist
 					       else a.idem_key end
 			 where a.id = r.id;

@@ -67,6 +67,11 @@ ev("a$_", 'obj_A', $_) for 3, 1, 5, 2, 4;
 drain();
 is_deeply([map { st("a$_") } 1 .. 5], [('done') x 5], 'out of order: all five done');
 is_deeply([sent('/seq', qr/^a/)], [map { "a$_" } 1 .. 5], 'out of order: the downstream saw v1 .. v5 in order');
+my ($rc, $out) = script('resend', action_id => act('a2')->{id}, new_key => 1, go => 1);
+is($rc, 0, 'resend a2 on purpose') or diag $out;
+drain();
+is(st('a2'), 'done', 'a resent action is sent outside the order, not held for review');
+is_deeply([sent('/seq', qr/^a/)], [(map { "a$_" } 1 .. 5), 'a2'], 'a2 sent again');
 
 # ---- a parked v2 holds v3 and v4 until it is replayed and done
 $d->plan('key:' . key_of('seq', 'b2'), '422');
@@ -78,7 +83,7 @@ is_deeply([sent('/seq', qr/^b/)], [qw(b1 b2)], 'the downstream saw b1 and b2 (re
 drain();
 is_deeply([sent('/seq', qr/^b/)], [qw(b1 b2)], 'another run: still nothing after b2');
 my $b2 = act('b2')->{id};
-my ($rc, $out) = script('stats');
+($rc, $out) = script('stats');
 is($rc, 0, 'stats.sql') or diag $out;
 like($out, qr/objects held/, 'stats.sql has the held objects');
 like($out, qr/^\s*seq\s*\|\s*obj_B\s*\|\s*$b2\s*\|\s*parked\s*\|\s*2\s*\|\s*2\s*\|\s*3\s*\|/m,
