@@ -59,7 +59,7 @@ is($old->sql('select count(*) from hookinbox.inbox'), 20, '20 events stored befo
 
 ($rc, $out) = $old->psql_file("$top/sql/install.sql");
 is($rc, 0, 'install.sql upgrades') or diag $out;
-like($out, qr/schema at version 6/, 'now at version 6');
+like($out, qr/schema at version 7/, 'now at version 7');
 is($old->sql('select count(*) from hookinbox.inbox'), 20, 'no event lost');
 my $dump1 = $old->sql(q{select string_agg(id || ':' || event_id || ':' || encode(body, 'hex'), ',' order by id) from hookinbox.inbox});
 my $applied = $old->sql(q{select string_agg(version || ':' || applied_at, ',' order by version) from hookinbox.schema_migrations});
