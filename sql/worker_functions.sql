@@ -43,14 +43,17 @@ set search_path = pg_catalog, pg_temp
 as $$
 declare
 	v_n bigint;
+	-- order = sequence: what was received when the action was made
+	v_horizon bigint := case when true = any(p_sequenced)
+				 then (select max(i.id) from hookinbox.inbox i) end;
 begin
 	insert into hookinbox.action (inbox_id, route, idem_key, object_id, event_type,
-		event_version, ordered, sequenced, max_attempts)
+		event_version, ordered, sequenced, inbox_horizon, max_attempts)
 	select v.inbox_id, v.route,
 	       hookinbox.action_key(v.route, v.mode, i.provider, i.account, i.environment,
 			i.event_id, i.object_id, i.event_type),
 	       i.object_id, i.event_type, i.event_version, v.ordered or v.sequenced, v.sequenced,
-	       v.max_attempts
+	       case when v.sequenced then v_horizon end, v.max_attempts
 	  from unnest(p_action_inbox, p_routes, p_modes, p_ordered, p_sequenced, p_max_attempts)
 		as v(inbox_id, route, mode, ordered, sequenced, max_attempts)
 	  join hookinbox.inbox i on i.id = v.inbox_id
@@ -227,9 +230,9 @@ $$;
 -- 007) for the actions of ordered routes, under the same advisory lock:
 --   order = sequence: an action waits (not claimed, no attempt used) while
 --   an earlier version of its (route, object) is pending, parked or in
---   review, or while an event received before it is still waiting for
---   the fan-out (it may be an earlier version: fan-outs of several workers
---   take inbox batches in any order).  The scan leaves such actions out, so
+--   review, or while an event received before the action was made is still
+--   waiting for the fan-out (inbox_horizon: it may be an earlier version,
+--   received after this one but in another worker's fan-out batch).  The scan leaves such actions out, so
 --   that they take no room in the claim; the check is a plain read of the siblings, which rows
 --   other workers hold locked (SKIP LOCKED) do not hide, and it is made
 --   again under the lock, where it sees what earlier lock holders
@@ -274,7 +277,7 @@ begin
 			       - cardinality(v_review));
 		exit when v_lim <= 0;
 		for r in
-			select a.id, a.inbox_id, a.route, a.object_id, a.ordered, a.sequenced,
+			select a.id, a.inbox_horizon, a.route, a.object_id, a.ordered, a.sequenced,
 			       a.event_version,
 			       a.attempts, a.max_attempts,
 			       coalesce(a.replayed_at, a.created_at) as window_from
@@ -287,7 +290,7 @@ begin
 				      and e.event_version < a.event_version
 				      and e.state in ('pending', 'parked', 'review'))
 				or exists (select 1 from hookinbox.inbox i
-				    where i.state = 'pending' and i.id < a.inbox_id)))
+				    where i.state = 'pending' and i.id <= a.inbox_horizon)))
 			 order by a.due_at
 			 limit v_lim
 			   for no key update skip locked
@@ -322,7 +325,7 @@ begin
 				      and e.event_version < r.event_version
 				      and e.state in ('pending', 'parked', 'review'))
 				   or exists (select 1 from hookinbox.inbox i
-				    where i.state = 'pending' and i.id < r.inbox_id)) then
+				    where i.state = 'pending' and i.id <= r.inbox_horizon)) then
 					-- an earlier version came in since the scan: wait for it
 					update hookinbox.action a set due_at = now() + interval '1 second'
 					 where a.id = r.id;

@@ -14,6 +14,11 @@
 --              silently: an operator releases it (delivered, outside the
 --              order) or dismisses it (sql/order-review.sql); last_error
 --              says why it is held.
+--   inbox_horizon
+--              order = sequence: the newest inbox id when the action was
+--              made; while an inbox row up to it is still pending (another
+--              worker's fan-out has it: it may be an earlier version of the
+--              object), the action waits
 -- hookinbox.action_history.step: 'release' (review -> pending).
 --
 -- The new check constraints are supersets of the old ones; adding them
@@ -22,6 +27,7 @@ alter table hookinbox.action drop constraint action_state_check;
 alter table hookinbox.action add constraint action_state_check
 	check (state in ('pending', 'done', 'parked', 'stale', 'dismissed', 'resolved', 'review'));
 alter table hookinbox.action add column sequenced boolean not null default false;
+alter table hookinbox.action add column inbox_horizon bigint;
 
 alter table hookinbox.action_history drop constraint action_history_step_check;
 alter table hookinbox.action_history add constraint action_history_step_check

@@ -28,7 +28,7 @@ my $t = WorkerHelp::setup(routes => {
 		response_ref_field => 'seq' },
 	refd => { endpoint => 'shop', events => 'refd.*', url => $d->url('/refd'), timeout => 2,
 		response_ref_field => 'data.id' },
-});
+}, worker => { batch => 25 });   # several fan-out batches: two workers' may interleave
 my $sql = HookTest::top() . '/sql';
 
 sub script {
