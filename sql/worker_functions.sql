@@ -306,6 +306,9 @@ begin
 						|| coalesce('; last: ' || a.last_error, ''), 500)
 				 where a.id = r.id;
 				v_parked := v_parked || r.id;
+				if r.sequenced then
+					perform hookinbox.sequence_reschedule(array[r.id]);
+				end if;
 				continue;
 			end if;
 			if r.ordered and r.object_id is not null then
@@ -388,6 +391,9 @@ begin
 					       lease_until = null, updated_at = now()
 					 where a.id = r.id;
 					v_review := v_review || r.id;
+					if r.sequenced then
+						perform hookinbox.sequence_reschedule(array[r.id]);
+					end if;
 					continue;
 				end if;
 				-- visible to the checks of the rest of this batch
@@ -609,11 +615,38 @@ begin
 end
 $$;
 
+-- order = sequence: reschedule the later versions waiting behind each of
+-- p_ids (pending, not leased) by what became of it, so that they neither
+-- cost every claim a look nor wait longer than needed (the claim's own
+-- check keeps the order whatever their due_at):
+--   retrying       not before it is due again
+--   parked/review  looked at again in 5 minutes at the latest (an operator's
+--                  step, or its being done, wakes them at once)
+--   anything else  (done, dismissed, resolved, released) due now
+create or replace function hookinbox.sequence_reschedule(p_ids bigint[])
+returns void
+language sql
+set search_path = pg_catalog, pg_temp
+as $$
+	update hookinbox.action w
+	   set due_at = case when a.state = 'pending' and a.sequenced then greatest(w.due_at, a.due_at)
+			     when a.state in ('parked', 'review')
+			     then greatest(w.due_at, now() + interval '5 minutes')
+			     else least(w.due_at, now()) end
+	  from hookinbox.action a
+	 where a.id = any(p_ids) and a.object_id is not null and a.event_version is not null
+	   and w.route = a.route and w.object_id = a.object_id and w.sequenced
+	   and w.state = 'pending' and w.event_version > a.event_version and w.id <> a.id
+	   and (w.lease_until is null or w.lease_until <= now())
+$$;
+
 -- Record the outcomes of calls (parallel arrays, one element per action).
 -- Each write is guarded by the lease token of the claim that made the
 -- call: a worker whose lease expired and was taken over changes nothing.
 -- p_states: done | pending (retry after p_delays seconds) | parked.
 -- order = object: a done action raises the object's applied version.
+-- order = sequence: the later versions waiting behind a recorded action are
+-- rescheduled (sequence_reschedule).
 -- Returns the ids that were recorded (the lease was still ours).
 create or replace function hookinbox.record_actions(p_ids bigint[], p_tokens uuid[],
 	p_states text[], p_statuses integer[], p_errors text[], p_refs text[],
@@ -622,8 +655,10 @@ returns setof bigint
 language plpgsql
 set search_path = pg_catalog, pg_temp
 as $$
+declare
+	v_ids bigint[];
+	v_seq bigint[];
 begin
-	return query
 	with r as (
 		select * from unnest(p_ids, p_tokens, p_states, p_statuses, p_errors, p_refs, p_delays)
 			as r(id, token, state, status, error, ref, delay)
@@ -642,7 +677,7 @@ begin
 		       updated_at = now()
 		  from r
 		 where a.id = r.id and a.lease_token = r.token and a.state = 'pending'
-		returning a.id, a.state, a.ordered, a.route, a.object_id, a.event_version
+		returning a.id, a.state, a.ordered, a.sequenced, a.route, a.object_id, a.event_version
 	), o as (
 		insert into hookinbox.object_state as o (route, object_id, applied_version)
 		select u.route, u.object_id, max(u.event_version)
@@ -654,7 +689,13 @@ begin
 		   set applied_version = greatest(o.applied_version, excluded.applied_version),
 		       updated_at = now()
 	)
-	select u.id from u;
+	select coalesce(array_agg(u.id), '{}'), array_agg(u.id) filter (where u.sequenced)
+	  into v_ids, v_seq
+	  from u;
+	if v_seq is not null then
+		perform hookinbox.sequence_reschedule(v_seq);
+	end if;
+	return query select unnest(v_ids);
 end
 $$;
 
@@ -765,7 +806,7 @@ begin
 	end if;
 	for r in
 		select a.id, a.route, a.state, a.attempts, a.last_status, a.last_error, a.response_ref,
-		       a.updated_at, a.idem_key, i.event_id, i.body is null as purged
+		       a.updated_at, a.idem_key, a.sequenced, i.event_id, i.body is null as purged
 		  from hookinbox.action a
 		  join hookinbox.inbox i on i.id = a.inbox_id
 		 where a.id = any(p_ids)
@@ -820,6 +861,9 @@ begin
 			       done_at = pg_catalog.now(), updated_at = pg_catalog.now()
 			 where a.id = r.id;
 			now := case p_step when 'dismiss' then 'dismissed' else 'resolved' end;
+		end if;
+		if r.sequenced then
+			perform hookinbox.sequence_reschedule(array[r.id]);
 		end if;
 		return next;
 	end loop;
