@@ -230,13 +230,14 @@ $$;
 -- 007) for the actions of ordered routes, under the same advisory lock:
 --   order = sequence: an action waits (not claimed, no attempt used) while
 --   an earlier version of its (route, object) is pending, parked or in
---   review, or while an event received before the action was made is still
+--   review: its due_at moves 5 minutes on, and the earlier one wakes it
+--   when done (sequence_wake), or an operator's step on it does; or, for a
+--   second, while an event received before the action was made is still
 --   waiting for the fan-out (inbox_horizon: it may be an earlier version,
---   received after this one but in another worker's fan-out batch).  The scan leaves such actions out, so
---   that they take no room in the claim; the check is a plain read of the siblings, which rows
---   other workers hold locked (SKIP LOCKED) do not hide, and it is made
---   again under the lock, where it sees what earlier lock holders
---   committed;
+--   received after this one but in another worker's fan-out batch).  The
+--   check is a plain read of the siblings, which rows other workers hold
+--   locked (SKIP LOCKED) do not hide, made under the advisory lock, where
+--   it sees what earlier lock holders committed;
 --   review, on either order: an action without a version, with the version
 --   of another action of its (route, object), or (sequence) older than a
 --   version already sent cannot be placed: it goes to state review, with
@@ -260,6 +261,8 @@ declare
 	v_review bigint[] := '{}';
 	v_probes text[] := '{}';
 	v_why text;
+	v_wait interval;
+	v_waiting integer := 0;
 	v_lim integer;
 	rt record;
 	r record;
@@ -274,7 +277,7 @@ begin
 	loop
 		v_lim := least(case when rt.probe then 1 else rt.lim end,
 			       p_limit - cardinality(v_ids) - cardinality(v_stale) - cardinality(v_parked)
-			       - cardinality(v_review));
+			       - cardinality(v_review) - v_waiting);
 		exit when v_lim <= 0;
 		for r in
 			select a.id, a.inbox_horizon, a.route, a.object_id, a.ordered, a.sequenced,
@@ -283,14 +286,6 @@ begin
 			       coalesce(a.replayed_at, a.created_at) as window_from
 			  from hookinbox.action a
 			 where a.state = 'pending' and a.route = rt.route and a.due_at <= now()
-			   -- order = sequence: one waiting behind an earlier version takes
-			   -- no room in the claim (rechecked under the lock below)
-			   and not (a.sequenced and (exists (select 1 from hookinbox.action e
-				    where e.route = a.route and e.object_id = a.object_id and e.ordered
-				      and e.event_version < a.event_version
-				      and e.state in ('pending', 'parked', 'review'))
-				or exists (select 1 from hookinbox.inbox i
-				    where i.state = 'pending' and i.id <= a.inbox_horizon)))
 			 order by a.due_at
 			 limit v_lim
 			   for no key update skip locked
@@ -306,9 +301,6 @@ begin
 						|| coalesce('; last: ' || a.last_error, ''), 500)
 				 where a.id = r.id;
 				v_parked := v_parked || r.id;
-				if r.sequenced then
-					perform hookinbox.sequence_reschedule(array[r.id]);
-				end if;
 				continue;
 			end if;
 			if r.ordered and r.object_id is not null then
@@ -322,17 +314,26 @@ begin
 					 where a.id = r.id;
 					continue;
 				end if;
-				if r.sequenced and r.event_version is not null and (exists (
-				   select 1 from hookinbox.action e
-				    where e.route = r.route and e.object_id = r.object_id and e.ordered
-				      and e.event_version < r.event_version
-				      and e.state in ('pending', 'parked', 'review'))
-				   or exists (select 1 from hookinbox.inbox i
-				    where i.state = 'pending' and i.id <= r.inbox_horizon)) then
-					-- an earlier version came in since the scan: wait for it
-					update hookinbox.action a set due_at = now() + interval '1 second'
-					 where a.id = r.id;
-					continue;
+				if r.sequenced and r.event_version is not null then
+					-- an earlier version unfinished: wait until it is done (which
+					-- wakes this one: sequence_wake), looking again in 5 minutes
+					-- at the latest; an earlier event maybe still in another
+					-- worker's fan-out: look again in a second
+					v_wait := case
+					    when exists (select 1 from hookinbox.action e
+						  where e.route = r.route and e.object_id = r.object_id
+						    and e.ordered and e.event_version < r.event_version
+						    and e.state in ('pending', 'parked', 'review'))
+					    then interval '5 minutes'
+					    when exists (select 1 from hookinbox.inbox i
+						  where i.state = 'pending' and i.id <= r.inbox_horizon)
+					    then interval '1 second' end;
+					if v_wait is not null then
+						update hookinbox.action a set due_at = now() + v_wait
+						 where a.id = r.id;
+						v_waiting := v_waiting + 1;
+						continue;
+					end if;
 				end if;
 				if not r.sequenced and r.event_version is not null and (
 				   exists (select 1 from hookinbox.object_state o
@@ -391,9 +392,6 @@ begin
 					       lease_until = null, updated_at = now()
 					 where a.id = r.id;
 					v_review := v_review || r.id;
-					if r.sequenced then
-						perform hookinbox.sequence_reschedule(array[r.id]);
-					end if;
 					continue;
 				end if;
 				-- visible to the checks of the rest of this batch
@@ -615,29 +613,24 @@ begin
 end
 $$;
 
--- order = sequence: reschedule the later versions waiting behind each of
--- p_ids (pending, not leased) by what became of it, so that they neither
--- cost every claim a look nor wait longer than needed (the claim's own
--- check keeps the order whatever their due_at):
---   retrying       not before it is due again
---   parked/review  looked at again in 5 minutes at the latest (an operator's
---                  step, or its being done, wakes them at once)
---   anything else  (done, dismissed, resolved, released) due now
-create or replace function hookinbox.sequence_reschedule(p_ids bigint[])
+-- order = sequence: each of p_ids no longer holds its object (done,
+-- dismissed, resolved, released): the next version of its (route, object)
+-- that waits, pushed back by the claim, is due now.  The claim's check
+-- keeps the order whatever due_at says; this only saves the wait.
+create or replace function hookinbox.sequence_wake(p_ids bigint[])
 returns void
 language sql
 set search_path = pg_catalog, pg_temp
 as $$
 	update hookinbox.action w
-	   set due_at = case when a.state = 'pending' and a.sequenced then greatest(w.due_at, a.due_at)
-			     when a.state in ('parked', 'review')
-			     then greatest(w.due_at, now() + interval '5 minutes')
-			     else least(w.due_at, now()) end
+	   set due_at = now()
 	  from hookinbox.action a
 	 where a.id = any(p_ids) and a.object_id is not null and a.event_version is not null
 	   and w.route = a.route and w.object_id = a.object_id and w.sequenced
-	   and w.state = 'pending' and w.event_version > a.event_version and w.id <> a.id
-	   and (w.lease_until is null or w.lease_until <= now())
+	   and w.state = 'pending' and w.due_at > now() and w.lease_until is null
+	   and w.event_version = (select min(n.event_version) from hookinbox.action n
+				   where n.route = a.route and n.object_id = a.object_id and n.sequenced
+				     and n.state = 'pending' and n.event_version > a.event_version)
 $$;
 
 -- Record the outcomes of calls (parallel arrays, one element per action).
@@ -645,8 +638,7 @@ $$;
 -- call: a worker whose lease expired and was taken over changes nothing.
 -- p_states: done | pending (retry after p_delays seconds) | parked.
 -- order = object: a done action raises the object's applied version.
--- order = sequence: the later versions waiting behind a recorded action are
--- rescheduled (sequence_reschedule).
+-- order = sequence: a done action wakes the next version (sequence_wake).
 -- Returns the ids that were recorded (the lease was still ours).
 create or replace function hookinbox.record_actions(p_ids bigint[], p_tokens uuid[],
 	p_states text[], p_statuses integer[], p_errors text[], p_refs text[],
@@ -689,11 +681,12 @@ begin
 		   set applied_version = greatest(o.applied_version, excluded.applied_version),
 		       updated_at = now()
 	)
-	select coalesce(array_agg(u.id), '{}'), array_agg(u.id) filter (where u.sequenced)
+	select coalesce(array_agg(u.id), '{}'),
+	       array_agg(u.id) filter (where u.sequenced and u.state = 'done')
 	  into v_ids, v_seq
 	  from u;
 	if v_seq is not null then
-		perform hookinbox.sequence_reschedule(v_seq);
+		perform hookinbox.sequence_wake(v_seq);
 	end if;
 	return query select unnest(v_ids);
 end
@@ -847,9 +840,9 @@ begin
 			       done_at = null, resolution = null, updated_at = pg_catalog.now(),
 			       -- a stale action, or any on order = sequence, is sent on
 			       -- purpose outside its object's order
-			       ordered = case when r.state = 'stale' or a.sequenced then false
-					      else a.ordered end,
-			       sequenced = false,
+			       ordered = case when p_step = 'resend' and (r.state = 'stale' or a.sequenced)
+					      then false else a.ordered end,
+			       sequenced = a.sequenced and p_step = 'replay',
 			       idem_key = case when p_new_key then r.idem_key || ':resend-' || v_hist
 					       else a.idem_key end
 			 where a.id = r.id;
@@ -862,8 +855,8 @@ begin
 			 where a.id = r.id;
 			now := case p_step when 'dismiss' then 'dismissed' else 'resolved' end;
 		end if;
-		if r.sequenced then
-			perform hookinbox.sequence_reschedule(array[r.id]);
+		if r.sequenced and p_step <> 'replay' then
+			perform hookinbox.sequence_wake(array[r.id]);
 		end if;
 		return next;
 	end loop;

@@ -833,6 +833,7 @@ sweep(worker *w)
 			flush(w);
 			last_flush = now;
 			next_claim = now;
+			claim_idle = false; /* what was recorded may make more due (order) */
 			if (w->db_failed || refused(w))
 				break;
 			pump(w, 0);

@@ -79,6 +79,9 @@ ev("b$_", 'obj_B', $_) for 1 .. 4;
 drain();
 is_deeply([map { st("b$_") } 1 .. 4], [qw(done parked pending pending)], 'b2 parked: b3, b4 wait');
 is_deeply([act('b3')->{attempts}, act('b4')->{attempts}], [0, 0], 'the waiting ones used no attempt');
+is($t->sql("select count(*) from hookinbox.action a join hookinbox.inbox i on i.id = a.inbox_id "
+	. "where i.event_id in ('b3', 'b4') and a.due_at > now() + interval '4 minutes'"), 2,
+	'the waiting ones are not looked at again for minutes (the claim does not scan them each time)');
 is_deeply([sent('/seq', qr/^b/)], [qw(b1 b2)], 'the downstream saw b1 and b2 (refused) only');
 drain();
 is_deeply([sent('/seq', qr/^b/)], [qw(b1 b2)], 'another run: still nothing after b2');
@@ -98,6 +101,7 @@ like($out, qr/^\s*$b2\s*\|.*\|\s*0\s*\|\s*2\s*\|/m, 'parked.sql: b2 holds two ac
 $d->plan('key:' . key_of('seq', 'b2'), '200');
 ($rc, $out) = script('replay', action_id => $b2, go => 1);
 is($rc, 0, 'replay b2') or diag $out;
+is($t->sql("select ordered and sequenced from hookinbox.action where id = $b2"), 't', 'a replayed action keeps its order');
 drain();
 is_deeply([map { st("b$_") } 1 .. 4], [('done') x 4], 'after the replay: all done');
 is_deeply([sent('/seq', qr/^b/)], [qw(b1 b2 b2 b3 b4)], 'b2 again, then b3, b4 in order');
