@@ -147,6 +147,9 @@ my ($rrow) = grep { /^\s*shop\s*\|\s*seq\s*\|/ } split /\n/, $out;
 @c{@hdr} = @col;
 is($c{review}, 2, 'stats.sql: two in review') or diag $out;
 is($c{blocked}, 1, 'stats.sql: e3 blocked') or diag $out;
+WorkerHelp::worker($t, '--once', '--metrics-file', $t->dir . '/m.prom');
+like(HookTest::slurp($t->dir . '/m.prom'), qr/^hookinbox_actions\{route="seq",state="review"\} 2$/m,
+	'metrics: hookinbox_actions{state="review"} 2');
 ($rc, $out) = script('order-review');
 is($rc, 0, 'order-review.sql lists') or diag $out;
 like($out, qr/\be1\b.*obj_E\s*\|\s*100\s*\|\s*order: version 100 equals/, 'the list: e1, its version and why') or diag $out;
