@@ -311,6 +311,7 @@ deliver_start(deliver *d, job *j)
 	if (add_signature(x, j) != 0) {
 		curl_easy_cleanup(x->easy);
 		curl_slist_free_all(x->headers);
+		free(x->json);
 		free(x);
 		return -1;
 	}
