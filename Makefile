@@ -2,7 +2,7 @@
 # hookinbox - plain GNU make.
 #
 #   make                  release build: fcgi/hookinbox.fcgi, worker/hookinbox-worker,
-#                         contrib/hookinbox-send
+#                         backfill/hookinbox-backfill, contrib/hookinbox-send
 #   make check            test build (failure points, test clock) + every test
 #   make SANITIZE=address,undefined check
 #   make VALGRIND=1 check run the programs under valgrind in the tests
@@ -48,6 +48,7 @@ INC_providers = $(INC_common)
 INC_contrib = $(INC_common)
 INC_fcgi = $(INC_common) -Ifcgi
 INC_worker = $(INC_common) -Iworker
+INC_backfill = $(INC_common) -Ibackfill
 INC_tests/fuzz = $(INC_fcgi)
 INC_tests/unit = $(INC_common) $(foreach d,fcgi worker,$(if $(wildcard $(d)/$(patsubst test_%,%,$(notdir $(1:.c=))).c),-I$(d)))
 incs = $(INC_$(patsubst %/,%,$(dir $(1))))
@@ -68,6 +69,7 @@ LIBS_WORKER = $(shell $(PKG_CONFIG) --libs libcurl) $(LIBS_COMMON)
 COMMON_SRC = $(wildcard common/*.c providers/*.c)
 FCGI_MODS = $(filter-out fcgi/main.c,$(wildcard fcgi/*.c))
 WORKER_MODS = $(filter-out worker/main.c,$(wildcard worker/*.c))
+BACKFILL_MODS = $(filter-out backfill/main.c,$(wildcard backfill/*.c))
 UNIT_SRC = $(wildcard tests/unit/test_*.c)
 
 .DEFAULT_GOAL := all
@@ -92,8 +94,10 @@ obj/test/%.o: %.c $(STAMP)
 
 objs = $(patsubst %.c,obj/$(1)/%.o,$(2))
 
-PROGRAMS = fcgi/hookinbox.fcgi worker/hookinbox-worker contrib/hookinbox-send
-TEST_PROGRAMS = obj/test/hookinbox.fcgi obj/test/hookinbox-worker obj/test/hookinbox-send
+PROGRAMS = fcgi/hookinbox.fcgi worker/hookinbox-worker backfill/hookinbox-backfill \
+	contrib/hookinbox-send
+TEST_PROGRAMS = obj/test/hookinbox.fcgi obj/test/hookinbox-worker obj/test/hookinbox-backfill \
+	obj/test/hookinbox-send
 UNIT_PROGRAMS = $(patsubst tests/unit/%.c,obj/test/unit/%,$(UNIT_SRC))
 
 all: $(PROGRAMS)
@@ -108,6 +112,8 @@ $(eval $(call program,fcgi/hookinbox.fcgi,release,fcgi/main.c $(FCGI_MODS) $(COM
 $(eval $(call program,obj/test/hookinbox.fcgi,test,fcgi/main.c $(FCGI_MODS) $(COMMON_SRC),$(LIBS_FCGI)))
 $(eval $(call program,worker/hookinbox-worker,release,worker/main.c $(WORKER_MODS) $(COMMON_SRC),$(LIBS_WORKER)))
 $(eval $(call program,obj/test/hookinbox-worker,test,worker/main.c $(WORKER_MODS) $(COMMON_SRC),$(LIBS_WORKER)))
+$(eval $(call program,backfill/hookinbox-backfill,release,backfill/main.c $(BACKFILL_MODS) $(COMMON_SRC),$(LIBS_WORKER)))
+$(eval $(call program,obj/test/hookinbox-backfill,test,backfill/main.c $(BACKFILL_MODS) $(COMMON_SRC),$(LIBS_WORKER)))
 $(eval $(call program,contrib/hookinbox-send,release,contrib/hookinbox-send.c $(COMMON_SRC),$(LIBS_WORKER)))
 $(eval $(call program,obj/test/hookinbox-send,test,contrib/hookinbox-send.c $(COMMON_SRC),$(LIBS_WORKER)))
 
@@ -157,18 +163,18 @@ bench: all build-tests build-bench
 # module, and cppcheck; each directory with its own include paths (INC_*)
 CLANG_TIDY ?= clang-tidy-14
 CLANG_FORMAT ?= clang-format-14
-ANALYZE_SRC = $(COMMON_SRC) $(wildcard fcgi/*.c worker/*.c) contrib/hookinbox-send.c
+ANALYZE_SRC = $(COMMON_SRC) $(wildcard fcgi/*.c worker/*.c backfill/*.c) contrib/hookinbox-send.c
 analyze:
 	@set -e; $(foreach f,$(ANALYZE_SRC), \
 		$(CC) $(WARN) $(DEFS) $(PKG_INCS) $(call incs,$(f)) -fanalyzer -c -o /dev/null $(f);)
 	@set -e; $(foreach f,$(ANALYZE_SRC), \
 		$(CLANG_TIDY) --quiet $(f) -- $(WARN) $(DEFS) $(PKG_INCS) $(call incs,$(f)) 2>/dev/null;)
-	@set -e; $(foreach d,common providers fcgi worker contrib, \
+	@set -e; $(foreach d,common providers fcgi worker backfill contrib, \
 		cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability --inline-suppr \
 		$(INC_$(d)) --suppress=missingIncludeSystem $(d);)
 
 # Every C file of the tree, in .clang-format's style (git's, adapted: see the file).
-FORMAT_FILES = $(shell find common fcgi worker providers contrib bench tests -name '*.[ch]' | sort)
+FORMAT_FILES = $(shell find common fcgi worker backfill providers contrib bench tests -name '*.[ch]' | sort)
 format-check:
 	$(CLANG_FORMAT) --dry-run --Werror $(FORMAT_FILES)
 
@@ -188,7 +194,8 @@ MAN_PAGES = $(wildcard man/*.[158])
 
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/sql/migrations
-	install -m 755 fcgi/hookinbox.fcgi worker/hookinbox-worker $(DESTDIR)$(SBINDIR)/
+	install -m 755 fcgi/hookinbox.fcgi worker/hookinbox-worker backfill/hookinbox-backfill \
+		$(DESTDIR)$(SBINDIR)/
 	install -m 755 contrib/hookinbox-send $(DESTDIR)$(BINDIR)/
 	install -m 644 sql/*.sql sql/*.inc $(DESTDIR)$(DATADIR)/sql/
 	install -m 644 sql/migrations/*.sql $(DESTDIR)$(DATADIR)/sql/migrations/
@@ -204,20 +211,22 @@ install: all
 # removes what install wrote (and DATADIR, which is hookinbox's own)
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/hookinbox.fcgi $(DESTDIR)$(SBINDIR)/hookinbox-worker \
+		$(DESTDIR)$(SBINDIR)/hookinbox-backfill \
 		$(DESTDIR)$(BINDIR)/hookinbox-send
 	rm -rf $(DESTDIR)$(DATADIR)/sql $(DESTDIR)$(DATADIR)/etc
 	for f in $(MAN_PAGES); do rm -f $(DESTDIR)$(MANDIR)/man$${f##*.}/$${f##*/}; done
 	-rmdir $(DESTDIR)$(DATADIR)
 
-# The Debian package (debian/), built from a copy of the tree under obj/deb
-# so that dpkg-buildpackage's files (written to the parent directory) stay
-# there: obj/deb/hookinbox_$(VERSION)_*.deb
+# The Debian packages (debian/), source and binary, built from a copy of the
+# tree under obj/deb so that dpkg-buildpackage's files (written to the
+# parent directory) stay there: obj/deb/hookinbox_$(VERSION).dsc and .tar.xz,
+# obj/deb/hookinbox_$(VERSION)_*.deb and the .changes that lists them all
 deb:
 	rm -rf obj/deb
 	mkdir -p obj/deb/hookinbox-$(VERSION)
 	tar -cf - --exclude=./obj --exclude=./.git --exclude=./tests/tmp --exclude=./var \
 		--exclude=./bench/out $(PROGRAMS:%=--exclude=./%) . | tar -xf - -C obj/deb/hookinbox-$(VERSION)
-	cd obj/deb/hookinbox-$(VERSION) && dpkg-buildpackage -us -uc -b
+	cd obj/deb/hookinbox-$(VERSION) && dpkg-buildpackage -us -uc
 	@ls obj/deb/*.deb
 
 clean:

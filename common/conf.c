@@ -2,13 +2,24 @@
 /*
  * conf.c - the INI configuration both programs read
  *
+ * As PgBouncer describes its settings in bouncer_params[], every key is one
+ * row of keys[] below: its section, name, type, range or lookup table,
+ * where the value goes (an offset into struct conf, endpoint_conf or
+ * route_conf) and its default.  One setter per type parses a value, checks
+ * it and says what is wrong; defaults are applied from the same rows.
+ * Adding a key is one row (its field in conf.h; a value of an enumeration
+ * is one entry of its map), and a case in tests/unit/test_conf.c, which
+ * fails for a row without one.  What involves more than one key (required
+ * keys, an endpoint's defaults taken from [intake], order against the
+ * provider, timeout against the lease) is checked after the whole file is
+ * read, in the validation pass (conf_check).
+ *
  * libinih does the tokenising; we feed it through ini_parse_stream with our
- * own line reader so that every message can name the line, and check every
- * key strictly: an unknown section or key, a section defined twice, a key
- * given twice, a bad number, a conninfo libpq cannot parse or a missing
- * secret file (of those the reading program needs) stops the program at
- * start.  Values are never echoed in
- * messages except for enumerations, since conninfo may hold a password.
+ * own line reader so that every message can name the line.  An unknown
+ * section or key, a section defined twice, a key given twice, a bad value,
+ * a conninfo libpq cannot parse or a missing secret file (of those the
+ * reading program needs) stops the program at start.  Values are never
+ * echoed in messages except for enumerations: conninfo may hold a password.
  */
 #include "conf.h"
 
@@ -17,10 +28,10 @@
 #include "xalloc.h"
 
 #include <ctype.h>
-#include <stdarg.h>
-#include <stddef.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,22 +46,26 @@ typedef struct seen {
 	int line;
 } seen;
 
+/* the endpoints or the routes, in file order */
+typedef struct conf_list {
+	void *item[CONF_MAX_ITEMS];
+	size_t n;
+} conf_list;
+
 struct conf {
 	char *path;
 	char *dir; /* directory of path, for relative secret files */
 	conf_program prog;
 	char *conninfo;	       /* [database]: the responder's */
 	char *worker_conninfo; /* [worker]: the worker's, else [database] */
-	char *log_format;
-	size_t max_body;
-	int64_t tolerance;
+	int log_format;	       /* [log] format: an index into log_formats */
+	size_t max_body;       /* [intake]: every endpoint's default */
+	int64_t tolerance;     /* [intake]: every endpoint's default; 0: the provider's */
 	int threads;
 	int lock_timeout_ms;
 	int statement_timeout_ms;
-	endpoint_conf *endpoints[CONF_MAX_ITEMS];
-	size_t n_endpoints;
-	route_conf *routes[CONF_MAX_ITEMS];
-	size_t n_routes;
+	conf_list endpoints; /* endpoint_conf */
+	conf_list routes;    /* route_conf */
 	worker_conf worker;
 	/* parse state */
 	FILE *fp;
@@ -67,27 +82,80 @@ struct conf {
 	size_t errlen;
 };
 
-static void conf_error(conf *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* ---- the sections ---- */
 
-static void
-conf_error(conf *c, const char *fmt, ...)
-{
-	va_list ap;
-	char msg[512];
+typedef enum conf_kind { K_DATABASE, K_INTAKE, K_LOG, K_WORKER, K_ENDPOINT, K_ROUTE } conf_kind;
 
-	if (c->failed)
-		return; /* keep the first error: later ones are often consequences */
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (c->lineno > 0)
-		snprintf(c->err, c->errlen, "%s:%d: %s", c->path, c->lineno, msg);
-	else
-		snprintf(c->err, c->errlen, "%s: %s", c->path, msg);
-	c->failed = true;
-}
+/*
+ * A section kind: [NAME], whose keys go into struct conf, or [NAME OBJECT]
+ * (named), which adds one object of size bytes to the list at list_off.
+ */
+typedef struct conf_section {
+	const char *name;
+	bool named;
+	size_t size;	 /* named: the object's struct */
+	size_t name_off; /* named: its char *name */
+	size_t line_off; /* named: its int line */
+	size_t list_off; /* named: the conf_list in struct conf */
+} conf_section;
 
-/* strict integer in [min, max] */
+static const conf_section sections[] = {
+	[K_DATABASE] = {"database", false, 0, 0, 0, 0},
+	[K_INTAKE] = {"intake", false, 0, 0, 0, 0},
+	[K_LOG] = {"log", false, 0, 0, 0, 0},
+	[K_WORKER] = {"worker", false, 0, 0, 0, 0},
+	[K_ENDPOINT] = {"endpoint", true, sizeof(endpoint_conf), offsetof(endpoint_conf, name),
+			offsetof(endpoint_conf, line), offsetof(struct conf, endpoints)},
+	[K_ROUTE] = {"route", true, sizeof(route_conf), offsetof(route_conf, name),
+		     offsetof(route_conf, line), offsetof(struct conf, routes)},
+};
+
+/* ---- the types of values ---- */
+
+typedef enum conf_type {
+	CT_STR,	     /* char *; with check, only values check accepts */
+	CT_WORDS,    /* char ** and a size_t count: words split at blanks and commas */
+	CT_INT,	     /* int in [min, max] */
+	CT_SIZE,     /* size_t in [min, max] */
+	CT_INT64,    /* int64_t in [min, max] */
+	CT_DOUBLE,   /* double, written as an integer in [min, max] */
+	CT_ENUM,     /* an enum (int-sized): one of the names in map */
+	CT_PROVIDER, /* provider: a name of provider.c's table; unset: PROVIDER__COUNT */
+} conf_type;
+
+/* a name an enumeration accepts; a map ends with a NULL name */
+typedef struct conf_enum {
+	const char *name;
+	int value;
+	bool alias; /* accepted, but not listed in the message (an older name) */
+} conf_enum;
+
+/* enumerations are stored through an int: they must have its size */
+_Static_assert(sizeof(hmac_alg) == sizeof(int) && sizeof(hmac_encoding) == sizeof(int) &&
+		       sizeof(route_order) == sizeof(int) && sizeof(route_key) == sizeof(int),
+	       "enumerations stored as int");
+
+static const conf_enum algorithms[] = {{"sha256", HMAC_SHA256, false},
+				       {"sha1", HMAC_SHA1, false},
+				       {"sha512", HMAC_SHA512, false},
+				       {NULL, 0, false}};
+static const conf_enum encodings[] = {{"hex", HMAC_HEX, false},
+				      {"base64", HMAC_BASE64, false},
+				      {NULL, 0, false}};
+/* "object": the name before "newest" */
+static const conf_enum orders[] = {{"none", ROUTE_ORDER_NONE, false},
+				   {"newest", ROUTE_ORDER_OBJECT, false},
+				   {"object", ROUTE_ORDER_OBJECT, true},
+				   {"sequence", ROUTE_ORDER_SEQUENCE, false},
+				   {NULL, 0, false}};
+static const conf_enum route_keys[] = {{"event", ROUTE_KEY_EVENT, false},
+				       {"object-type", ROUTE_KEY_OBJECT_TYPE, false},
+				       {NULL, 0, false}};
+/* values are indexes: conf_log_format returns the name */
+static const conf_enum log_formats[] = {{"text", 0, false}, {"json", 1, false}, {NULL, 0, false}};
+
+/* ---- checks of string values: NULL when bad, else the part to keep ---- */
+
 /* names appear in URLs and log lines: keep them to a safe alphabet */
 static bool
 valid_name(const char *s)
@@ -98,26 +166,6 @@ valid_name(const char *s)
 		if (!isalnum((unsigned char)*s) && *s != '-' && *s != '_' && *s != '.')
 			return false;
 	return true;
-}
-
-/* a dotted path of JSON keys (jscan_path): no empty part */
-static bool
-valid_ref_field(const char *s)
-{
-	bool start = true;
-
-	if (strlen(s) > 128)
-		return false;
-	for (; *s; s++) {
-		if (*s == '.' && !start) {
-			start = true;
-			continue;
-		}
-		if (!isalnum((unsigned char)*s) && *s != '-' && *s != '_')
-			return false;
-		start = false;
-	}
-	return !start;
 }
 
 /* schema.function, both plain lower-case identifiers */
@@ -142,6 +190,231 @@ valid_sql_function(const char *s)
 	return dots == 1 && !start;
 }
 
+static bool
+is_http_url(const char *v)
+{
+	return strncmp(v, "http://", 7) == 0 || strncmp(v, "https://", 8) == 0;
+}
+
+static const char *
+conninfo_ok(const char *v)
+{
+	return dbcheck_conninfo(v) == 0 ? v : NULL;
+}
+
+static const char *
+url_ok(const char *v)
+{
+	return is_http_url(v) ? v : NULL;
+}
+
+static const char *
+reconcile_url_ok(const char *v)
+{
+	return is_http_url(v) && strstr(v, "{key}") != NULL ? v : NULL;
+}
+
+/* sql:schema.function: keeps "schema.function" */
+static const char *
+handler_ok(const char *v)
+{
+	return strncmp(v, "sql:", 4) == 0 && valid_sql_function(v + 4) ? v + 4 : NULL;
+}
+
+static const char *
+header_name_ok(const char *v)
+{
+	return valid_name(v) ? v : NULL;
+}
+
+/* a dotted path of JSON keys (jscan_path): no empty part */
+static const char *
+ref_field_ok(const char *v)
+{
+	bool start = true;
+
+	if (strlen(v) > 128)
+		return NULL;
+	for (const char *s = v; *s; s++) {
+		if (*s == '.' && !start) {
+			start = true;
+			continue;
+		}
+		if (!isalnum((unsigned char)*s) && *s != '-' && *s != '_')
+			return NULL;
+		start = false;
+	}
+	return start ? NULL : v;
+}
+
+/* ---- the keys ---- */
+
+/* the messages of bad values: "NAME must be WHAT between MIN and MAX" */
+#define AN_INTEGER "an integer"
+#define SECONDS "a number of seconds"
+#define MILLISECONDS "a number of milliseconds"
+#define CALLS_PER_SECOND "a number of calls per second"
+#define BAD_CONNINFO(section)                                                                      \
+	"[" section "] conninfo cannot be parsed by libpq (key=value pairs or a postgresql:// URI)"
+
+/* ranges shared by [intake] and [endpoint NAME] */
+#define MAX_BODY_MAX (64LL * 1024 * 1024)
+#define TOLERANCE_MAX (7LL * 86400)
+
+typedef struct conf_key {
+	conf_kind kind;
+	conf_type type;
+	const char *name;
+	size_t off;	      /* where the value goes: into struct conf, or the section's object */
+	const char *def;      /* default, set as a value would be but without the range
+			       * check (claim_ahead's -1 is "derive it"); NULL: unset */
+	long long min, max;   /* numbers */
+	const char *what;     /* numbers: "an integer", SECONDS ... */
+	const conf_enum *map; /* CT_ENUM */
+	const char *(*check)(const char *v); /* CT_STR: the part to keep, NULL when bad */
+	const char *bad;		     /* CT_STR with check: the message */
+	size_t count_off;		     /* CT_WORDS: the size_t count */
+	const char *alias;		     /* another name for the key */
+	const char *label;		     /* how messages name the key; NULL: name */
+	bool sensitive; /* never shown (a password may be in it): only enumerations and the
+			 * provider echo a bad value in their message, never a sensitive key */
+} conf_key;
+
+#define G(f) offsetof(struct conf, f)
+#define W(f) offsetof(struct conf, worker.f)
+#define E(f) offsetof(endpoint_conf, f)
+#define R(f) offsetof(route_conf, f)
+
+/* the shapes of rows: section kind, name, target, default, then the type's own */
+#define STR(k, n, o, d)                                                                            \
+	{                                                                                          \
+		.kind = (k), .name = (n), .type = CT_STR, .off = (o), .def = (d)                   \
+	}
+#define CHECKED(k, n, o, fn, msg)                                                                  \
+	{                                                                                          \
+		.kind = (k), .name = (n), .type = CT_STR, .off = (o), .check = (fn), .bad = (msg)  \
+	}
+#define NUM(k, n, t, o, d, lo, hi, w)                                                              \
+	{                                                                                          \
+		.kind = (k), .name = (n), .type = (t), .off = (o), .def = (d), .min = (lo),        \
+		.max = (hi), .what = (w)                                                           \
+	}
+#define ENUM(k, n, o, d, m, l)                                                                     \
+	{                                                                                          \
+		.kind = (k), .name = (n), .type = CT_ENUM, .off = (o), .def = (d), .map = (m),     \
+		.label = (l)                                                                       \
+	}
+#define WORDS(k, n, o, cnt, d, a)                                                                  \
+	{                                                                                          \
+		.kind = (k), .name = (n), .type = CT_WORDS, .off = (o), .count_off = (cnt),        \
+		.def = (d), .alias = (a)                                                           \
+	}
+#define CONNINFO(k, o, section)                                                                    \
+	{                                                                                          \
+		.kind = (k), .name = "conninfo", .type = CT_STR, .off = (o), .check = conninfo_ok, \
+		.bad = BAD_CONNINFO(section), .sensitive = true                                    \
+	}
+
+static const conf_key keys[] = {
+	/* [database] */
+	CONNINFO(K_DATABASE, G(conninfo), "database"),
+
+	/* [intake] */
+	NUM(K_INTAKE, "max_body", CT_SIZE, G(max_body), "1048576", 1, MAX_BODY_MAX, AN_INTEGER),
+	NUM(K_INTAKE, "threads", CT_INT, G(threads), "1", 1, 256, AN_INTEGER),
+	NUM(K_INTAKE, "lock_timeout", CT_INT, G(lock_timeout_ms), "1000", 1, 600000, MILLISECONDS),
+	NUM(K_INTAKE, "statement_timeout", CT_INT, G(statement_timeout_ms), "2000", 1, 600000,
+	    MILLISECONDS),
+	NUM(K_INTAKE, "tolerance", CT_INT64, G(tolerance), NULL, 1, TOLERANCE_MAX, SECONDS),
+
+	/* [log] */
+	ENUM(K_LOG, "format", G(log_format), "text", log_formats, "log format"),
+
+	/* [worker] */
+	CONNINFO(K_WORKER, G(worker_conninfo), "worker"),
+	NUM(K_WORKER, "concurrency", CT_INT, W(concurrency), "16", 1, 1024, AN_INTEGER),
+	NUM(K_WORKER, "batch", CT_INT, W(batch), "100", 1, 10000, AN_INTEGER),
+	NUM(K_WORKER, "lease", CT_INT, W(lease), "60", 5, 86400, AN_INTEGER),
+	NUM(K_WORKER, "claim_ahead", CT_INT, W(claim_ahead), "-1", 0, 2, AN_INTEGER),
+	NUM(K_WORKER, "backoff_base", CT_INT, W(backoff_base), "5", 1, 86400, AN_INTEGER),
+	NUM(K_WORKER, "backoff_cap", CT_INT, W(backoff_cap), "7200", 1, 86400, AN_INTEGER),
+	NUM(K_WORKER, "retry_window", CT_INT, W(retry_window), "72000", 60, 30 * 86400, AN_INTEGER),
+	STR(K_WORKER, "metrics_file", W(metrics_file), NULL),
+	NUM(K_WORKER, "health_max_pending_age", CT_INT, W(health_max_pending_age), "900", 1,
+	    365 * 86400, AN_INTEGER),
+	NUM(K_WORKER, "health_max_parked_age", CT_INT, W(health_max_parked_age), "86400", 1,
+	    365 * 86400, AN_INTEGER),
+
+	/* [endpoint NAME]; unset account, max_body and tolerance: see check_endpoint */
+	{.kind = K_ENDPOINT, .name = "provider", .type = CT_PROVIDER, .off = E(provider)},
+	STR(K_ENDPOINT, "secret_file", E(secret_file), NULL),
+	STR(K_ENDPOINT, "account", E(account), NULL),
+	STR(K_ENDPOINT, "environment", E(environment), "default"),
+	STR(K_ENDPOINT, "public_url", E(public_url), NULL),
+	NUM(K_ENDPOINT, "max_body", CT_SIZE, E(max_body), NULL, 1, MAX_BODY_MAX, AN_INTEGER),
+	NUM(K_ENDPOINT, "tolerance", CT_INT64, E(tolerance), NULL, 1, TOLERANCE_MAX, SECONDS),
+	/* provider = hmac */
+	STR(K_ENDPOINT, "header", E(hmac.header), NULL),
+	ENUM(K_ENDPOINT, "algorithm", E(hmac.alg), "sha256", algorithms, NULL),
+	ENUM(K_ENDPOINT, "encoding", E(hmac.enc), "hex", encodings, NULL),
+	STR(K_ENDPOINT, "prefix", E(hmac.prefix), NULL),
+	STR(K_ENDPOINT, "id_header", E(hmac.id_header), NULL),
+	STR(K_ENDPOINT, "id_field", E(hmac.id_field), NULL),
+	STR(K_ENDPOINT, "type_header", E(hmac.type_header), NULL),
+	STR(K_ENDPOINT, "type_field", E(hmac.type_field), NULL),
+	STR(K_ENDPOINT, "object_field", E(hmac.object_field), NULL),
+	STR(K_ENDPOINT, "version_field", E(hmac.version_field), NULL),
+
+	/* [route NAME]; an empty events list is "*" too (check_route) */
+	WORDS(K_ROUTE, "endpoint", R(endpoints), R(n_endpoints), NULL, "endpoints"),
+	WORDS(K_ROUTE, "events", R(events), R(n_events), "*", NULL),
+	CHECKED(K_ROUTE, "url", R(url), url_ok, "url must start with http:// or https://"),
+	CHECKED(K_ROUTE, "handler", R(handler), handler_ok,
+		"handler must be sql:schema.function (lower-case identifiers)"),
+	STR(K_ROUTE, "secret_file", R(secret_file), NULL),
+	NUM(K_ROUTE, "timeout", CT_INT, R(timeout), "10", 1, 3600, SECONDS),
+	NUM(K_ROUTE, "max_attempts", CT_INT, R(max_attempts), "12", 1, 100, AN_INTEGER),
+	ENUM(K_ROUTE, "order", R(order), "none", orders, NULL),
+	ENUM(K_ROUTE, "key", R(key), "event", route_keys, NULL),
+	CHECKED(K_ROUTE, "response_ref_header", R(response_ref_header), header_name_ok,
+		"response_ref_header must be a header name (letters, digits, '-', '_')"),
+	CHECKED(K_ROUTE, "response_ref_field", R(response_ref_field), ref_field_ok,
+		"response_ref_field must be a dotted path of JSON keys (letters, digits, '_', "
+		"'-'), such as data.id"),
+	CHECKED(K_ROUTE, "reconcile_url", R(reconcile_url), reconcile_url_ok,
+		"reconcile_url must start with http:// or https:// and hold {key}"),
+	NUM(K_ROUTE, "concurrency", CT_INT, R(concurrency), NULL, 1, 1000, AN_INTEGER),
+	NUM(K_ROUTE, "rate", CT_DOUBLE, R(rate), NULL, 0, 100000, CALLS_PER_SECOND),
+	NUM(K_ROUTE, "breaker_failures", CT_INT, R(breaker_failures), "5", 0, 1000, AN_INTEGER),
+	NUM(K_ROUTE, "breaker_cooldown", CT_INT, R(breaker_cooldown), "30", 1, 86400, SECONDS),
+};
+
+#define N_KEYS (sizeof(keys) / sizeof(keys[0]))
+
+/* ---- messages ---- */
+
+static void conf_error(conf *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+conf_error(conf *c, const char *fmt, ...)
+{
+	va_list ap;
+	char msg[512];
+
+	if (c->failed)
+		return; /* keep the first error: later ones are often consequences */
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (c->lineno > 0)
+		snprintf(c->err, c->errlen, "%s:%d: %s", c->path, c->lineno, msg);
+	else
+		snprintf(c->err, c->errlen, "%s: %s", c->path, msg);
+	c->failed = true;
+}
+
+/* ---- setting a value ---- */
+
 static char **
 split_words(const char *v, size_t *n)
 {
@@ -165,12 +438,159 @@ free_words(char **w, size_t n)
 	free(w);
 }
 
-static void
-set_str(char **dst, const char *v)
+static void *
+field(void *base, size_t off)
 {
-	free(*dst);
-	*dst = xstrdup(v);
+	return (char *)base + off;
 }
+
+/* "a, b or c": the names of map, aliases left out */
+static void
+enum_names(const conf_enum *map, char *buf, size_t len)
+{
+	size_t left = 0, used = 0;
+
+	for (const conf_enum *e = map; e->name != NULL; e++)
+		left += !e->alias;
+	buf[0] = '\0';
+	for (const conf_enum *e = map; e->name != NULL && used < len; e++) {
+		const char *after = "";
+
+		if (e->alias)
+			continue;
+		if (--left > 1)
+			after = ", ";
+		else if (left == 1)
+			after = " or ";
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", e->name, after);
+	}
+}
+
+static int
+enum_set(conf *c, const conf_key *k, int *dst, const char *v)
+{
+	char names[256];
+
+	for (const conf_enum *e = k->map; e->name != NULL; e++) {
+		if (strcmp(v, e->name) == 0) {
+			*dst = e->value;
+			return 0;
+		}
+	}
+	enum_names(k->map, names, sizeof(names));
+	conf_error(c, "%s must be %s, not \"%s\"", k->label ? k->label : k->name, names, v);
+	return -1;
+}
+
+/*
+ * Set key k of the section object base (struct conf for the unnamed
+ * sections) to v: 0, or -1 with the message set.  A default (dflt) skips the
+ * range check.
+ */
+static int
+key_set(conf *c, const conf_key *k, void *base, const char *v, bool dflt)
+{
+	void *dst = field(base, k->off);
+	long long n;
+
+	switch (k->type) {
+	case CT_STR:
+		if (k->check != NULL && !dflt && (v = k->check(v)) == NULL) {
+			conf_error(c, "%s", k->bad);
+			return -1;
+		}
+		free(*(char **)dst);
+		*(char **)dst = xstrdup(v);
+		return 0;
+	case CT_WORDS: {
+		size_t *count = field(base, k->count_off);
+
+		free_words(*(char ***)dst, *count);
+		*(char ***)dst = split_words(v, count);
+		return 0;
+	}
+	case CT_ENUM:
+		return enum_set(c, k, dst, v);
+	case CT_PROVIDER:
+		if (provider_from_name(v, dst) != 0) {
+			char names[256];
+
+			provider_names(names, sizeof(names));
+			conf_error(c, "unknown provider \"%s\" (%s)", v, names);
+			return -1;
+		}
+		return 0;
+	case CT_INT:
+	case CT_SIZE:
+	case CT_INT64:
+	case CT_DOUBLE:
+		break;
+	}
+	if (decimal_parse(v, dflt ? LLONG_MIN : k->min, dflt ? LLONG_MAX : k->max, &n) != 0) {
+		conf_error(c, "%s must be %s between %lld and %lld", k->name, k->what, k->min,
+			   k->max);
+		return -1;
+	}
+	if (k->type == CT_INT)
+		*(int *)dst = (int)n;
+	else if (k->type == CT_SIZE)
+		*(size_t *)dst = (size_t)n;
+	else if (k->type == CT_INT64)
+		*(int64_t *)dst = n;
+	else
+		*(double *)dst = (double)n;
+	return 0;
+}
+
+/* every default of a section kind, into base (unset keys stay zero or NULL) */
+static void
+defaults_set(conf *c, conf_kind kind, void *base)
+{
+	for (size_t i = 0; i < N_KEYS; i++) {
+		if (keys[i].kind != kind)
+			continue;
+		if (keys[i].def != NULL)
+			(void)key_set(c, &keys[i], base, keys[i].def, true);
+		else if (keys[i].type == CT_PROVIDER)
+			*(provider *)field(base, keys[i].off) = PROVIDER__COUNT;
+	}
+}
+
+/* the strings and lists of a section kind held in base */
+static void
+values_free(conf_kind kind, void *base)
+{
+	for (size_t i = 0; i < N_KEYS; i++) {
+		if (keys[i].kind != kind)
+			continue;
+		if (keys[i].type == CT_STR)
+			free(*(char **)field(base, keys[i].off));
+		else if (keys[i].type == CT_WORDS)
+			free_words(*(char ***)field(base, keys[i].off),
+				   *(size_t *)field(base, keys[i].count_off));
+	}
+}
+
+static const conf_key *
+key_find(conf_kind kind, const char *name)
+{
+	for (size_t i = 0; i < N_KEYS; i++)
+		if (keys[i].kind == kind && (strcmp(keys[i].name, name) == 0 ||
+					     (keys[i].alias && strcmp(keys[i].alias, name) == 0)))
+			return &keys[i];
+	return NULL;
+}
+
+const char *
+conf_key_at(size_t i, const char **section)
+{
+	if (i >= N_KEYS)
+		return NULL;
+	*section = sections[keys[i].kind].name;
+	return keys[i].name;
+}
+
+/* ---- sections ---- */
 
 static void
 seen_free(seen *list, size_t n)
@@ -220,271 +640,59 @@ key_once(conf *c, const char *section, const char *key)
 	return -1;
 }
 
-/* a conninfo libpq can parse; never echoed (it may hold a password) */
+/* the kind of section; *object: the NAME of [kind NAME] */
 static int
-conninfo_key(conf *c, char **dst, const char *section, const char *v)
+section_kind(const char *section, const char **object, conf_kind *kind)
 {
-	if (dbcheck_conninfo(v) != 0) {
-		conf_error(c,
-			   "[%s] conninfo cannot be parsed by libpq (key=value pairs or a "
-			   "postgresql:// URI)",
-			   section);
-		return 0;
-	}
-	set_str(dst, v);
-	return 1;
-}
+	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++) {
+		const conf_section *s = &sections[i];
+		size_t len = strlen(s->name);
 
-static endpoint_conf *
-current_endpoint(conf *c, const char *name)
-{
-	if (c->n_endpoints > 0 && strcmp(c->endpoints[c->n_endpoints - 1]->name, name) == 0)
-		return c->endpoints[c->n_endpoints - 1];
-	return NULL;
-}
-
-static route_conf *
-current_route(conf *c, const char *name)
-{
-	if (c->n_routes > 0 && strcmp(c->routes[c->n_routes - 1]->name, name) == 0)
-		return c->routes[c->n_routes - 1];
-	return NULL;
-}
-
-static int
-endpoint_key(conf *c, endpoint_conf *ep, const char *k, const char *v)
-{
-	long long n;
-
-	if (strcmp(k, "provider") == 0) {
-		if (provider_from_name(v, &ep->provider) != 0) {
-			char names[256];
-
-			provider_names(names, sizeof(names));
-			conf_error(c, "unknown provider \"%s\" (%s)", v, names);
-			return 0;
-		}
-	} else if (strcmp(k, "secret_file") == 0)
-		set_str(&ep->secret_file, v);
-	else if (strcmp(k, "account") == 0)
-		set_str(&ep->account, v);
-	else if (strcmp(k, "environment") == 0)
-		set_str(&ep->environment, v);
-	else if (strcmp(k, "public_url") == 0)
-		set_str(&ep->public_url, v);
-	else if (strcmp(k, "max_body") == 0) {
-		if (decimal_parse(v, 1, 64LL * 1024 * 1024, &n) != 0) {
-			conf_error(c, "max_body must be an integer between 1 and 67108864");
-			return 0;
-		}
-		ep->max_body = (size_t)n;
-	} else if (strcmp(k, "tolerance") == 0) {
-		if (decimal_parse(v, 1, 7 * 86400, &n) != 0) {
-			conf_error(c, "tolerance must be a number of seconds between 1 and 604800");
-			return 0;
-		}
-		ep->tolerance = n;
-	} else if (strcmp(k, "header") == 0)
-		set_str(&ep->hmac.header, v);
-	else if (strcmp(k, "algorithm") == 0) {
-		if (strcmp(v, "sha256") == 0)
-			ep->hmac.alg = HMAC_SHA256;
-		else if (strcmp(v, "sha1") == 0)
-			ep->hmac.alg = HMAC_SHA1;
-		else if (strcmp(v, "sha512") == 0)
-			ep->hmac.alg = HMAC_SHA512;
-		else {
-			conf_error(c, "algorithm must be sha256, sha1 or sha512, not \"%s\"", v);
-			return 0;
-		}
-	} else if (strcmp(k, "encoding") == 0) {
-		if (strcmp(v, "hex") == 0)
-			ep->hmac.enc = HMAC_HEX;
-		else if (strcmp(v, "base64") == 0)
-			ep->hmac.enc = HMAC_BASE64;
-		else {
-			conf_error(c, "encoding must be hex or base64, not \"%s\"", v);
-			return 0;
-		}
-	} else if (strcmp(k, "prefix") == 0)
-		set_str(&ep->hmac.prefix, v);
-	else if (strcmp(k, "id_header") == 0)
-		set_str(&ep->hmac.id_header, v);
-	else if (strcmp(k, "id_field") == 0)
-		set_str(&ep->hmac.id_field, v);
-	else if (strcmp(k, "type_header") == 0)
-		set_str(&ep->hmac.type_header, v);
-	else if (strcmp(k, "type_field") == 0)
-		set_str(&ep->hmac.type_field, v);
-	else if (strcmp(k, "object_field") == 0)
-		set_str(&ep->hmac.object_field, v);
-	else if (strcmp(k, "version_field") == 0)
-		set_str(&ep->hmac.version_field, v);
-	else {
-		conf_error(c, "unknown key \"%s\" in section [endpoint %s]", k, ep->name);
-		return 0;
-	}
-	return 1;
-}
-
-static int
-route_key_set(conf *c, route_conf *r, const char *k, const char *v)
-{
-	long long n;
-
-	if (strcmp(k, "endpoint") == 0 || strcmp(k, "endpoints") == 0) {
-		free_words(r->endpoints, r->n_endpoints);
-		r->endpoints = split_words(v, &r->n_endpoints);
-	} else if (strcmp(k, "events") == 0) {
-		free_words(r->events, r->n_events);
-		r->events = split_words(v, &r->n_events);
-	} else if (strcmp(k, "url") == 0) {
-		if (strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0) {
-			conf_error(c, "url must start with http:// or https://");
-			return 0;
-		}
-		set_str(&r->url, v);
-	} else if (strcmp(k, "handler") == 0) {
-		if (strncmp(v, "sql:", 4) != 0 || !valid_sql_function(v + 4)) {
-			conf_error(c,
-				   "handler must be sql:schema.function (lower-case identifiers)");
-			return 0;
-		}
-		set_str(&r->handler, v + 4);
-	} else if (strcmp(k, "secret_file") == 0)
-		set_str(&r->secret_file, v);
-	else if (strcmp(k, "timeout") == 0) {
-		if (decimal_parse(v, 1, 3600, &n) != 0) {
-			conf_error(c, "timeout must be a number of seconds between 1 and 3600");
-			return 0;
-		}
-		r->timeout = (int)n;
-	} else if (strcmp(k, "max_attempts") == 0) {
-		if (decimal_parse(v, 1, 100, &n) != 0) {
-			conf_error(c, "max_attempts must be an integer between 1 and 100");
-			return 0;
-		}
-		r->max_attempts = (int)n;
-	} else if (strcmp(k, "order") == 0) {
-		if (strcmp(v, "none") == 0)
-			r->order = ROUTE_ORDER_NONE;
-		else if (strcmp(v, "newest") == 0 || strcmp(v, "object") == 0)
-			r->order = ROUTE_ORDER_OBJECT; /* "object": the name before "newest" */
-		else if (strcmp(v, "sequence") == 0)
-			r->order = ROUTE_ORDER_SEQUENCE;
-		else {
-			conf_error(c, "order must be none, newest or sequence, not \"%s\"", v);
-			return 0;
-		}
-	} else if (strcmp(k, "response_ref_header") == 0) {
-		if (!valid_name(v)) {
-			conf_error(
-				c,
-				"response_ref_header must be a header name (letters, digits, '-', '_')");
-			return 0;
-		}
-		set_str(&r->response_ref_header, v);
-	} else if (strcmp(k, "response_ref_field") == 0) {
-		if (!valid_ref_field(v)) {
-			conf_error(c, "response_ref_field must be a dotted path of JSON keys "
-				      "(letters, digits, '_', '-'), such as data.id");
-			return 0;
-		}
-		set_str(&r->response_ref_field, v);
-	} else if (strcmp(k, "reconcile_url") == 0) {
-		if ((strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0) ||
-		    strstr(v, "{key}") == NULL) {
-			conf_error(
-				c,
-				"reconcile_url must start with http:// or https:// and hold {key}");
-			return 0;
-		}
-		set_str(&r->reconcile_url, v);
-	} else if (strcmp(k, "concurrency") == 0) {
-		if (decimal_parse(v, 1, 1000, &n) != 0) {
-			conf_error(c, "concurrency must be an integer between 1 and 1000");
-			return 0;
-		}
-		r->concurrency = (int)n;
-	} else if (strcmp(k, "rate") == 0) {
-		if (decimal_parse(v, 0, 100000, &n) != 0) {
-			conf_error(
-				c,
-				"rate must be a number of calls per second between 0 and 100000");
-			return 0;
-		}
-		r->rate = (double)n;
-	} else if (strcmp(k, "breaker_failures") == 0) {
-		if (decimal_parse(v, 0, 1000, &n) != 0) {
-			conf_error(c, "breaker_failures must be an integer between 0 and 1000");
-			return 0;
-		}
-		r->breaker_failures = (int)n;
-	} else if (strcmp(k, "breaker_cooldown") == 0) {
-		if (decimal_parse(v, 1, 86400, &n) != 0) {
-			conf_error(
-				c,
-				"breaker_cooldown must be a number of seconds between 1 and 86400");
-			return 0;
-		}
-		r->breaker_cooldown = (int)n;
-	} else if (strcmp(k, "key") == 0) {
-		if (strcmp(v, "event") == 0)
-			r->key = ROUTE_KEY_EVENT;
-		else if (strcmp(v, "object-type") == 0)
-			r->key = ROUTE_KEY_OBJECT_TYPE;
-		else {
-			conf_error(c, "key must be event or object-type, not \"%s\"", v);
-			return 0;
-		}
-	} else {
-		conf_error(c, "unknown key \"%s\" in section [route %s]", k, r->name);
-		return 0;
-	}
-	return 1;
-}
-
-static int
-worker_key(conf *c, const char *k, const char *v)
-{
-	static const struct {
-		const char *key;
-		size_t off;
-		long long min, max;
-	} ints[] = {
-		{"concurrency", offsetof(worker_conf, concurrency), 1, 1024},
-		{"batch", offsetof(worker_conf, batch), 1, 10000},
-		{"lease", offsetof(worker_conf, lease), 5, 86400},
-		{"claim_ahead", offsetof(worker_conf, claim_ahead), 0, 2},
-		{"backoff_base", offsetof(worker_conf, backoff_base), 1, 86400},
-		{"backoff_cap", offsetof(worker_conf, backoff_cap), 1, 86400},
-		{"retry_window", offsetof(worker_conf, retry_window), 60, 30 * 86400},
-		{"health_max_pending_age", offsetof(worker_conf, health_max_pending_age), 1,
-		 365 * 86400},
-		{"health_max_parked_age", offsetof(worker_conf, health_max_parked_age), 1,
-		 365 * 86400},
-	};
-	long long n;
-
-	if (strcmp(k, "conninfo") == 0)
-		return conninfo_key(c, &c->worker_conninfo, "worker", v);
-	if (strcmp(k, "metrics_file") == 0) {
-		set_str(&c->worker.metrics_file, v);
-		return 1;
-	}
-	for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
-		if (strcmp(k, ints[i].key) != 0)
+		if (strncmp(section, s->name, len) != 0)
 			continue;
-		if (decimal_parse(v, ints[i].min, ints[i].max, &n) != 0) {
-			conf_error(c, "%s must be an integer between %lld and %lld", k, ints[i].min,
-				   ints[i].max);
+		if (s->named ? section[len] == ' ' : section[len] == '\0') {
+			*object = section + len + (s->named ? 1 : 0);
+			*kind = (conf_kind)i;
 			return 0;
 		}
-		*(int *)(void *)((char *)&c->worker + ints[i].off) = (int)n;
-		return 1;
 	}
-	conf_error(c, "unknown key \"%s\" in section [worker]", k);
-	return 0;
+	return -1;
+}
+
+/*
+ * The object the keys of [kind NAME] go into: the one this section made
+ * (libinih calls us per key), else a new one with its defaults.  NULL with
+ * the message set when NAME is bad or taken.
+ */
+static void *
+named_object(conf *c, conf_kind kind, const char *name)
+{
+	const conf_section *s = &sections[kind];
+	conf_list *list = field(c, s->list_off);
+	void *obj;
+
+	if (list->n > 0 && strcmp(*(char **)field(list->item[list->n - 1], s->name_off), name) == 0)
+		return list->item[list->n - 1];
+	if (!valid_name(name)) {
+		conf_error(c, "%s name \"%s\" may hold only letters, digits, '-', '_' and '.'",
+			   s->name, name);
+		return NULL;
+	}
+	for (size_t i = 0; i < list->n; i++)
+		if (strcmp(*(char **)field(list->item[i], s->name_off), name) == 0) {
+			conf_error(c, "%s \"%s\" is defined twice", s->name, name);
+			return NULL;
+		}
+	if (list->n == CONF_MAX_ITEMS) {
+		conf_error(c, "too many %ss (at most %d)", s->name, CONF_MAX_ITEMS);
+		return NULL;
+	}
+	obj = xcalloc(1, s->size);
+	*(char **)field(obj, s->name_off) = xstrdup(name);
+	*(int *)field(obj, s->line_off) = c->lineno;
+	defaults_set(c, kind, obj);
+	list->item[list->n++] = obj;
+	return obj;
 }
 
 /* libinih callback: one call per key, and one with name == NULL per section */
@@ -492,143 +700,31 @@ static int
 on_item(void *user, const char *section, const char *name, const char *value)
 {
 	conf *c = user;
-	long long n;
+	const char *object;
+	const conf_key *k;
+	conf_kind kind;
+	void *base = c;
 
 	if (c->failed)
 		return 0;
 	if (name != NULL && key_once(c, section, name) != 0)
 		return 0;
-	if (strncmp(section, "endpoint ", 9) == 0) {
-		const char *ename = section + 9;
-		endpoint_conf *ep = current_endpoint(c, ename);
-
-		if (ep == NULL) {
-			if (!valid_name(ename)) {
-				conf_error(
-					c,
-					"endpoint name \"%s\" may hold only letters, digits, '-', '_' and '.'",
-					ename);
-				return 0;
-			}
-			for (size_t i = 0; i < c->n_endpoints; i++)
-				if (strcmp(c->endpoints[i]->name, ename) == 0) {
-					conf_error(c, "endpoint \"%s\" is defined twice", ename);
-					return 0;
-				}
-			if (c->n_endpoints == CONF_MAX_ITEMS) {
-				conf_error(c, "too many endpoints (at most %d)", CONF_MAX_ITEMS);
-				return 0;
-			}
-			ep = xcalloc(1, sizeof(*ep));
-			ep->name = xstrdup(ename);
-			ep->provider = PROVIDER__COUNT;
-			ep->hmac.alg = HMAC_SHA256;
-			ep->hmac.enc = HMAC_HEX;
-			ep->line = c->lineno;
-			c->endpoints[c->n_endpoints++] = ep;
-		}
-		return name == NULL ? 1 : endpoint_key(c, ep, name, value);
-	}
-	if (strncmp(section, "route ", 6) == 0) {
-		const char *rname = section + 6;
-		route_conf *r = current_route(c, rname);
-
-		if (r == NULL) {
-			if (!valid_name(rname)) {
-				conf_error(
-					c,
-					"route name \"%s\" may hold only letters, digits, '-', '_' and '.'",
-					rname);
-				return 0;
-			}
-			for (size_t i = 0; i < c->n_routes; i++)
-				if (strcmp(c->routes[i]->name, rname) == 0) {
-					conf_error(c, "route \"%s\" is defined twice", rname);
-					return 0;
-				}
-			if (c->n_routes == CONF_MAX_ITEMS) {
-				conf_error(c, "too many routes (at most %d)", CONF_MAX_ITEMS);
-				return 0;
-			}
-			r = xcalloc(1, sizeof(*r));
-			r->name = xstrdup(rname);
-			r->timeout = 10;
-			r->max_attempts = 12;
-			r->breaker_failures = 5;
-			r->breaker_cooldown = 30;
-			r->line = c->lineno;
-			c->routes[c->n_routes++] = r;
-		}
-		return name == NULL ? 1 : route_key_set(c, r, name, value);
-	}
-	if (strcmp(section, "database") == 0) {
-		if (name == NULL)
-			return 1;
-		if (strcmp(name, "conninfo") == 0)
-			return conninfo_key(c, &c->conninfo, "database", value);
-	} else if (strcmp(section, "intake") == 0) {
-		if (name == NULL)
-			return 1;
-		if (strcmp(name, "max_body") == 0) {
-			if (decimal_parse(value, 1, 64LL * 1024 * 1024, &n) != 0) {
-				conf_error(c, "max_body must be an integer between 1 and 67108864");
-				return 0;
-			}
-			c->max_body = (size_t)n;
-			return 1;
-		}
-		if (strcmp(name, "threads") == 0) {
-			if (decimal_parse(value, 1, 256, &n) != 0) {
-				conf_error(c, "threads must be an integer between 1 and 256");
-				return 0;
-			}
-			c->threads = (int)n;
-			return 1;
-		}
-		if (strcmp(name, "lock_timeout") == 0 || strcmp(name, "statement_timeout") == 0) {
-			if (decimal_parse(value, 1, 600000, &n) != 0) {
-				conf_error(
-					c,
-					"%s must be a number of milliseconds between 1 and 600000",
-					name);
-				return 0;
-			}
-			if (name[0] == 'l')
-				c->lock_timeout_ms = (int)n;
-			else
-				c->statement_timeout_ms = (int)n;
-			return 1;
-		}
-		if (strcmp(name, "tolerance") == 0) {
-			if (decimal_parse(value, 1, 7 * 86400, &n) != 0) {
-				conf_error(
-					c,
-					"tolerance must be a number of seconds between 1 and 604800");
-				return 0;
-			}
-			c->tolerance = n;
-			return 1;
-		}
-	} else if (strcmp(section, "log") == 0) {
-		if (name == NULL)
-			return 1;
-		if (strcmp(name, "format") == 0) {
-			if (strcmp(value, "text") != 0 && strcmp(value, "json") != 0) {
-				conf_error(c, "log format must be text or json, not \"%s\"", value);
-				return 0;
-			}
-			set_str(&c->log_format, value);
-			return 1;
-		}
-	} else if (strcmp(section, "worker") == 0) {
-		return name == NULL ? 1 : worker_key(c, name, value);
-	} else {
+	if (section_kind(section, &object, &kind) != 0) {
 		conf_error(c, "unknown section [%s]", section);
 		return 0;
 	}
-	conf_error(c, "unknown key \"%s\" in section [%s]", name, section);
-	return 0;
+	if (sections[kind].named && (base = named_object(c, kind, object)) == NULL)
+		return 0;
+	if (name == NULL)
+		return 1;
+	if ((k = key_find(kind, name)) == NULL) {
+		conf_error(c, "unknown key \"%s\" in section [%s]", name, section);
+		return 0;
+	}
+	return key_set(c, k, base, value, false) == 0;
 }
+
+/* ---- the line reader ---- */
 
 static char *
 trim(char *s)
@@ -727,6 +823,8 @@ read_line(char *str, int num, void *stream)
 	return str;
 }
 
+/* ---- the validation pass: what involves more than one key ---- */
+
 static secret_set *
 load_secrets(conf *c, const char *file, int line)
 {
@@ -742,6 +840,18 @@ load_secrets(conf *c, const char *file, int line)
 	return s;
 }
 
+/* the program's connection string is set */
+static void
+check_conninfo(conf *c)
+{
+	c->lineno = 0;
+	if (c->prog == CONF_WORKER && c->conninfo == NULL && c->worker_conninfo == NULL)
+		conf_error(c, "[worker] conninfo is not set");
+	else if (c->prog != CONF_WORKER && c->conninfo == NULL)
+		conf_error(c, "[database] conninfo is not set");
+}
+
+/* required keys, the provider's own check, defaults from [intake], secrets */
 static void
 check_endpoint(conf *c, endpoint_conf *ep)
 {
@@ -763,23 +873,20 @@ check_endpoint(conf *c, endpoint_conf *ep)
 	}
 	if (ep->account == NULL)
 		ep->account = xstrdup(ep->name);
-	if (ep->environment == NULL)
-		ep->environment = xstrdup("default");
 	if (ep->max_body == 0)
 		ep->max_body = c->max_body;
 	if (ep->tolerance == 0)
 		ep->tolerance = c->tolerance;
-	if (c->prog != CONF_WORKER) /* the worker never verifies a signature */
+	/* the worker never verifies a signature, the backfill neither */
+	if (c->prog != CONF_WORKER && c->prog != CONF_BACKFILL)
 		ep->secrets = load_secrets(c, ep->secret_file, ep->line);
 }
 
-/* whether the intake reads an event version for ep's events (the provider's row says) */
-static bool
-sends_version(const endpoint_conf *ep)
-{
-	return provider_get(ep->provider)->sends_version(ep);
-}
-
+/*
+ * Endpoints named and defined; an ordered route's endpoints send event
+ * versions (the provider's row says); url or handler; the timeout within
+ * the lease; secrets
+ */
 static void
 check_route(conf *c, route_conf *r)
 {
@@ -798,7 +905,7 @@ check_route(conf *c, route_conf *r)
 	for (size_t i = 0; i < r->n_endpoints && r->order != ROUTE_ORDER_NONE; i++) {
 		const endpoint_conf *ep = conf_endpoint(c, r->endpoints[i]); /* found above */
 
-		if (ep != NULL && !sends_version(ep)) {
+		if (ep != NULL && !provider_get(ep->provider)->sends_version(ep)) {
 			conf_error(
 				c,
 				"route \"%s\": order needs event versions, and endpoint \"%s\" (%s) "
@@ -818,7 +925,7 @@ check_route(conf *c, route_conf *r)
 			r->name);
 		return;
 	}
-	if (r->n_events == 0) {
+	if (r->n_events == 0) { /* events = (empty) */
 		r->events = xmalloc(sizeof(*r->events));
 		r->events[0] = xstrdup("*");
 		r->n_events = 1;
@@ -830,7 +937,8 @@ check_route(conf *c, route_conf *r)
 			r->name, r->timeout, c->worker.lease);
 		return;
 	}
-	if (r->secret_file != NULL && c->prog != CONF_RESPONDER) /* the responder signs nothing */
+	/* the responder and the backfill sign nothing */
+	if (r->secret_file != NULL && c->prog != CONF_RESPONDER && c->prog != CONF_BACKFILL)
 		r->secrets = load_secrets(c, r->secret_file, r->line);
 }
 
@@ -847,9 +955,12 @@ check_claim_ahead(conf *c)
 	worker_conf *w = &c->worker;
 	int longest = 1;
 
-	for (size_t i = 0; i < c->n_routes; i++)
-		if (c->routes[i]->timeout > longest)
-			longest = c->routes[i]->timeout;
+	for (size_t i = 0; i < c->routes.n; i++) {
+		const route_conf *r = c->routes.item[i];
+
+		if (r->timeout > longest)
+			longest = r->timeout;
+	}
 	if (w->claim_ahead < 0) {
 		w->claim_ahead = w->lease / longest - 1;
 		if (w->claim_ahead > 2)
@@ -865,6 +976,23 @@ check_claim_ahead(conf *c)
 			"not %d s",
 			w->claim_ahead, longest, (w->claim_ahead + 1) * longest, w->lease);
 }
+
+/* after the whole file is read: 0, or -1 with the first problem's message */
+static int
+conf_check(conf *c)
+{
+	check_conninfo(c);
+	for (size_t i = 0; i < c->endpoints.n && !c->failed; i++)
+		check_endpoint(c, c->endpoints.item[i]);
+	for (size_t i = 0; i < c->routes.n && !c->failed; i++)
+		check_route(c, c->routes.item[i]);
+	if (!c->failed)
+		check_claim_ahead(c);
+	c->lineno = 0;
+	return c->failed ? -1 : 0;
+}
+
+/* ---- loading ---- */
 
 const char *
 conf_default_path(const char *opt)
@@ -901,19 +1029,9 @@ conf_load_for(const char *path, conf_program prog, char *errbuf, size_t errlen)
 	}
 	c->err = errbuf;
 	c->errlen = errlen;
-	c->max_body = 1048576;
-	c->threads = 1;
-	c->lock_timeout_ms = 1000;
-	c->statement_timeout_ms = 2000;
-	c->worker = (worker_conf){.concurrency = 16,
-				  .batch = 100,
-				  .lease = 60,
-				  .claim_ahead = -1,
-				  .backoff_base = 5,
-				  .backoff_cap = 7200,
-				  .retry_window = 72000,
-				  .health_max_pending_age = 900,
-				  .health_max_parked_age = 86400};
+	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++)
+		if (!sections[i].named)
+			defaults_set(c, (conf_kind)i, c);
 
 	c->fp = fopen(path, "r");
 	if (c->fp == NULL) {
@@ -934,41 +1052,12 @@ conf_load_for(const char *path, conf_program prog, char *errbuf, size_t errlen)
 		conf_error(c, "syntax error (expected [section] or key = value)");
 		goto fail;
 	}
-	c->lineno = 0;
-	if (prog == CONF_WORKER && c->conninfo == NULL && c->worker_conninfo == NULL) {
-		conf_error(c, "[worker] conninfo is not set");
+	if (conf_check(c) != 0)
 		goto fail;
-	}
-	if (prog != CONF_WORKER && c->conninfo == NULL) {
-		conf_error(c, "[database] conninfo is not set");
-		goto fail;
-	}
-	for (size_t i = 0; i < c->n_endpoints && !c->failed; i++)
-		check_endpoint(c, c->endpoints[i]);
-	for (size_t i = 0; i < c->n_routes && !c->failed; i++)
-		check_route(c, c->routes[i]);
-	if (!c->failed)
-		check_claim_ahead(c);
-	if (c->failed)
-		goto fail;
-	c->lineno = 0;
 	return c;
 fail:
 	conf_free(c);
 	return NULL;
-}
-
-static void
-hmac_conf_release(hmac_conf *h)
-{
-	free(h->header);
-	free(h->prefix);
-	free(h->id_header);
-	free(h->id_field);
-	free(h->type_header);
-	free(h->type_field);
-	free(h->object_field);
-	free(h->version_field);
 }
 
 void
@@ -976,49 +1065,40 @@ conf_free(conf *c)
 {
 	if (c == NULL)
 		return;
-	for (size_t i = 0; i < c->n_endpoints; i++) {
-		endpoint_conf *ep = c->endpoints[i];
+	for (size_t i = 0; i < c->endpoints.n; i++) {
+		endpoint_conf *ep = c->endpoints.item[i];
 
-		free(ep->name);
-		free(ep->account);
-		free(ep->environment);
-		free(ep->secret_file);
+		values_free(K_ENDPOINT, ep);
 		secret_set_free(ep->secrets);
-		free(ep->public_url);
-		hmac_conf_release(&ep->hmac);
+		free(ep->name);
 		free(ep);
 	}
-	for (size_t i = 0; i < c->n_routes; i++) {
-		route_conf *r = c->routes[i];
+	for (size_t i = 0; i < c->routes.n; i++) {
+		route_conf *r = c->routes.item[i];
 
-		free(r->name);
-		free_words(r->endpoints, r->n_endpoints);
-		free_words(r->events, r->n_events);
-		free(r->url);
-		free(r->handler);
-		free(r->reconcile_url);
-		free(r->response_ref_header);
-		free(r->response_ref_field);
-		free(r->secret_file);
+		values_free(K_ROUTE, r);
 		secret_set_free(r->secrets);
+		free(r->name);
 		free(r);
 	}
-	free(c->worker.metrics_file);
+	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++)
+		if (!sections[i].named)
+			values_free((conf_kind)i, c);
 	seen_free(c->sections, c->n_sections);
 	seen_free(c->keys, c->n_keys);
-	free(c->worker_conninfo);
-	free(c->conninfo);
-	free(c->log_format);
 	free(c->path);
 	free(c->dir);
 	free(c);
 }
+
+/* ---- reading ---- */
 
 const char *
 conf_path(const conf *c)
 {
 	return c->path;
 }
+
 const char *
 conf_conninfo(const conf *c)
 {
@@ -1032,66 +1112,81 @@ conf_worker_conninfo_set(const conf *c)
 {
 	return c->worker_conninfo != NULL;
 }
+
 const char *
 conf_log_format(const conf *c)
 {
-	return c->log_format ? c->log_format : "text";
+	return log_formats[c->log_format].name;
 }
+
 int
 conf_threads(const conf *c)
 {
 	return c->threads;
 }
+
 int
 conf_lock_timeout_ms(const conf *c)
 {
 	return c->lock_timeout_ms;
 }
+
 int
 conf_statement_timeout_ms(const conf *c)
 {
 	return c->statement_timeout_ms;
 }
+
 size_t
 conf_endpoint_count(const conf *c)
 {
-	return c->n_endpoints;
+	return c->endpoints.n;
 }
+
 const endpoint_conf *
 conf_endpoint_at(const conf *c, size_t i)
 {
-	return c->endpoints[i];
-}
-size_t
-conf_route_count(const conf *c)
-{
-	return c->n_routes;
-}
-const route_conf *
-conf_route_at(const conf *c, size_t i)
-{
-	return c->routes[i];
-}
-const worker_conf *
-conf_worker(const conf *c)
-{
-	return &c->worker;
+	return c->endpoints.item[i];
 }
 
 const endpoint_conf *
 conf_endpoint(const conf *c, const char *name)
 {
-	for (size_t i = 0; i < c->n_endpoints; i++)
-		if (strcmp(c->endpoints[i]->name, name) == 0)
-			return c->endpoints[i];
+	for (size_t i = 0; i < c->endpoints.n; i++) {
+		const endpoint_conf *ep = c->endpoints.item[i];
+
+		if (strcmp(ep->name, name) == 0)
+			return ep;
+	}
 	return NULL;
+}
+
+size_t
+conf_route_count(const conf *c)
+{
+	return c->routes.n;
+}
+
+const route_conf *
+conf_route_at(const conf *c, size_t i)
+{
+	return c->routes.item[i];
 }
 
 const route_conf *
 conf_route(const conf *c, const char *name)
 {
-	for (size_t i = 0; i < c->n_routes; i++)
-		if (strcmp(c->routes[i]->name, name) == 0)
-			return c->routes[i];
+	for (size_t i = 0; i < c->routes.n; i++) {
+		const route_conf *r = c->routes.item[i];
+
+		if (strcmp(r->name, name) == 0)
+			return r;
+	}
 	return NULL;
+}
+
+const worker_conf *
+conf_worker(const conf *c)
+{
+	return &c->worker;
 }

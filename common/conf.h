@@ -106,7 +106,8 @@ typedef struct conf conf;
 typedef enum conf_program {
 	CONF_ALL,	/* every secret file (tests) */
 	CONF_RESPONDER, /* [endpoint] secrets; connects with [database] conninfo */
-	CONF_WORKER	/* [route] secrets; [worker] conninfo, else [database] conninfo */
+	CONF_WORKER,	/* [route] secrets; [worker] conninfo, else [database] conninfo */
+	CONF_BACKFILL	/* no secret file (it reads the API credential itself); [database] */
 } conf_program;
 
 /*
@@ -170,5 +171,12 @@ typedef struct worker_conf {
 } worker_conf;
 
 const worker_conf *conf_worker(const conf *c);
+
+/*
+ * The i-th row of the key table (for the unit test, which checks that
+ * every key has a case): the key's name and, in *section, its section's
+ * ("endpoint" for [endpoint NAME]).  NULL past the last row.
+ */
+const char *conf_key_at(size_t i, const char **section);
 
 #endif

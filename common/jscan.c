@@ -336,6 +336,28 @@ unescape(const char *p, size_t len, char *out, size_t *olen)
 	return 0;
 }
 
+/* the type of the checked value starting at p */
+static jscan_type
+type_at(const char *p)
+{
+	switch (*p) {
+	case '{':
+		return JSCAN_OBJECT;
+	case '[':
+		return JSCAN_ARRAY;
+	case '"':
+		return JSCAN_STRING;
+	case 't':
+		return JSCAN_TRUE;
+	case 'f':
+		return JSCAN_FALSE;
+	case 'n':
+		return JSCAN_NULL;
+	default:
+		return JSCAN_NUMBER;
+	}
+}
+
 int
 jscan_member(const jscan_value *o, const char *key, size_t key_len, jscan_value *out)
 {
@@ -376,35 +398,32 @@ jscan_member(const jscan_value *o, const char *key, size_t key_len, jscan_value 
 		v = p;
 		p = value_end(v, end);
 		if (match) {
-			switch (*v) {
-			case '{':
-				out->type = JSCAN_OBJECT;
-				break;
-			case '[':
-				out->type = JSCAN_ARRAY;
-				break;
-			case '"':
-				out->type = JSCAN_STRING;
-				break;
-			case 't':
-				out->type = JSCAN_TRUE;
-				break;
-			case 'f':
-				out->type = JSCAN_FALSE;
-				break;
-			case 'n':
-				out->type = JSCAN_NULL;
-				break;
-			default:
-				out->type = JSCAN_NUMBER;
-				break;
-			}
+			out->type = type_at(v);
 			out->p = v;
 			out->len = (size_t)(p - v);
 			found = 0; /* keep looking: the last one wins */
 		}
 	}
 	return found;
+}
+
+int
+jscan_element(const jscan_value *a, const char **pos, jscan_value *out)
+{
+	const char *p = *pos != NULL ? *pos : a->p + 1;
+	const char *end = a->p + a->len - 1;
+
+	if (a->type != JSCAN_ARRAY)
+		return -1;
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == ','))
+		p++;
+	if (p >= end)
+		return -1;
+	out->type = type_at(p);
+	out->p = p;
+	*pos = value_end(p, end);
+	out->len = (size_t)(*pos - p);
+	return 0;
 }
 
 int

@@ -53,6 +53,13 @@ int jscan_parse(const char *s, size_t len, int max_depth, jscan_value *root)
 int jscan_member(const jscan_value *o, const char *key, size_t key_len, jscan_value *out);
 
 /*
+ * The elements of array a in turn: *pos is NULL for the first call and
+ * is advanced past each element.  0 and *out set, or -1 after the last
+ * element or when a is not an array.  a must come from jscan_parse.
+ */
+int jscan_element(const jscan_value *a, const char **pos, jscan_value *out);
+
+/*
  * The value at a dotted path ("data.object.id": each part a key, unescaped
  * as with jscan_member) through nested objects from o.  0 and *out set, or
  * -1 when a part is missing or what it is looked up in is not an object.

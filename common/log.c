@@ -209,21 +209,23 @@ log_info(const char *fmt, ...)
 	va_end(ap);
 }
 
-void
-log_kv(const char *event, ...)
+/* one record; level NULL for log_kv's (no level key) */
+static void
+log_kv_va(const char *level, const char *event, va_list ap)
 {
 	line l = {.len = 0};
-	va_list ap;
 	const char *k;
 	int json = log_fmt == LOG_FORMAT_JSON;
 
-	if (log_quiet)
-		return;
 	if (json) {
 		line_puts(&l, "{\"ts\":\"");
 		line_time(&l);
 		line_puts(&l, "\",\"prog\":");
 		line_put_value(&l, log_prog, 1);
+		if (level != NULL) {
+			line_puts(&l, ",\"level\":");
+			line_put_value(&l, level, 1);
+		}
 		line_puts(&l, ",\"event\":");
 		line_put_value(&l, event, 1);
 	} else {
@@ -231,10 +233,13 @@ log_kv(const char *event, ...)
 		line_time(&l);
 		line_puts(&l, " prog=");
 		line_puts(&l, log_prog);
+		if (level != NULL) {
+			line_puts(&l, " level=");
+			line_puts(&l, level);
+		}
 		line_puts(&l, " event=");
 		line_put_value(&l, event, 0);
 	}
-	va_start(ap, event);
 	while ((k = va_arg(ap, const char *)) != NULL) {
 		bool num = k == LOG_NUM;
 		const char *v;
@@ -259,8 +264,29 @@ log_kv(const char *event, ...)
 			line_put_value(&l, v, 0);
 		}
 	}
-	va_end(ap);
 	if (json)
 		line_putc(&l, '}');
 	line_emit(&l);
+}
+
+void
+log_kv(const char *event, ...)
+{
+	va_list ap;
+
+	if (log_quiet)
+		return;
+	va_start(ap, event);
+	log_kv_va(NULL, event, ap);
+	va_end(ap);
+}
+
+void
+log_kv_warn(const char *event, ...)
+{
+	va_list ap;
+
+	va_start(ap, event);
+	log_kv_va("warning", event, ap);
+	va_end(ap);
 }

@@ -18,8 +18,8 @@ typedef enum log_format { LOG_FORMAT_TEXT, LOG_FORMAT_JSON } log_format;
 void log_init(const char *progname);
 void log_set_format(log_format fmt);
 /*
- * Quiet: only warnings and errors are written; info lines and log_kv
- * records are dropped (the worker from cron, where any output is mailed).
+ * Quiet: only warnings and errors are written (log_kv_warn records too);
+ * info lines and log_kv records are dropped (the worker from cron, where any output is mailed).
  */
 void log_set_quiet(bool quiet);
 
@@ -39,5 +39,11 @@ void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 extern const char log_num_marker[];
 #define LOG_NUM log_num_marker
 void log_kv(const char *event, ...) __attribute__((sentinel));
+/*
+ * The same record with level=warning, written even when quiet: something
+ * an operator must act on although the run goes on (a worker leaving a
+ * route's actions alone).  Callers say it once per run, not per item.
+ */
+void log_kv_warn(const char *event, ...) __attribute__((sentinel));
 
 #endif

@@ -10,6 +10,8 @@
  */
 #include "envelope.h"
 
+#include "fields.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,13 +19,18 @@ int
 envelope_extract(const endpoint_conf *ep, const request_view *req, envelope *env,
 		 const char **reason)
 {
+	const provider_ops *ops;
+
 	memset(env, 0, sizeof(*env));
 	*reason = "bad envelope";
 	if ((unsigned)ep->provider >= PROVIDER__COUNT) {
 		*reason = "unknown provider";
 		return -1;
 	}
-	return provider_get(ep->provider)->extract(ep, req, env, reason);
+	ops = provider_get(ep->provider);
+	if (ops->extract == NULL)
+		return env_extract_fields(req, ops->fields, env, reason);
+	return ops->extract(ep, req, env, reason);
 }
 
 void

@@ -74,6 +74,16 @@ int env_take_version(envelope *env, jval v);
 /* Content-Type application/x-www-form-urlencoded? */
 bool env_is_form(const request_view *req);
 
+/*
+ * In an extractor with "const char **reason" and an "out:" label that
+ * releases what it holds: refuse the event with the static text r.
+ */
+#define ENV_REFUSE(r)                                                                              \
+	do {                                                                                       \
+		*reason = (r);                                                                     \
+		goto out;                                                                          \
+	} while (0)
+
 /* where a provider's JSON body keeps the envelope (dotted paths) */
 typedef struct env_body_fields {
 	const char *id, *type, *object, *version;

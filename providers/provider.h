@@ -10,6 +10,8 @@
  * Adding a provider: its file (providers/<name>.c), an id below and a row
  * in provider.c's table, its tests, and its rows in the docs
  * (docs/providers.md, README.md) and in sql/purge.sql's replay horizons.
+ * A scheme like Stripe's or Paddle's with its envelope in plain body fields
+ * is only data (stripe.c: a timestamped_scheme and env_body_fields).
  *
  * This header includes nothing of ours: conf.h includes it for the id type,
  * and the operations take the types of conf.h, verify.h, envelope.h and
@@ -44,6 +46,8 @@ struct verify_result;
 struct envelope;
 struct sign_input;
 struct sign_output;
+struct timestamped_scheme;
+struct env_body_fields;
 
 /* what the replay defence of an unsigned delivery id compares */
 typedef enum provider_replay {
@@ -86,6 +90,13 @@ typedef struct provider_ops {
 	/* sign.h's sign_headers for this provider; out->n is 0 */
 	int (*sign)(const struct sign_input *in, struct sign_output *out, char *errbuf,
 		    size_t errlen);
+	/*
+	 * A scheme that is only data needs no functions: with verify and sign
+	 * NULL, scheme.h's timestamped scheme verifies and signs; with extract
+	 * NULL, the body fields of fields.h are extracted.
+	 */
+	const struct timestamped_scheme *timestamped;
+	const struct env_body_fields *fields;
 } provider_ops;
 
 /* the row of p; p must be a valid id */

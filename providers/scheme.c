@@ -292,6 +292,21 @@ sign_body_hex(const sign_input *in, const char *prefix, char *hex, char *errbuf,
 }
 
 int
+scheme_sign_timestamped(const timestamped_scheme *sc, const sign_input *in, sign_output *out,
+			char *errbuf, size_t errlen)
+{
+	char hex[2 * HMAC_MAX_LEN + 1], pre[48];
+
+	snprintf(pre, sizeof(pre), "%lld%c", (long long)in->timestamp, sc->joiner);
+	if (sign_body_hex(in, pre, hex, errbuf, errlen) < 0)
+		return -1;
+	sign_add(out, sc->header,
+		 xasprintf("%s=%lld%c%s=%s", sc->ts_key, (long long)in->timestamp, sc->sep,
+			   sc->sig_key, hex));
+	return 0;
+}
+
+int
 sign_body_b64(const sign_input *in, const char *prefix, char *b64, char *errbuf, size_t errlen)
 {
 	hmac_part parts[2] = {{prefix, strlen(prefix)}, {in->body, in->body_len}};

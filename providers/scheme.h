@@ -92,6 +92,9 @@ typedef struct timestamped_scheme {
 
 int scheme_verify_timestamped(const timestamped_scheme *sc, const endpoint_conf *ep,
 			      const request_view *req, verify_result *res);
+/* sign.h's sign_headers for such a scheme: "<ts_key>=<ts><sep><sig_key>=<hex>" */
+int scheme_sign_timestamped(const timestamped_scheme *sc, const sign_input *in, sign_output *out,
+			    char *errbuf, size_t errlen);
 
 /*
  * One header carrying the base64 HMAC-SHA256, keyed with each secret, of

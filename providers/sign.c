@@ -6,6 +6,7 @@
 #include "sign.h"
 
 #include "hmac.h"
+#include "scheme.h"
 #include "wipe.h"
 #include "xalloc.h"
 
@@ -17,12 +18,17 @@
 int
 sign_headers(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 {
+	const provider_ops *ops;
+
 	out->n = 0;
 	if ((unsigned)in->provider >= PROVIDER__COUNT) {
 		snprintf(errbuf, errlen, "unknown provider");
 		return -1;
 	}
-	return provider_get(in->provider)->sign(in, out, errbuf, errlen);
+	ops = provider_get(in->provider);
+	if (ops->sign == NULL)
+		return scheme_sign_timestamped(ops->timestamped, in, out, errbuf, errlen);
+	return ops->sign(in, out, errbuf, errlen);
 }
 
 void

@@ -49,12 +49,6 @@ verify(const endpoint_conf *ep, const request_view *req, verify_result *res)
 	return scheme_match_secrets(HMAC_SHA256, ep, parts, 2, want, 32, res);
 }
 
-#define BAD(r)                                                                                     \
-	do {                                                                                       \
-		*reason = (r);                                                                     \
-		goto out;                                                                          \
-	} while (0)
-
 /*
  * Slack.  JSON bodies (Events API): url_verification carries the
  * challenge to echo; event_callback has event_id and event.type.  Form
@@ -75,11 +69,11 @@ extract(const endpoint_conf *ep, const request_view *req, envelope *env, const c
 
 	if (env_is_form(req)) {
 		if (form_parse((const char *)req->body, req->body_len, &f) < 0)
-			BAD("too many form parameters");
+			ENV_REFUSE("too many form parameters");
 		if ((p = form_get(&f, "payload")) != NULL) {
 			body = env_parse_object((const unsigned char *)p->value, p->value_len);
 			if (!body.present)
-				BAD("payload is not a JSON object");
+				ENV_REFUSE("payload is not a JSON object");
 			if (env_need_id(env_take_json(&env->event_id,
 						      env_json_path(b, "trigger_id"), false, &why),
 					&why, reason) < 0)
@@ -90,7 +84,7 @@ extract(const endpoint_conf *ep, const request_view *req, envelope *env, const c
 				     "type", &why);
 		} else {
 			if ((p = form_get(&f, "trigger_id")) == NULL)
-				BAD("no event id");
+				ENV_REFUSE("no event id");
 			if (env_need_id(env_take(&env->event_id, p->value, p->value_len, &why),
 					&why, reason) < 0)
 				goto out;
@@ -105,7 +99,7 @@ extract(const endpoint_conf *ep, const request_view *req, envelope *env, const c
 	}
 	body = env_parse_object(req->body, req->body_len);
 	if (!body.present)
-		BAD("body is not a JSON object");
+		ENV_REFUSE("body is not a JSON object");
 	{
 		char *type = NULL;
 		size_t tlen = 0;
@@ -117,7 +111,7 @@ extract(const endpoint_conf *ep, const request_view *req, envelope *env, const c
 		if (verification) {
 			if (env_take_json(&env->challenge, env_json_path(b, "challenge"), false,
 					  &why) != 0)
-				BAD("bad challenge");
+				ENV_REFUSE("bad challenge");
 			env->event_id = xstrdup("url_verification");
 			env->event_type = xstrdup("url_verification");
 			rc = 0;

@@ -40,13 +40,6 @@ verify(const endpoint_conf *ep, const request_view *req, verify_result *res)
 static const env_body_fields fields = {"event_id", "type", "data.id", "created_at"};
 
 static int
-extract(const endpoint_conf *ep, const request_view *req, envelope *env, const char **reason)
-{
-	(void)ep;
-	return env_extract_fields(req, &fields, env, reason);
-}
-
-static int
 sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 {
 	char b64[BASE64_ENCODED_SIZE(HMAC_MAX_LEN)];
@@ -73,6 +66,6 @@ const provider_ops provider_square = {
 	.replay = REPLAY_BODY,
 	.check = check,
 	.verify = verify,
-	.extract = extract,
+	.fields = &fields,
 	.sign = sign,
 };

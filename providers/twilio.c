@@ -201,12 +201,6 @@ out:
 	return rc;
 }
 
-#define BAD(r)                                                                                     \
-	do {                                                                                       \
-		*reason = (r);                                                                     \
-		goto out;                                                                          \
-	} while (0)
-
 /*
  * Twilio: the I-Twilio-Idempotency-Token header (the same on retries);
  * without it a form callback's MessageSid/SmsSid/CallSid plus its status
@@ -234,7 +228,7 @@ extract(const endpoint_conf *ep, const request_view *req, envelope *env, const c
 	if (req->body_len > 0 && (req->body[0] == '{' || req->body[0] == '[')) {
 		body = env_parse_json(req->body, req->body_len);
 		if (!body.present && hrc > 0)
-			BAD("body is not JSON");
+			ENV_REFUSE("body is not JSON");
 		if (!body.present)
 			env_note(env, "body", "not JSON");
 		if (hrc > 0 &&
@@ -250,7 +244,7 @@ extract(const endpoint_conf *ep, const request_view *req, envelope *env, const c
 		goto out;
 	}
 	if (form_parse((const char *)req->body, req->body_len, &f) < 0)
-		BAD("too many form parameters");
+		ENV_REFUSE("too many form parameters");
 	for (size_t i = 0; i < 3 && sid == NULL; i++) {
 		sid = form_get(&f, sids[i]);
 		which = i;
@@ -279,7 +273,7 @@ extract(const endpoint_conf *ep, const request_view *req, envelope *env, const c
 		int trc;
 
 		if (sid == NULL)
-			BAD("no event id");
+			ENV_REFUSE("no event id");
 		id = status != NULL ? xasprintf("%s:%.*s", env->object_id, (int)status->value_len,
 						status->value)
 				    : xstrdup(env->object_id);

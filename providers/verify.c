@@ -22,9 +22,14 @@ verify_http_status(verify_status st)
 int
 verify_request(const endpoint_conf *ep, const request_view *req, verify_result *res)
 {
+	const provider_ops *ops;
+
 	if (ep->secrets == NULL || secret_count(ep->secrets) == 0)
 		return scheme_fail(res, VERIFY_MISMATCH, "endpoint has no secret");
 	if ((unsigned)ep->provider >= PROVIDER__COUNT)
 		return scheme_fail(res, VERIFY_MISMATCH, "unknown provider");
-	return provider_get(ep->provider)->verify(ep, req, res);
+	ops = provider_get(ep->provider);
+	if (ops->verify == NULL)
+		return scheme_verify_timestamped(ops->timestamped, ep, req, res);
+	return ops->verify(ep, req, res);
 }

@@ -8,7 +8,9 @@
 -- and per route: the inbox state (pending: not fanned out yet; dispatched;
 -- unrouted: no route matched), and the action's state, attempts and last
 -- error, or, for an event collapsed by business dedup (key = object-type)
--- into another event's action, that action and event.  Exits non-zero (3)
+-- into another event's action, that action and event.  backfilled_at is
+-- set when hookinbox-backfill stored the event from the provider's API
+-- (the event was never delivered to the intake).  Exits non-zero (3)
 -- without -v event_id.
 \set ON_ERROR_STOP 1
 \if :{?event_id} \else \set event_id '' \endif
@@ -17,7 +19,7 @@ select :'event_id' = '' as missing \gset
 \if :missing
 do $$ begin raise exception 'event.sql: set -v event_id=ID [-v endpoint=NAME]' using errcode = '22023'; end $$;
 \endif
-select i.id as inbox_id, i.endpoint, i.event_id, i.event_type, i.received_at,
+select i.id as inbox_id, i.endpoint, i.event_id, i.event_type, i.received_at, i.backfilled_at,
        i.state as inbox_state, o.route, o.outcome, o.attempts, o.last_status, o.last_error,
        o.reason, o.idem_key, o.response_ref
   from hookinbox.inbox i

@@ -5,6 +5,8 @@
 --   hookinbox_worker  the worker: reads the inbox and writes only its state and
 --                     dispatched_at, works the action tables; cannot call the
 --                     intake's functions nor alter the schema
+--   hookinbox_backfill  hookinbox-backfill: EXECUTE on backfill_known() and
+--                     backfill_store() only (backfill_roles.sql)
 --   hookinbox_admin   operators' scripts: everything in the schema
 --   hookinbox_owner   NOLOGIN: owns the SECURITY DEFINER functions, with only
 --                     what they need (insert and read the inbox, count
@@ -80,3 +82,5 @@ grant usage on all sequences in schema hookinbox to hookinbox_worker, hookinbox_
 
 -- worker tables (migration 002) get their grants in worker_roles.sql
 \ir worker_roles.sql
+-- and the backfill's role, in backfill_roles.sql
+\ir backfill_roles.sql

@@ -12,6 +12,7 @@
 -- and of the oldest pending action (since it was made: retries included),
 -- the oldest parked action (since it was parked), and the actions retried
 -- in the last hour (more than one attempt, touched in the last hour).
+-- backfilled: inbox rows hookinbox-backfill stored from the provider's API.
 --
 -- Cost: the two tables are read in full (done and dispatched rows
 -- included), so on a large database run it by hand, not from monitoring
@@ -28,6 +29,7 @@ select endpoint,
        count(*) filter (where state = 'review')     as held_for_review,
        count(*) filter (where received_at > now() - interval '1 hour') as accepted_last_hour,
        count(*) filter (where body is null)         as body_purged,
+       count(*) filter (where backfilled_at is not null) as backfilled,
        date_trunc('second', now() - min(received_at) filter (where state = 'pending'))
            as oldest_pending_age
   from hookinbox.inbox

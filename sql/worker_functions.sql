@@ -33,7 +33,7 @@ $$;
 -- event's is recorded in action_collapse.  Returns the number of actions
 -- inserted.
 -- p_ordered: the route has an order (newest or sequence); p_sequenced:
--- order = sequence (migration 007).
+-- order = sequence (migration 008).
 create or replace function hookinbox.fan_out(p_inbox_ids bigint[], p_action_inbox bigint[],
 	p_routes text[], p_modes text[], p_ordered boolean[], p_sequenced boolean[],
 	p_max_attempts integer[])
@@ -82,7 +82,7 @@ begin
 end
 $$;
 
--- The fan-out of workers older than migration 007 (no order = sequence).
+-- The fan-out of workers older than migration 008 (no order = sequence).
 create or replace function hookinbox.fan_out(p_inbox_ids bigint[], p_action_inbox bigint[],
 	p_routes text[], p_modes text[], p_ordered boolean[], p_max_attempts integer[])
 returns bigint
@@ -227,7 +227,7 @@ $$;
 -- open and whose cool-down has passed gives one action, marked probe; the
 -- breaker goes to probing, held for the lease, so that no other worker
 -- probes at the same time.  Otherwise as the claim above, and (migration
--- 007) for the actions of ordered routes, under the same advisory lock:
+-- 008) for the actions of ordered routes, under the same advisory lock:
 --   order = sequence: an action waits (not claimed, no attempt used) while
 --   an earlier version of its (route, object) is pending, parked or in
 --   review: its due_at moves 5 minutes on, and the earlier one wakes it
@@ -482,7 +482,12 @@ $$;
 
 -- A worker's routes (one description per route, in any order) seen from
 -- p_host: remembered under their fingerprint; returns this fingerprint and
--- the other fingerprints seen in the last p_hours (other = true).
+-- the other fingerprints that ran since this one last did (other = true),
+-- within the last p_hours.  Workers that disagree and keep running see each
+-- other at every run; a configuration changed in place (or a new one) says
+-- nothing about the one it replaced, which stopped before it started, so
+-- that the warning a worker writes for each does not go on for p_hours
+-- after a route was added everywhere.
 create or replace function hookinbox.routes_check(p_routes text[], p_host text, p_hours integer)
 returns table (fingerprint text, other boolean, routes text, last_seen timestamptz, last_host text)
 language plpgsql
@@ -492,7 +497,9 @@ as $$
 declare
 	v_desc text := array_to_string(array(select r from unnest(p_routes) r order by r), E'\n');
 	v_fp text := left(encode(sha256(convert_to(v_desc, 'UTF8')), 'hex'), 16);
+	v_since timestamptz;
 begin
+	select w.last_seen into v_since from hookinbox.worker_routes w where w.fingerprint = v_fp;
 	insert into hookinbox.worker_routes as w (fingerprint, routes, last_host)
 	values (v_fp, v_desc, p_host)
 	on conflict (fingerprint) do update set last_seen = now(), last_host = excluded.last_host;
@@ -500,7 +507,8 @@ begin
 	select w.fingerprint, w.fingerprint <> v_fp, w.routes, w.last_seen, w.last_host
 	  from hookinbox.worker_routes w
 	 where w.fingerprint = v_fp
-	    or w.last_seen > now() - make_interval(hours => p_hours)
+	    or (w.last_seen > coalesce(v_since, now())
+	        and w.last_seen > now() - make_interval(hours => p_hours))
 	 order by w.fingerprint <> v_fp, w.last_seen desc;
 end
 $$;

@@ -285,9 +285,9 @@ claim_unserved(PGconn *conn, const conf *c)
 	if (db_check(conn, r, PGRES_TUPLES_OK, "routes not configured") != 0 || PQnfields(r) != 2)
 		goto out;
 	for (int i = 0; i < PQntuples(r); i++)
-		log_kv("route-not-configured", "route", PQgetvalue(r, i, 0), LOG_NUM, "due",
-		       PQgetvalue(r, i, 1), "note",
-		       "left alone: this worker's configuration has no such route", LOG_END);
+		log_kv_warn("route-not-configured", "route", PQgetvalue(r, i, 0), LOG_NUM, "due",
+			    PQgetvalue(r, i, 1), "note",
+			    "left alone: this worker's configuration has no such route", LOG_END);
 	rc = 0;
 out:
 	PQclear(r);
@@ -352,11 +352,12 @@ claim_routes_check(PGconn *conn, const conf *c)
 			mine = PQgetvalue(r, i, 0);
 			continue;
 		}
-		log_kv("routes-differ", "routes", mine, "other", PQgetvalue(r, i, 0), "other_host",
-		       PQgetvalue(r, i, 2), "other_seen", PQgetvalue(r, i, 3), "note",
-		       "another worker has other routes: events only one of you routes may become "
-		       "unrouted (sql/reroute.sql); each works only its own routes' actions",
-		       LOG_END);
+		log_kv_warn(
+			"routes-differ", "routes", mine, "other", PQgetvalue(r, i, 0), "other_host",
+			PQgetvalue(r, i, 2), "other_seen", PQgetvalue(r, i, 3), "note",
+			"another worker has other routes: events only one of you routes may become "
+			"unrouted (sql/reroute.sql); each works only its own routes' actions",
+			LOG_END);
 	}
 	rc = 0;
 out:

@@ -39,7 +39,7 @@
 #include "xalloc.h"
 
 #define METRICS_EVERY_MS 15000	/* --loop: the metrics file is rewritten this often */
-#define SCHEMA_MIGRATION 7	/* the newest migration this worker needs */
+#define SCHEMA_MIGRATION 8	/* the newest migration this worker needs */
 #define RECONNECT_FIRST_MS 1000 /* --loop: first wait before reconnecting, doubling */
 #define RECONNECT_MAX_MS 30000
 

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "failpoint.h"
@@ -485,6 +486,9 @@ metrics_write(metrics *m, const char *path, const queue_snapshot *q, const metri
 		log_warn("could not write metrics file \"%s\": %s", tmp, strerror(errno));
 		goto out;
 	}
+	/* node_exporter runs as another user: readable whatever the caller's umask */
+	if (fchmod(fileno(f), 0644) != 0)
+		log_warn("could not make metrics file \"%s\" readable: %s", tmp, strerror(errno));
 	write_run(f, run, run->now);
 	write_counters(f, sum);
 	if (q != NULL)

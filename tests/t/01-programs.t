@@ -18,7 +18,8 @@ sub run_prog {
 	return ($? >> 8, $out);
 }
 
-for my $prog ("$top/fcgi/hookinbox.fcgi", "$top/worker/hookinbox-worker", "$top/contrib/hookinbox-send") {
+for my $prog ("$top/fcgi/hookinbox.fcgi", "$top/worker/hookinbox-worker", "$top/backfill/hookinbox-backfill",
+	"$top/contrib/hookinbox-send") {
 	my $name = $prog =~ s{.*/}{}r;
 	my ($rc, $out) = run_prog($prog, '--help');
 	is($rc, 0, "$name --help exits 0");

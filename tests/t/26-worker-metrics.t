@@ -76,9 +76,12 @@ WorkerHelp::accept($t, event_id => 'evt_none', type => 'nothing.x');   # unroute
 
 my $prom = "$tmpd/run1.prom";
 my $t0 = time();
+my $umask = umask 077; # an administrator's strict umask (node_exporter is another user)
 my ($rc, $log) = WorkerHelp::worker($t, '--once', '--metrics-file', $prom);
+umask $umask;
 is($rc, 0, 'worker --once exits 0') or diag $log;
 ok(-s $prom, '--metrics-file written');
+is(sprintf('%04o', (stat $prom)[2] & 07777), '0644', 'mode 0644 under umask 077: node_exporter can read it');
 ok(!-e "$tmpd/conf.prom", '--metrics-file overrides [worker] metrics_file');
 ok(!-e "$prom.tmp", 'no temporary file left behind (written to .tmp, renamed)');
 

@@ -64,11 +64,11 @@ for my $case (['a role without grants', sub { s/user=\S+/user=nogrant/g }, qr/pe
 is(WorkerHelp::action($t, 'r1')->{state}, undef, 'nothing was fanned out meanwhile');
 
 # ---- schema older than the worker
-$t->sql('delete from hookinbox.schema_migrations where version = 7');
+$t->sql('delete from hookinbox.schema_migrations where version = 8');
 my ($rc, $out) = WorkerHelp::worker($t, '--once');
-is($rc, 78, 'schema without migration 7: exit 78') or diag $out;
-like($out, qr/lacks migration 7: run sql\/install\.sql/, 'and says to run install.sql');
-$t->sql("insert into hookinbox.schema_migrations (version, name) values (7, 'sequence')");
+is($rc, 78, 'schema without migration 8: exit 78') or diag $out;
+like($out, qr/lacks migration 8: run sql\/install\.sql/, 'and says to run install.sql');
+$t->sql("insert into hookinbox.schema_migrations (version, name) values (8, 'sequence')");
 
 # ---- a database that is down is not a configuration error
 $t->pg->stop('fast');
@@ -76,7 +76,8 @@ $t->pg->stop('fast');
 is($rc, 75, 'database down: 75') or diag $out;
 $t->pg->start;
 
-# ---- a route this worker does not have: left alone, said once
+# ---- a route this worker does not have: left alone, said once, also
+# without -v (as cron runs it: a warning the operator must see)
 WorkerHelp::accept($t, event_id => 'x1', type => 'other.x');
 WorkerHelp::accept($t, event_id => 'x2', type => 'other.x');
 my $ids = $t->sql("select string_agg(id::text, ',') from hookinbox.inbox where event_id in ('x1', 'x2')");
@@ -86,12 +87,20 @@ my $without = config_with('without', sub { s/\[route other\].*?(?=\[|\z)//s });
 is($rc, 0, 'a worker without route "other" runs') or diag $out;
 my @said = $out =~ /event=route-not-configured route=other due=(\d+)/g;
 is_deeply(\@said, [2], 'it says once that route "other" has 2 due actions it leaves alone') or diag $out;
+my $quiet = `@{[ WorkerHelp::bin() ]} -c $without --once 2>&1`;
+is($? >> 8, 0, 'without -v: exit 0');
+like($quiet, qr/\A[^\n]* prog=hookinbox-worker level=warning event=route-not-configured route=other due=2 [^\n]*\n\z/,
+	'without -v: that warning, one line, and nothing else') or diag $quiet;
 is($t->sql("select string_agg(state || '/' || attempts, ',') from hookinbox.action where route = 'other'"),
 	'pending/0,pending/0', 'their attempts are untouched');
 unlike($out, qr/is not configured/, 'no attempt burnt on them');
 WorkerHelp::drain($t);
 is($t->sql("select count(*) from hookinbox.action where route = 'other' and state = 'done'"), 2,
 	'a worker with the route delivers them');
+# the full worker that drained them has other routes: that is all it says now
+$quiet = `@{[ WorkerHelp::bin() ]} -c $without --once 2>&1`;
+like($quiet, qr/\A[^\n]* level=warning event=routes-differ [^\n]*\n\z/,
+	'nothing left to leave alone: without -v, only the routes-differ warning (one line)') or diag $quiet;
 
 # ---- SQL handlers: SQLSTATE class ZP parks at once, other errors retry
 $t->sql(q{create schema app;

@@ -16,7 +16,8 @@ my $top = HookTest::top();
 	my $stage = tempdir(CLEANUP => 1);
 	my $out = `make -s -C $top install PREFIX=/usr DESTDIR=$stage 2>&1`;
 	is($?, 0, 'make install PREFIX=/usr DESTDIR=... succeeds') or diag $out;
-	for my $f (qw(/usr/sbin/hookinbox.fcgi /usr/sbin/hookinbox-worker /usr/bin/hookinbox-send
+	for my $f (qw(/usr/sbin/hookinbox.fcgi /usr/sbin/hookinbox-worker /usr/sbin/hookinbox-backfill /usr/bin/hookinbox-send
+		/usr/share/hookinbox/sql/backfill_functions.sql /usr/share/man/man8/hookinbox-backfill.8
 		/usr/share/hookinbox/sql/install.sql /usr/share/hookinbox/sql/migrations/001_intake.sql
 		/usr/share/hookinbox/sql/stats.sql /usr/share/hookinbox/etc/hookinbox.conf)) {
 		ok(-e "$stage$f", "installed $f");
@@ -59,8 +60,11 @@ is($old->sql('select count(*) from hookinbox.inbox'), 20, '20 events stored befo
 
 ($rc, $out) = $old->psql_file("$top/sql/install.sql");
 is($rc, 0, 'install.sql upgrades') or diag $out;
-like($out, qr/schema at version 7/, 'now at version 7');
+my $latest = () = glob("$top/sql/migrations/[0-9]*.sql");
+like($out, qr/schema at version $latest\b/, "now at version $latest (every migration)");
 is($old->sql('select count(*) from hookinbox.inbox'), 20, 'no event lost');
+is($old->sql('select count(*) from hookinbox.inbox where backfilled_at is not null'), 0,
+	'no delivered event is marked backfilled (007)');
 my $dump1 = $old->sql(q{select string_agg(id || ':' || event_id || ':' || encode(body, 'hex'), ',' order by id) from hookinbox.inbox});
 my $applied = $old->sql(q{select string_agg(version || ':' || applied_at, ',' order by version) from hookinbox.schema_migrations});
 ($rc, $out) = $old->psql_file("$top/sql/install.sql");

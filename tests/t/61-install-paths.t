@@ -38,13 +38,14 @@ for my $f (@text) {
 	my $rel = substr($f, length $stage);
 	unlike($t, qr{/usr/local}, "$rel names no /usr/local path");
 	# every hookinbox program or script a file names by absolute path is installed there
-	while ($t =~ m{(?<![\w./-])(/[\w./-]*/(?:hookinbox\.fcgi|hookinbox-worker|hookinbox-send|sql/[\w-]+\.sql))\b}g) {
+	while ($t =~ m{(?<![\w./-])(/[\w./-]*/(?:hookinbox\.fcgi|hookinbox-worker|hookinbox-backfill|hookinbox-send|sql/[\w-]+\.sql))\b}g) {
 		my $p = $1;
 		ok(-e "$stage$p", "$rel: $p is installed");
 		ok(-x "$stage$p", "$rel: $p is executable") if $p =~ m{/(?:bin|sbin)/};
 	}
 }
-for my $prog (qw(/usr/sbin/hookinbox.fcgi /usr/sbin/hookinbox-worker /usr/bin/hookinbox-send)) {
+for my $prog (qw(/usr/sbin/hookinbox.fcgi /usr/sbin/hookinbox-worker /usr/sbin/hookinbox-backfill
+	/usr/bin/hookinbox-send)) {
 	ok(-x "$stage$prog", "$prog installed");
 }
 my %named = (

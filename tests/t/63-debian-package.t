@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: ISC
-# The Debian package: make deb builds it, lintian --pedantic has nothing to
-# say but what debian/hookinbox.lintian-overrides explains, dpkg -i installs
+# The Debian package: make deb builds it (source and binary), lintian at
+# every level (--pedantic -I -E) has nothing to say but what the overrides
+# explain (debian/hookinbox.lintian-overrides, debian/source/), dpkg -i installs
 # it (the hookinbox user, conffiles under /etc/hookinbox, nothing enabled or
 # started), and the installed programs work from the installed layout with
 # the shipped files against a test cluster: the schema from
@@ -67,6 +68,7 @@ is($rc, 0, 'make deb builds the package') or diag $out;
 ok($deb && -f $deb, 'the .deb: ' . ($deb // 'none'));
 my @files = split /\n/, `dpkg-deb -c $deb`;
 for my $f (qw(./usr/sbin/hookinbox.fcgi ./usr/sbin/hookinbox-worker ./usr/bin/hookinbox-send
+	./usr/sbin/hookinbox-backfill ./usr/share/man/man8/hookinbox-backfill.8.gz
 	./usr/share/man/man1/hookinbox-send.1.gz ./usr/share/man/man8/hookinbox.fcgi.8.gz
 	./usr/share/man/man8/hookinbox-worker.8.gz ./usr/share/man/man5/hookinbox.conf.5.gz
 	./usr/share/hookinbox/sql/install.sql ./usr/share/hookinbox/sql/purge.sql
@@ -76,10 +78,18 @@ for my $f (qw(./usr/sbin/hookinbox.fcgi ./usr/sbin/hookinbox-worker ./usr/bin/ho
 	ok((grep { /\s\Q$f\E$/ } @files), "the package holds $f");
 }
 
-# ---- lintian: informational tags only, each one overridden with its reason
-($rc, $out) = sh("cd $top/obj/deb && lintian --pedantic --fail-on error,warning $deb");
-is($rc, 0, 'lintian --pedantic: no error, no warning') or diag $out;
-is(join("\n", grep { /^[EWIP]: / } split /\n/, $out), '', 'lintian: nothing left to say') or diag $out;
+# ---- lintian on everything make deb built (the .changes lists the source
+# package, the .deb, its dbgsym and the .buildinfo), at every display level:
+# what it would say is overridden, each override with its reason
+# (debian/hookinbox.lintian-overrides, debian/source/lintian-overrides)
+my ($changes) = glob("$top/obj/deb/hookinbox_*_*.changes");
+ok($changes && -f "$top/obj/deb/hookinbox_" . ($deb =~ /hookinbox_([^_]+)_/)[0] . '.dsc',
+	'make deb builds the source package too');
+($rc, $out) = sh("cd $top/obj/deb && lintian --pedantic --display-info --display-experimental --fail-on error,warning "
+	. ($changes // $deb));
+is($rc, 0, 'lintian: no error, no warning') or diag $out;
+is(join("\n", grep { /^[EWIPX]: / } split /\n/, $out), '',
+	'lintian --pedantic -I -E: nothing left to say (no info, pedantic or experimental tag either)') or diag $out;
 
 # ---- install
 ($rc, $out) = dpkg('-i', $deb);

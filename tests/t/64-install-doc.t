@@ -52,6 +52,7 @@ my $fcgid_was_on = -e '/etc/apache2/mods-enabled/fcgid.load';
 my $nodeexp_dir = '/var/lib/prometheus/node-exporter';
 my $nodeexp_existed = -d $nodeexp_dir;
 my @nodeexp_stat = stat $nodeexp_dir; # (Debian's prometheus-node-exporter makes it)
+my $nodeexp_override = `dpkg-statoverride --list $nodeexp_dir`; # the page adds one
 my %done;
 END {
 	local $?;
@@ -62,6 +63,7 @@ END {
 	unlink '/etc/hookinbox/secrets/stripe-live';
 	sh('dpkg -P hookinbox') if $done{dpkg};
 	unlink '/var/backups/hookinbox.dump', '/var/backups/hookinbox-etc.tar.gz', '/tmp/event.json';
+	sh("dpkg-statoverride --remove $nodeexp_dir") if $nodeexp_override eq '';
 	if ($nodeexp_existed) {
 		unlink "$nodeexp_dir/hookinbox.prom", "$nodeexp_dir/hookinbox.prom.lock";
 		chown $nodeexp_stat[4], $nodeexp_stat[5], $nodeexp_dir;
@@ -132,6 +134,8 @@ is($st, "done\n", 'its action is done');
 unlike(HookTest::slurp('/etc/cron.d/hookinbox'), qr/^#[*0-9]/m, 'step 6: the cron lines are enabled');
 my @m = stat "$nodeexp_dir/hookinbox.prom";
 ok(@m, 'step 7: the metrics file is written');
+like(`dpkg-statoverride --list $nodeexp_dir`, qr/^root hookinbox 0?775 \Q$nodeexp_dir\E$/m,
+	'step 7: the textfile directory\'s group and mode survive upgrades of prometheus-node-exporter');
 is(sprintf('%04o', ($m[2] // 0) & 07777), '0644', 'readable by node_exporter');
 like(HookTest::slurp("$nodeexp_dir/hookinbox.prom"), qr/^hookinbox_worker_last_run_ok 1$/m, 'a good run');
 ok(-s '/var/backups/hookinbox.dump' && -s '/var/backups/hookinbox-etc.tar.gz', 'step 8: both backups written');

@@ -2,8 +2,10 @@
 # The systemd units under etc/systemd: systemd-analyze verify finds nothing
 # to say about any of them (with the built programs standing in for the
 # installed ones), the responder's units take the listening socket on
-# standard input and keep stdout off it, and every ExecStart command line
-# is accepted by its program.  (What the responder does with a socket on
+# standard input and keep stdout off it, the responder's run as www-data and
+# the worker's as hookinbox (neither reads the other's secret files), only
+# the worker's may write (node_exporter's textfile directory, UMask 0022),
+# and every ExecStart command line is accepted by its program.  (What the responder does with a socket on
 # fd 0 is tested through nginx in t/72-nginx.t.)
 use strict;
 use warnings;
@@ -56,10 +58,13 @@ for my $u (grep { /\.service$/ } @units) {
 		is(join(' ', $text{$u} =~ /^(?:ReadWritePaths|StateDirectory|LogsDirectory)=(.*)$/mg),
 			'-/var/lib/prometheus/node-exporter', "$u: writes only node_exporter's textfile directory");
 		like($text{$u}, qr/^UMask=0022$/m, "$u: the metrics file readable by node_exporter");
+		like($text{$u}, qr/^User=hookinbox\nGroup=hookinbox$/m, "$u: runs as hookinbox");
 		like($text{$u}, qr/^ExecStart=\S+ -c \S+ -v /m, "$u: -v, the journal is its log");
 	} else {
 		unlike($text{$u}, qr/^(ReadWritePaths|StateDirectory|LogsDirectory)=/m, "$u: writes nowhere");
 		like($text{$u}, qr/^UMask=0077$/m, "$u: UMask=0077");
+		# not the worker's user: neither reads the other's secret files
+		like($text{$u}, qr/^User=www-data\nGroup=www-data$/m, "$u: runs as www-data, not as the worker's user");
 	}
 }
 

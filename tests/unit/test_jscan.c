@@ -53,6 +53,22 @@ path(const char *s, const char *dotted, char *buf, size_t cap)
 	return buf;
 }
 
+/* the elements of array s, each's source text followed by '|', or "(none)" */
+static const char *
+elements(const char *s, char *buf, size_t cap)
+{
+	jscan_value root, v;
+	const char *pos = NULL;
+	size_t used = 0;
+
+	if (jscan_parse(s, strlen(s), 64, &root) != 0)
+		return "(none)";
+	buf[0] = '\0';
+	while (jscan_element(&root, &pos, &v) == 0 && used < cap)
+		used += (size_t)snprintf(buf + used, cap - used, "%.*s|", (int)v.len, v.p);
+	return used == 0 && root.type != JSCAN_ARRAY ? "(none)" : buf;
+}
+
 int
 main(void)
 {
@@ -161,5 +177,11 @@ main(void)
 	   "path: a missing part");
 	ok(strcmp(path("[1]", "a", buf, sizeof(buf)), "(none)") == 0,
 	   "path: the root is not an object");
+	ok(strcmp(elements("[]", buf, sizeof(buf)), "") == 0, "element: an empty array");
+	ok(strcmp(elements("[ 1 , \"a,]\" ,{\"x\":[2,3]},[ ], null ]", buf, sizeof(buf)),
+		  "1|\"a,]\"|{\"x\":[2,3]}|[ ]|null|") == 0,
+	   "element: each value's exact text, strings and nesting skipped whole");
+	ok(strcmp(elements("{\"a\":1}", buf, sizeof(buf)), "(none)") == 0,
+	   "element: an object is not an array");
 	return done_testing();
 }

@@ -2,7 +2,8 @@
 /*
  * test_log.c - log_kv's lines: LOG_NUM values are bare JSON numbers only
  * when they are JSON numbers, anything else stays a quoted string; text
- * lines are the same with or without LOG_NUM; a line stays one line.
+ * lines are the same with or without LOG_NUM; a line stays one line;
+ * quiet drops log_kv's records but not log_kv_warn's.
  */
 #include "log.h"
 #include "tap.h"
@@ -14,14 +15,14 @@
 
 static char captured[8192];
 
-/* run log_kv with stderr sent to a temporary file; the line, without ts */
-#define CAPTURE(...)                                                                               \
+/* run fn (log_kv) with stderr sent to a temporary file; the line, without ts */
+#define CAPTURE_FN(fn, ...)                                                                        \
 	do {                                                                                       \
 		FILE *tmp_ = tmpfile();                                                            \
 		int saved_ = dup(STDERR_FILENO);                                                   \
 		size_t n_;                                                                         \
 		dup2(fileno(tmp_), STDERR_FILENO);                                                 \
-		log_kv(__VA_ARGS__);                                                               \
+		fn(__VA_ARGS__);                                                                   \
 		dup2(saved_, STDERR_FILENO);                                                       \
 		close(saved_);                                                                     \
 		rewind(tmp_);                                                                      \
@@ -29,6 +30,7 @@ static char captured[8192];
 		captured[n_] = '\0';                                                               \
 		fclose(tmp_);                                                                      \
 	} while (0)
+#define CAPTURE(...) CAPTURE_FN(log_kv, __VA_ARGS__)
 
 /* the line from the first key after event, so that ts does not matter */
 static const char *
@@ -87,8 +89,20 @@ main(void)
 	ok(strcmp(after_event(), " status=200 s=200 bad=\"1 2\"\n") == 0,
 	   "text: the same with or without LOG_NUM");
 
+	CAPTURE_FN(log_kv_warn, "e", "k", "v", LOG_END);
+	ok(strstr(captured, " prog=test_log level=warning event=e k=v\n") != NULL,
+	   "text: a warning record says level=warning before its event");
+
 	log_set_quiet(true);
 	CAPTURE("e", LOG_NUM, "n", "1", LOG_END);
 	ok(captured[0] == '\0', "quiet: nothing");
+	CAPTURE_FN(log_kv_warn, "e", "k", "v", LOG_END);
+	ok(strstr(captured, " level=warning event=e k=v\n") != NULL,
+	   "quiet: a warning record still");
+	log_set_format(LOG_FORMAT_JSON);
+	CAPTURE_FN(log_kv_warn, "e", LOG_NUM, "n", "3", LOG_END);
+	ok(strstr(captured,
+		  "\"prog\":\"test_log\",\"level\":\"warning\",\"event\":\"e\",\"n\":3}\n") != NULL,
+	   "json: a warning record has \"level\":\"warning\"");
 	return done_testing();
 }

@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: ISC
--- 007: order = sequence, and actions held for an operator's decision on order.
+-- 008: order = sequence, and actions held for an operator's decision on order.
 --
 -- hookinbox.action, new:
 --   sequenced  the route has order = sequence: every event of an object is

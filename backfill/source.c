@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * source.c - the table of provider APIs and what their files share
+ */
+#include "source.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jscan.h"
+#include "xalloc.h"
+
+extern const source_ops source_stripe;
+extern const source_ops source_github;
+
+/* an API listing is the event nested two levels deeper than a delivery */
+#define API_DEPTH_MAX 128
+
+/* one row per provider whose API hookinbox-backfill can ask */
+static const source_ops *const table[PROVIDER__COUNT] = {
+	[PROVIDER_STRIPE] = &source_stripe,
+	[PROVIDER_GITHUB] = &source_github,
+};
+
+const source_ops *
+source_get(provider p)
+{
+	return p >= 0 && p < PROVIDER__COUNT ? table[p] : NULL;
+}
+
+void
+bf_page_release(bf_page *page)
+{
+	for (size_t i = 0; i < page->n; i++) {
+		bf_item *it = &page->items[i];
+
+		free(it->id);
+		free(it->ref);
+		free(it->body);
+		for (size_t k = 0; k < it->n_headers; k++) {
+			free(it->headers[k].name);
+			free(it->headers[k].value);
+		}
+		free(it->headers);
+	}
+	free(page->items);
+	memset(page, 0, sizeof(*page));
+}
+
+bf_item *
+bf_page_add(bf_page *page)
+{
+	page->items = xrealloc(page->items, (page->n + 1) * sizeof(*page->items));
+	memset(&page->items[page->n], 0, sizeof(page->items[0]));
+	return &page->items[page->n++];
+}
+
+int
+source_answer(const api_response *r, const char *what, jscan_value *root, source_error *e)
+{
+	e->status = r->status;
+	/* GitHub answers 403 (or 429) to a token over its rate limit */
+	if ((r->status == 403 || r->status == 429) && r->rate_limited) {
+		e->status = 429;
+		snprintf(e->msg, sizeof(e->msg),
+			 "%s: rate limited (HTTP %ld): run again later, or with a shorter range",
+			 what, r->status);
+		return -1;
+	}
+	switch (r->status) {
+	case 200:
+		break;
+	case 401:
+		snprintf(e->msg, sizeof(e->msg),
+			 "%s: credential refused (HTTP 401): check the --credential file", what);
+		return -1;
+	case 403:
+		snprintf(e->msg, sizeof(e->msg),
+			 "%s: credential refused (HTTP 403): it lacks the permission to read "
+			 "events or webhook deliveries",
+			 what);
+		return -1;
+	case 404:
+		snprintf(e->msg, sizeof(e->msg),
+			 "%s: not found (HTTP 404): check --api-url, --repo and --hook-id", what);
+		return -1;
+	case 429:
+		snprintf(e->msg, sizeof(e->msg),
+			 "%s: rate limited (HTTP 429): run again later, or with a shorter range",
+			 what);
+		return -1;
+	default:
+		snprintf(e->msg, sizeof(e->msg), "%s: the API answered HTTP %ld", what, r->status);
+		return -1;
+	}
+	if (jscan_parse(r->body, r->len, API_DEPTH_MAX, root) != 0) {
+		snprintf(e->msg, sizeof(e->msg), "%s: the API's answer is not JSON", what);
+		return -1;
+	}
+	return 0;
+}
+
+bool
+source_id_ok(const char *id)
+{
+	size_t n = strlen(id);
+
+	if (n == 0 || n > 255)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = id[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == '-' || c == '.' || c == ':'))
+			return false;
+	}
+	return true;
+}

@@ -1,0 +1,12 @@
+-- SPDX-License-Identifier: ISC
+-- 007: events stored by hookinbox-backfill rather than delivered.
+--
+-- hookinbox-backfill asks the provider's API what it sent (or gave up
+-- sending) and stores each event missing from the inbox under the same
+-- delivery key a live delivery has, so that a later redelivery is a
+-- duplicate of it and the worker delivers it like any other.  Such a row
+-- was not signature-verified (it came over TLS from the provider's API,
+-- with the operator's credential) and its body is the API's text of the
+-- event, not the bytes a webhook would have carried: backfilled_at says
+-- so.  NULL for every delivered row.
+alter table hookinbox.inbox add column backfilled_at timestamptz;
