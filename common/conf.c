@@ -146,6 +146,7 @@ static const conf_enum encodings[] = {{"hex", HMAC_HEX, false},
 static const conf_enum orders[] = {{"none", ROUTE_ORDER_NONE, false},
 				   {"newest", ROUTE_ORDER_OBJECT, false},
 				   {"object", ROUTE_ORDER_OBJECT, true},
+				   {"sequence", ROUTE_ORDER_SEQUENCE, false},
 				   {NULL, 0, false}};
 static const conf_enum route_keys[] = {{"event", ROUTE_KEY_EVENT, false},
 				       {"object-type", ROUTE_KEY_OBJECT_TYPE, false},
@@ -224,6 +225,26 @@ static const char *
 header_name_ok(const char *v)
 {
 	return valid_name(v) ? v : NULL;
+}
+
+/* a dotted path of JSON keys (jscan_path): no empty part */
+static const char *
+ref_field_ok(const char *v)
+{
+	bool start = true;
+
+	if (strlen(v) > 128)
+		return NULL;
+	for (const char *s = v; *s; s++) {
+		if (*s == '.' && !start) {
+			start = true;
+			continue;
+		}
+		if (!isalnum((unsigned char)*s) && *s != '-' && *s != '_')
+			return NULL;
+		start = false;
+	}
+	return start ? NULL : v;
 }
 
 /* ---- the keys ---- */
@@ -357,6 +378,9 @@ static const conf_key keys[] = {
 	ENUM(K_ROUTE, "key", R(key), "event", route_keys, NULL),
 	CHECKED(K_ROUTE, "response_ref_header", R(response_ref_header), header_name_ok,
 		"response_ref_header must be a header name (letters, digits, '-', '_')"),
+	CHECKED(K_ROUTE, "response_ref_field", R(response_ref_field), ref_field_ok,
+		"response_ref_field must be a dotted path of JSON keys (letters, digits, '_', "
+		"'-'), such as data.id"),
 	CHECKED(K_ROUTE, "reconcile_url", R(reconcile_url), reconcile_url_ok,
 		"reconcile_url must start with http:// or https:// and hold {key}"),
 	NUM(K_ROUTE, "concurrency", CT_INT, R(concurrency), NULL, 1, 1000, AN_INTEGER),

@@ -54,7 +54,11 @@ typedef struct endpoint_conf {
 	int line;	     /* where the section starts, for messages */
 } endpoint_conf;
 
-typedef enum route_order { ROUTE_ORDER_NONE, ROUTE_ORDER_OBJECT } route_order;
+typedef enum route_order {
+	ROUTE_ORDER_NONE,    /* every event, in no particular order */
+	ROUTE_ORDER_OBJECT,  /* order = newest: only the newest version of an object */
+	ROUTE_ORDER_SEQUENCE /* order = sequence: every version of an object, in order */
+} route_order;
 
 typedef enum route_key {
 	ROUTE_KEY_EVENT,      /* one action per (route, delivery key) */
@@ -73,7 +77,7 @@ typedef struct route_conf {
 	secret_set *secrets;
 	int timeout;	   /* seconds per call, default 10 */
 	int max_attempts;  /* default 12 */
-	route_order order; /* order = none (default) | object */
+	route_order order; /* order = none (default) | newest | sequence */
 	route_key key;	   /* key = event (default) | object-type */
 	/* route limits, each per worker process (see README "Route limits") */
 	int concurrency;	   /* calls in flight at once; 0 = unset: half the worker's
@@ -85,6 +89,8 @@ typedef struct route_conf {
 	int breaker_cooldown;	   /* seconds open before one probe call, default 30 */
 	char *response_ref_header; /* response_ref_header = NAME: the response header kept
 				    * as the action's reference; default X-Request-Id */
+	char *response_ref_field;  /* response_ref_field = dotted.path: the reference read
+				    * from a 2xx JSON answer instead; NULL = none */
 	char *reconcile_url;	   /* reconcile_url = http(s)://...{key}...: asked before re-sending
 				    * an action whose last outcome is unknown; NULL = never */
 	int line;

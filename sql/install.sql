@@ -60,6 +60,12 @@ select not exists (select 1 from hookinbox.schema_migrations where version = 7) 
 insert into hookinbox.schema_migrations (version, name) values (7, 'backfill');
 \endif
 
+select not exists (select 1 from hookinbox.schema_migrations where version = 8) as apply \gset
+\if :apply
+\ir migrations/008_sequence.sql
+insert into hookinbox.schema_migrations (version, name) values (8, 'sequence');
+\endif
+
 -- Functions and grants are (re)created on every run, so that fixes to them
 -- reach existing installations without a new migration.
 \ir functions.sql

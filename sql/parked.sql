@@ -7,7 +7,9 @@
 --
 -- Parked actions wait for an operator: replay.sql, dismiss.sql or
 -- resolve.sql.  For each: the event, the attempts and the last status and
--- error, when it was parked, how often it was replayed before; for a
+-- error, when it was parked, how often it was replayed before, how many
+-- later actions of its object it holds (order = sequence: they wait until
+-- it is replayed and done, dismissed or resolved); for a
 -- dismissed or resolved one also the reason, who and when.  Exits non-zero
 -- (3) on an unknown state.
 \set ON_ERROR_STOP 1
@@ -22,6 +24,10 @@ select a.id as action_id, a.state, a.route, i.endpoint, i.event_id, a.event_type
        a.updated_at as since,
        (select count(*) from hookinbox.action_history h
          where h.action_id = a.id and h.step = 'replay') as replays,
+       case when a.ordered and a.state = 'parked' then
+            (select count(*) from hookinbox.action w
+              where w.route = a.route and w.object_id = a.object_id and w.sequenced
+                and w.state = 'pending' and w.event_version > a.event_version) end as holds,
        a.resolution as reason, h.by_role as by, h.at as closed_at
   from hookinbox.action a
   join hookinbox.inbox i on i.id = a.inbox_id

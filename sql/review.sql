@@ -14,6 +14,10 @@
 -- makes it pending (the next worker run delivers it); dismiss marks it
 -- 'dismissed' (kept until the dedup horizon, so a replay of it is still a
 -- duplicate, and never delivered).  Either applies only to a held row.
+--
+-- Actions (not deliveries) an ordered route could not place, such as two
+-- events of one object with the same version, are held in state review of
+-- hookinbox.action: sql/order-review.sql lists, releases and dismisses them.
 \set ON_ERROR_STOP 1
 \if :{?release}
 update hookinbox.inbox set state = 'pending'

@@ -5,8 +5,10 @@
 --   psql -f sql/stats.sql
 --
 -- Counts by state (pending, in flight, done, parked, stale, retrying,
--- dismissed, resolved; collapsed: events business dedup folded into another
--- event's action), the age of the oldest pending event (not yet fanned out)
+-- dismissed, resolved, review: held because an ordered route cannot place
+-- them; blocked: pending, order = sequence, waiting behind an earlier
+-- version of their object; collapsed: events business dedup folded into
+-- another event's action), the age of the oldest pending event (not yet fanned out)
 -- and of the oldest pending action (since it was made: retries included),
 -- the oldest parked action (since it was parked), and the actions retried
 -- in the last hour (more than one attempt, touched in the last hour).
@@ -50,6 +52,12 @@ select i.endpoint, a.route,
            as retried_last_hour,
        count(*) filter (where a.state = 'dismissed') as dismissed,
        count(*) filter (where a.state = 'resolved')  as resolved,
+       count(*) filter (where a.state = 'review')    as review,
+       count(*) filter (where a.state = 'pending' and a.sequenced and exists (
+           select 1 from hookinbox.action e
+            where e.route = a.route and e.object_id = a.object_id and e.ordered
+              and e.event_version < a.event_version
+              and e.state in ('pending', 'parked', 'review'))) as blocked,
        (select count(*) from hookinbox.action_collapse c where c.route = a.route
           and c.inbox_id in (select id from hookinbox.inbox where endpoint = i.endpoint))
            as collapsed
@@ -65,6 +73,25 @@ select route, paused, breaker,
   from hookinbox.route_state
  where paused or breaker <> 'closed' or hold_until > now()
  order by route;
+
+\echo 'objects held (order = sequence): the earliest unfinished action of an object, and what waits behind it'
+select b.route, b.object_id, b.id as held_by_action, b.state as held_by_state,
+       b.event_version as held_at_version, w.waiting, w.next_version, b.last_error,
+       case b.state when 'parked' then 'replay.sql, dismiss.sql or resolve.sql'
+                    when 'review' then 'order-review.sql'
+                    else 'retrying: waits for its outcome' end as resolve_with
+  from hookinbox.action b
+  join lateral (select count(*) as waiting, min(w.event_version) as next_version
+                  from hookinbox.action w
+                 where w.route = b.route and w.object_id = b.object_id and w.sequenced
+                   and w.state = 'pending' and w.event_version > b.event_version) w
+    on w.waiting > 0
+ where b.ordered and b.state in ('pending', 'parked', 'review')
+   and not exists (select 1 from hookinbox.action e
+                    where e.route = b.route and e.object_id = b.object_id and e.ordered
+                      and e.event_version < b.event_version
+                      and e.state in ('pending', 'parked', 'review'))
+ order by b.route, b.object_id, b.event_version, b.id;
 
 \echo 'oldest (what hookinbox-worker --health-check compares with its thresholds)'
 select date_trunc('second', now() - (select min(received_at) from hookinbox.inbox

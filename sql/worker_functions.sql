@@ -32,23 +32,30 @@ $$;
 -- on (route, idem_key); an event whose action collapsed into another
 -- event's is recorded in action_collapse.  Returns the number of actions
 -- inserted.
+-- p_ordered: the route has an order (newest or sequence); p_sequenced:
+-- order = sequence (migration 008).
 create or replace function hookinbox.fan_out(p_inbox_ids bigint[], p_action_inbox bigint[],
-	p_routes text[], p_modes text[], p_ordered boolean[], p_max_attempts integer[])
+	p_routes text[], p_modes text[], p_ordered boolean[], p_sequenced boolean[],
+	p_max_attempts integer[])
 returns bigint
 language plpgsql
 set search_path = pg_catalog, pg_temp
 as $$
 declare
 	v_n bigint;
+	-- order = sequence: what was received when the action was made
+	v_horizon bigint := case when true = any(p_sequenced)
+				 then (select max(i.id) from hookinbox.inbox i) end;
 begin
 	insert into hookinbox.action (inbox_id, route, idem_key, object_id, event_type,
-		event_version, ordered, max_attempts)
+		event_version, ordered, sequenced, inbox_horizon, max_attempts)
 	select v.inbox_id, v.route,
 	       hookinbox.action_key(v.route, v.mode, i.provider, i.account, i.environment,
 			i.event_id, i.object_id, i.event_type),
-	       i.object_id, i.event_type, i.event_version, v.ordered, v.max_attempts
-	  from unnest(p_action_inbox, p_routes, p_modes, p_ordered, p_max_attempts)
-		as v(inbox_id, route, mode, ordered, max_attempts)
+	       i.object_id, i.event_type, i.event_version, v.ordered or v.sequenced, v.sequenced,
+	       case when v.sequenced then v_horizon end, v.max_attempts
+	  from unnest(p_action_inbox, p_routes, p_modes, p_ordered, p_sequenced, p_max_attempts)
+		as v(inbox_id, route, mode, ordered, sequenced, max_attempts)
 	  join hookinbox.inbox i on i.id = v.inbox_id
 	 order by v.inbox_id, v.route
 	on conflict (route, idem_key) do nothing;
@@ -75,6 +82,17 @@ begin
 end
 $$;
 
+-- The fan-out of workers older than migration 008 (no order = sequence).
+create or replace function hookinbox.fan_out(p_inbox_ids bigint[], p_action_inbox bigint[],
+	p_routes text[], p_modes text[], p_ordered boolean[], p_max_attempts integer[])
+returns bigint
+language sql
+set search_path = pg_catalog, pg_temp
+as $$
+	select hookinbox.fan_out(p_inbox_ids, p_action_inbox, p_routes, p_modes, p_ordered,
+		array_fill(false, array[coalesce(cardinality(p_ordered), 0)]), p_max_attempts)
+$$;
+
 -- Claim up to p_limit due actions under a new lease and return them with
 -- the event they deliver.  The claim counts the attempt, moves due_at to the
 -- end of the lease (an expired lease is due again) and sets lease_token,
@@ -83,7 +101,7 @@ $$;
 -- On the way, actions are
 --   parked when an earlier worker used up their attempts or the retry
 --   window without recording an outcome (it crashed each time);
---   order = object: marked stale when the object's applied version, or a
+--   order = newest: marked stale when the object's applied version, or a
 --   pending/done sibling, is newer; deferred by a second while a sibling is
 --   leased (one object is never in flight twice).  An advisory lock per
 --   (route, object) held to commit serialises these decisions between
@@ -116,6 +134,7 @@ begin
 		  from hookinbox.action a
 		 where a.state = 'pending' and a.due_at <= now()
 		   and (p_routes is null or a.route = any(p_routes))
+		   and not a.sequenced   -- order = sequence: only the claim below knows it
 		 order by a.due_at
 		 limit p_limit
 		   for no key update skip locked
@@ -207,7 +226,22 @@ $$;
 -- is skipped: its actions keep their attempts.  A route whose breaker is
 -- open and whose cool-down has passed gives one action, marked probe; the
 -- breaker goes to probing, held for the lease, so that no other worker
--- probes at the same time.  Otherwise as the claim above.
+-- probes at the same time.  Otherwise as the claim above, and (migration
+-- 008) for the actions of ordered routes, under the same advisory lock:
+--   order = sequence: an action waits (not claimed, no attempt used) while
+--   an earlier version of its (route, object) is pending, parked or in
+--   review: its due_at moves 5 minutes on, and the earlier one wakes it
+--   when done (sequence_wake), or an operator's step on it does; or, for a
+--   second, while an event received before the action was made is still
+--   waiting for the fan-out (inbox_horizon: it may be an earlier version,
+--   received after this one but in another worker's fan-out batch).  The
+--   check is a plain read of the siblings, which rows other workers hold
+--   locked (SKIP LOCKED) do not hide, made under the advisory lock, where
+--   it sees what earlier lock holders committed;
+--   review, on either order: an action without a version, with the version
+--   of another action of its (route, object), or (sequence) older than a
+--   version already sent cannot be placed: it goes to state review, with
+--   last_error saying why, for an operator (sql/order-review.sql).
 create or replace function hookinbox.claim_actions(p_limit integer, p_lease_s integer,
 	p_retry_window_s integer, p_routes text[], p_route_limits integer[])
 returns table (action_id bigint, lease_token uuid, route text, idem_key text,
@@ -224,7 +258,11 @@ declare
 	v_ids bigint[] := '{}';
 	v_stale bigint[] := '{}';
 	v_parked bigint[] := '{}';
+	v_review bigint[] := '{}';
 	v_probes text[] := '{}';
+	v_why text;
+	v_wait interval;
+	v_waiting integer := 0;
 	v_lim integer;
 	rt record;
 	r record;
@@ -238,11 +276,14 @@ begin
 		 order by t.n
 	loop
 		v_lim := least(case when rt.probe then 1 else rt.lim end,
-			       p_limit - cardinality(v_ids) - cardinality(v_stale) - cardinality(v_parked));
+			       p_limit - cardinality(v_ids) - cardinality(v_stale) - cardinality(v_parked)
+			       - cardinality(v_review) - v_waiting);
 		exit when v_lim <= 0;
 		for r in
-			select a.id, a.route, a.object_id, a.ordered, a.event_version, a.attempts,
-			       a.max_attempts, coalesce(a.replayed_at, a.created_at) as window_from
+			select a.id, a.inbox_horizon, a.route, a.object_id, a.ordered, a.sequenced,
+			       a.event_version,
+			       a.attempts, a.max_attempts,
+			       coalesce(a.replayed_at, a.created_at) as window_from
 			  from hookinbox.action a
 			 where a.state = 'pending' and a.route = rt.route and a.due_at <= now()
 			 order by a.due_at
@@ -264,7 +305,8 @@ begin
 			end if;
 			if r.ordered and r.object_id is not null then
 				perform pg_advisory_xact_lock(hashtext(r.route), hashtext(r.object_id));
-				if exists (select 1 from hookinbox.action s
+				v_why := null;
+				if not r.sequenced and exists (select 1 from hookinbox.action s
 					    where s.route = r.route and s.object_id = r.object_id and s.ordered
 					      and s.id <> r.id and s.state = 'pending'
 					      and s.lease_until > now()) then
@@ -272,7 +314,28 @@ begin
 					 where a.id = r.id;
 					continue;
 				end if;
-				if r.event_version is not null and (
+				if r.sequenced and r.event_version is not null then
+					-- an earlier version unfinished: wait until it is done (which
+					-- wakes this one: sequence_wake), looking again in 5 minutes
+					-- at the latest; an earlier event maybe still in another
+					-- worker's fan-out: look again in a second
+					v_wait := case
+					    when exists (select 1 from hookinbox.action e
+						  where e.route = r.route and e.object_id = r.object_id
+						    and e.ordered and e.event_version < r.event_version
+						    and e.state in ('pending', 'parked', 'review'))
+					    then interval '5 minutes'
+					    when exists (select 1 from hookinbox.inbox i
+						  where i.state = 'pending' and i.id <= r.inbox_horizon)
+					    then interval '1 second' end;
+					if v_wait is not null then
+						update hookinbox.action a set due_at = now() + v_wait
+						 where a.id = r.id;
+						v_waiting := v_waiting + 1;
+						continue;
+					end if;
+				end if;
+				if not r.sequenced and r.event_version is not null and (
 				   exists (select 1 from hookinbox.object_state o
 					    where o.route = r.route and o.object_id = r.object_id
 					      and o.applied_version > r.event_version)
@@ -287,6 +350,51 @@ begin
 					v_stale := v_stale || r.id;
 					continue;
 				end if;
+				-- what no order can place goes to review
+				if r.event_version is null then
+					v_why := 'order: the event has no version';
+				else
+					select 'order: version ' || r.event_version || ' equals that of action '
+					       || s.id || ' (' || s.state || ')'
+					  into v_why
+					  from hookinbox.action s
+					 where s.route = r.route and s.object_id = r.object_id and s.ordered
+					   and s.id <> r.id and s.event_version = r.event_version
+					   and s.state in ('pending', 'done', 'parked', 'review')
+					 order by s.id
+					 limit 1;
+				end if;
+				if v_why is null and r.sequenced then
+					-- a later version went out already: this one came too late
+					select 'order: arrived after version ' || s.event_version
+					       || ' was sent (action ' || s.id || ')'
+					  into v_why
+					  from hookinbox.action s
+					 where s.route = r.route and s.object_id = r.object_id and s.ordered
+					   and s.event_version > r.event_version
+					   and (s.state = 'done'
+						or (s.state in ('pending', 'parked')
+						    and (s.attempts > 0 or s.lease_until > now())))
+					 order by s.event_version
+					 limit 1;
+					if v_why is null then
+						select 'order: arrived after version ' || o.applied_version
+						       || ' was sent'
+						  into v_why
+						  from hookinbox.object_state o
+						 where o.route = r.route and o.object_id = r.object_id
+						   and o.applied_version > r.event_version;
+					end if;
+				end if;
+				if v_why is not null then
+					update hookinbox.action a
+					   set state = 'review', last_error = v_why, lease_token = null,
+					       lease_until = null, updated_at = now()
+					 where a.id = r.id;
+					v_review := v_review || r.id;
+					continue;
+				end if;
+				-- visible to the checks of the rest of this batch
 				update hookinbox.action a set lease_until = now() + v_lease
 				 where a.id = r.id;
 			end if;
@@ -323,9 +431,10 @@ begin
 	union all
 	select a.id, null::uuid, a.route, a.idem_key, a.attempts, a.max_attempts, 0::double precision,
 	       null::text, a.event_type, a.object_id, null::text, null::bytea,
-	       case when a.id = any(v_stale) then 'stale' else 'parked' end, false, false
+	       case when a.id = any(v_stale) then 'stale' when a.id = any(v_review) then 'review'
+		    else 'parked' end, false, false
 	  from hookinbox.action a
-	 where a.id = any(v_stale || v_parked);
+	 where a.id = any(v_stale || v_parked || v_review);
 end
 $$;
 
@@ -512,11 +621,32 @@ begin
 end
 $$;
 
+-- order = sequence: each of p_ids no longer holds its object (done,
+-- dismissed, resolved, released): the next version of its (route, object)
+-- that waits, pushed back by the claim, is due now.  The claim's check
+-- keeps the order whatever due_at says; this only saves the wait.
+create or replace function hookinbox.sequence_wake(p_ids bigint[])
+returns void
+language sql
+set search_path = pg_catalog, pg_temp
+as $$
+	update hookinbox.action w
+	   set due_at = now()
+	  from hookinbox.action a
+	 where a.id = any(p_ids) and a.object_id is not null and a.event_version is not null
+	   and w.route = a.route and w.object_id = a.object_id and w.sequenced
+	   and w.state = 'pending' and w.due_at > now() and w.lease_until is null
+	   and w.event_version = (select min(n.event_version) from hookinbox.action n
+				   where n.route = a.route and n.object_id = a.object_id and n.sequenced
+				     and n.state = 'pending' and n.event_version > a.event_version)
+$$;
+
 -- Record the outcomes of calls (parallel arrays, one element per action).
 -- Each write is guarded by the lease token of the claim that made the
 -- call: a worker whose lease expired and was taken over changes nothing.
 -- p_states: done | pending (retry after p_delays seconds) | parked.
 -- order = object: a done action raises the object's applied version.
+-- order = sequence: a done action wakes the next version (sequence_wake).
 -- Returns the ids that were recorded (the lease was still ours).
 create or replace function hookinbox.record_actions(p_ids bigint[], p_tokens uuid[],
 	p_states text[], p_statuses integer[], p_errors text[], p_refs text[],
@@ -525,8 +655,10 @@ returns setof bigint
 language plpgsql
 set search_path = pg_catalog, pg_temp
 as $$
+declare
+	v_ids bigint[];
+	v_seq bigint[];
 begin
-	return query
 	with r as (
 		select * from unnest(p_ids, p_tokens, p_states, p_statuses, p_errors, p_refs, p_delays)
 			as r(id, token, state, status, error, ref, delay)
@@ -545,7 +677,7 @@ begin
 		       updated_at = now()
 		  from r
 		 where a.id = r.id and a.lease_token = r.token and a.state = 'pending'
-		returning a.id, a.state, a.ordered, a.route, a.object_id, a.event_version
+		returning a.id, a.state, a.ordered, a.sequenced, a.route, a.object_id, a.event_version
 	), o as (
 		insert into hookinbox.object_state as o (route, object_id, applied_version)
 		select u.route, u.object_id, max(u.event_version)
@@ -557,7 +689,14 @@ begin
 		   set applied_version = greatest(o.applied_version, excluded.applied_version),
 		       updated_at = now()
 	)
-	select u.id from u;
+	select coalesce(array_agg(u.id), '{}'),
+	       array_agg(u.id) filter (where u.sequenced and u.state = 'done')
+	  into v_ids, v_seq
+	  from u;
+	if v_seq is not null then
+		perform hookinbox.sequence_wake(v_seq);
+	end if;
+	return query select unnest(v_ids);
 end
 $$;
 
@@ -628,10 +767,14 @@ $$;
 --   replay   parked -> pending, due now, attempts from 0 and a new retry
 --            window from now (replayed_at), same idempotency key
 --   resend   done or stale -> pending the same way, on purpose; a stale
---            (order = object) action is sent outside its object's order;
+--            (order = newest) action, or one of order = sequence, is sent
+--            outside its object's order;
 --            p_new_key gives it a fresh idempotency key (the downstream
 --            would otherwise answer the first call's stored response)
---   dismiss  parked -> dismissed: needs no delivery (p_reason required)
+--   release  review -> pending, out of its object's order (order = newest
+--            or sequence could not place it; sql/order-review.sql)
+--   dismiss  parked or review -> dismissed: needs no delivery (p_reason
+--            required)
 --   resolve  parked -> resolved: delivered by other means (p_reason required)
 -- An action no longer in the state the step needs (changed meanwhile) is
 -- skipped; one whose payload was purged is not replayed or resent.
@@ -648,8 +791,12 @@ declare
 	v_from text[];
 	v_hist bigint;
 begin
-	if p_step in ('replay', 'dismiss', 'resolve') then
+	if p_step in ('replay', 'resolve') then
 		v_from := '{parked}';
+	elsif p_step = 'dismiss' then
+		v_from := '{parked,review}';
+	elsif p_step = 'release' then
+		v_from := '{review}';
 	elsif p_step = 'resend' then
 		v_from := '{done,stale}';
 	else
@@ -660,7 +807,7 @@ begin
 	end if;
 	for r in
 		select a.id, a.route, a.state, a.attempts, a.last_status, a.last_error, a.response_ref,
-		       a.updated_at, a.idem_key, i.event_id, i.body is null as purged
+		       a.updated_at, a.idem_key, a.sequenced, i.event_id, i.body is null as purged
 		  from hookinbox.action a
 		  join hookinbox.inbox i on i.id = a.inbox_id
 		 where a.id = any(p_ids)
@@ -686,12 +833,24 @@ begin
 		values (r.id, p_step, nullif(btrim(p_reason), ''), r.state, r.attempts, r.last_status,
 			r.last_error, r.response_ref, r.updated_at)
 		returning id into v_hist;
-		if p_step in ('replay', 'resend') then
+		if p_step = 'release' then
+			-- out of its object's order, on the operator's word
+			update hookinbox.action a
+			   set state = 'pending', due_at = pg_catalog.now(), attempts = 0,
+			       replayed_at = pg_catalog.now(), ordered = false, sequenced = false,
+			       last_error = null, updated_at = pg_catalog.now()
+			 where a.id = r.id;
+			now := 'pending';
+		elsif p_step in ('replay', 'resend') then
 			update hookinbox.action a
 			   set state = 'pending', due_at = pg_catalog.now(), attempts = 0,
 			       replayed_at = pg_catalog.now(), lease_token = null, lease_until = null,
 			       done_at = null, resolution = null, updated_at = pg_catalog.now(),
-			       ordered = case when r.state = 'stale' then false else a.ordered end,
+			       -- a stale action, or any on order = sequence, is sent on
+			       -- purpose outside its object's order
+			       ordered = case when p_step = 'resend' and (r.state = 'stale' or a.sequenced)
+					      then false else a.ordered end,
+			       sequenced = a.sequenced and p_step = 'replay',
 			       idem_key = case when p_new_key then r.idem_key || ':resend-' || v_hist
 					       else a.idem_key end
 			 where a.id = r.id;
@@ -703,6 +862,9 @@ begin
 			       done_at = pg_catalog.now(), updated_at = pg_catalog.now()
 			 where a.id = r.id;
 			now := case p_step when 'dismiss' then 'dismissed' else 'resolved' end;
+		end if;
+		if r.sequenced and p_step <> 'replay' then
+			perform hookinbox.sequence_wake(array[r.id]);
 		end if;
 		return next;
 	end loop;
@@ -716,7 +878,7 @@ $$;
 -- finished events are touched: an inbox row in state dispatched or unrouted
 -- (never pending, nor any state this code does not know, such as an
 -- intake's review) none of whose actions is pending (waiting, in flight or
--- retrying) or parked.  Done, stale, dismissed and resolved actions are
+-- retrying), parked or held for review.  Done, stale, dismissed and resolved actions are
 -- finished.
 --   1. finished rows older than p_dedup_days are deleted with their actions,
 --      their history and their collapse records;
@@ -763,7 +925,8 @@ begin
 			   and i.received_at < v_cutoff
 			   and i.state in ('dispatched', 'unrouted')
 			   and not exists (select 1 from hookinbox.action a
-					    where a.inbox_id = i.id and a.state in ('pending', 'parked'))
+					    where a.inbox_id = i.id
+					      and a.state in ('pending', 'parked', 'review'))
 			 order by i.id
 			 limit p_batch
 			   for update skip locked
@@ -801,7 +964,8 @@ begin
 			   and i.body is not null
 			   and i.state in ('dispatched', 'unrouted')
 			   and not exists (select 1 from hookinbox.action a
-					    where a.inbox_id = i.id and a.state in ('pending', 'parked'))
+					    where a.inbox_id = i.id
+					      and a.state in ('pending', 'parked', 'review'))
 			 order by i.id
 			 limit p_batch
 			   for update skip locked

@@ -13,6 +13,7 @@ grant usage on sequence hookinbox.action_id_seq to hookinbox_worker, hookinbox_a
 grant select, insert, update, delete on hookinbox.action, hookinbox.object_state to hookinbox_admin;
 grant execute on function hookinbox.action_key(text, text, text, text, text, text, text, text),
 	hookinbox.fan_out(bigint[], bigint[], text[], text[], boolean[], integer[]),
+	hookinbox.fan_out(bigint[], bigint[], text[], text[], boolean[], boolean[], integer[]),
 	hookinbox.claim_actions(integer, integer, integer),
 	hookinbox.claim_actions(integer, integer, integer, text[]),
 	hookinbox.claim_actions(integer, integer, integer, text[], integer[]),

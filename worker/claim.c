@@ -100,7 +100,7 @@ claim_run(PGconn *conn, const conf *c, int limit, const int *route_limits, int *
 	/* the server starts the lease after this: a safe lower bound for its end */
 	int64_t lease_until_ms = clock_mono_us() / 1000 + (int64_t)w->lease * 1000;
 
-	*counts = (claim_counts){0, 0, 0};
+	*counts = (claim_counts){0, 0, 0, 0};
 	for (size_t i = 0; i < n_routes; i++)
 		route_got[i] = 0;
 	snprintf(b0, sizeof(b0), "%d", limit);
@@ -133,6 +133,15 @@ claim_run(PGconn *conn, const conf *c, int limit, const int *route_limits, int *
 			counts->stale++;
 			if (m != NULL)
 				metrics_action(m, PQgetvalue(r, i, COL_ROUTE), ACT_STALE);
+			continue;
+		}
+		if (strcmp(what, "review") == 0) {
+			counts->review++;
+			log_kv("review", "route", PQgetvalue(r, i, COL_ROUTE), LOG_NUM, "action_id",
+			       PQgetvalue(r, i, COL_ID), "object", PQgetvalue(r, i, COL_OBJECT),
+			       "note",
+			       "held for review: its order cannot be decided (sql/order-review.sql)",
+			       LOG_END);
 			continue;
 		}
 		if (strcmp(what, "claimed") != 0) {

@@ -16,8 +16,9 @@
 
 typedef struct claim_counts {
 	long claimed;
-	long stale;  /* order = object: marked stale on the way */
+	long stale;  /* order = newest: marked stale on the way */
 	long parked; /* attempts or retry window used up without a recorded outcome */
+	long review; /* order = newest or sequence could not place it: held for review */
 } claim_counts;
 
 /*
@@ -29,8 +30,8 @@ typedef struct claim_counts {
  * rows of route i the claim took (stale and parked ones included).  On success returns 0 and
  * appends the new jobs to (*jobs)[*n...], growing the xrealloc'd array; the
  * caller owns them.  *counts says what the claim did, and m (may be NULL)
- * counts the stale and parked actions per route.  Returns -1 on error
- * (logged).
+ * counts the stale and parked actions per route; each action held for
+ * review is logged (event=review).  Returns -1 on error (logged).
  */
 int claim_run(PGconn *conn, const conf *c, int limit, const int *route_limits, int *route_got,
 	      size_t first, job ***jobs, size_t *n, size_t *cap, claim_counts *counts, metrics *m)

@@ -16,6 +16,7 @@
 #include <curl/curl.h>
 
 #include "clock.h"
+#include "respref.h"
 #include "secret.h"
 #include "sign.h"
 #include "xalloc.h"
@@ -29,6 +30,9 @@ typedef struct xfer {
 	struct curl_slist *headers;
 	char body[RESPONSE_KEEP + 1]; /* the start of the response body */
 	size_t body_len;
+	char *json; /* response_ref_field: the answer, up to RESPREF_BODY_MAX bytes */
+	size_t json_len;
+	bool json_over;			       /* the answer was longer */
 	const char *ref_header;		       /* the response header kept as the reference */
 	char request_id[HEADER_VALUE_MAX + 1]; /* its value */
 	int64_t started_us;
@@ -78,6 +82,7 @@ xfer_free(deliver *d, xfer *x)
 	curl_multi_remove_handle(d->multi, x->easy);
 	curl_easy_cleanup(x->easy);
 	curl_slist_free_all(x->headers);
+	free(x->json);
 	free(x);
 }
 
@@ -124,6 +129,13 @@ on_body(char *ptr, size_t size, size_t nmemb, void *arg)
 	memcpy(x->body + x->body_len, ptr, take);
 	x->body_len += take;
 	x->body[x->body_len] = '\0';
+	if (x->json != NULL) {
+		room = RESPREF_BODY_MAX - x->json_len;
+		take = n < room ? n : room;
+		memcpy(x->json + x->json_len, ptr, take);
+		x->json_len += take;
+		x->json_over = x->json_over || take < n;
+	}
 	return n; /* the rest is read and dropped: the response is capped */
 }
 
@@ -277,6 +289,8 @@ deliver_start(deliver *d, job *j)
 
 	x->job = j;
 	x->ref_header = r->response_ref_header ? r->response_ref_header : "X-Request-Id";
+	if (r->response_ref_field != NULL)
+		x->json = xmalloc(RESPREF_BODY_MAX);
 	x->easy = e = curl_easy_init();
 	if (e == NULL)
 		abort(); /* only fails for lack of memory */
@@ -297,6 +311,7 @@ deliver_start(deliver *d, job *j)
 	if (add_signature(x, j) != 0) {
 		curl_easy_cleanup(x->easy);
 		curl_slist_free_all(x->headers);
+		free(x->json);
 		free(x);
 		return -1;
 	}
@@ -306,6 +321,28 @@ deliver_start(deliver *d, job *j)
 	curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)j->body_len);
 	start_common(d, x, r->url);
 	return 0;
+}
+
+/*
+ * response_ref_field: the reference is that field of the JSON answer; when
+ * the answer has none, the reference found otherwise stays, with a note
+ * saying why (the action is done all the same)
+ */
+static void
+ref_from_field(const xfer *x, job *j)
+{
+	char val[JOB_REF_MAX];
+	const char *why = NULL;
+	size_t len;
+
+	if (respref_from_json(x->json, x->json_len, x->json_over, j->route->response_ref_field, val,
+			      sizeof(val), &why) == 0) {
+		snprintf(j->ref, sizeof(j->ref), "%s", val);
+		return;
+	}
+	len = strlen(j->ref);
+	snprintf(j->ref + len, sizeof(j->ref) - len, "%s[no %.64s: %s]", len ? " " : "",
+		 j->route->response_ref_field, why);
 }
 
 /* fill the job's result from a finished transfer */
@@ -332,6 +369,8 @@ finish(xfer *x, CURLcode rc)
 			snprintf(j->ref, sizeof(j->ref), "x-request-id: %.180s", x->request_id);
 		else
 			sanitize(j->ref, sizeof(j->ref), x->body, x->body_len);
+		if (x->json != NULL && status >= 200 && status <= 299)
+			ref_from_field(x, j);
 		if (status < 200 || status > 299)
 			snprintf(j->error, sizeof(j->error), "http status %ld", status);
 		return;

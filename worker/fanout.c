@@ -38,11 +38,11 @@ fanout_run(PGconn *conn, const conf *c, int batch, fanout_result *res)
 				  " where state = 'pending' order by id limit $1::integer"
 				  " for update skip locked";
 	static const char ins[] = "select hookinbox.fan_out($1::bigint[], $2::bigint[], $3::text[],"
-				  " $4::text[], $5::boolean[], $6::integer[])";
-	db_array ids, a_inbox, a_route, a_mode, a_ordered, a_max;
+				  " $4::text[], $5::boolean[], $6::boolean[], $7::integer[])";
+	db_array ids, a_inbox, a_route, a_mode, a_ordered, a_seq, a_max;
 	PGresult *r = NULL;
 	char nbuf[16];
-	const char *p[6];
+	const char *p[7];
 	int rc = -1, in_tx = 0;
 
 	*res = (fanout_result){0, 0, 0};
@@ -51,6 +51,7 @@ fanout_run(PGconn *conn, const conf *c, int batch, fanout_result *res)
 	db_array_init(&a_route);
 	db_array_init(&a_mode);
 	db_array_init(&a_ordered);
+	db_array_init(&a_seq);
 	db_array_init(&a_max);
 
 	if (db_command(conn, "begin", "fan-out") != 0)
@@ -85,6 +86,7 @@ fanout_run(PGconn *conn, const conf *c, int batch, fanout_result *res)
 			db_array_add(&a_mode,
 				     rt->key == ROUTE_KEY_OBJECT_TYPE ? "object-type" : "event");
 			db_array_add(&a_ordered, rt->order == ROUTE_ORDER_OBJECT ? "t" : "f");
+			db_array_add(&a_seq, rt->order == ROUTE_ORDER_SEQUENCE ? "t" : "f");
 			db_array_addf_int(&a_max, rt->max_attempts);
 		}
 		if (!routed)
@@ -96,8 +98,9 @@ fanout_run(PGconn *conn, const conf *c, int batch, fanout_result *res)
 	p[2] = db_array_get(&a_route);
 	p[3] = db_array_get(&a_mode);
 	p[4] = db_array_get(&a_ordered);
-	p[5] = db_array_get(&a_max);
-	r = db_exec(conn, ins, 6, p);
+	p[5] = db_array_get(&a_seq);
+	p[6] = db_array_get(&a_max);
+	r = db_exec(conn, ins, 7, p);
 	if (db_check(conn, r, PGRES_TUPLES_OK, "fan-out: insert actions") != 0 || PQntuples(r) != 1)
 		goto out;
 	res->actions = strtol(PQgetvalue(r, 0, 0), NULL, 10);
@@ -117,6 +120,7 @@ out:
 	db_array_release(&a_route);
 	db_array_release(&a_mode);
 	db_array_release(&a_ordered);
+	db_array_release(&a_seq);
 	db_array_release(&a_max);
 	return rc;
 }

@@ -39,7 +39,7 @@
 #include "xalloc.h"
 
 #define METRICS_EVERY_MS 15000	/* --loop: the metrics file is rewritten this often */
-#define SCHEMA_MIGRATION 6	/* the newest migration this worker needs */
+#define SCHEMA_MIGRATION 8	/* the newest migration this worker needs */
 #define RECONNECT_FIRST_MS 1000 /* --loop: first wait before reconnecting, doubling */
 #define RECONNECT_MAX_MS 30000
 
@@ -770,7 +770,7 @@ sweep(worker *w)
 			int want = (w->claim_ahead + 1) * w->concurrency -
 				   (int)(inflight + w->n_claimed);
 			long room;
-			claim_counts cc = {0, 0, 0};
+			claim_counts cc = {0, 0, 0, 0};
 			int64_t t0 = clock_mono_us();
 			int crc = 0;
 
@@ -801,8 +801,9 @@ sweep(worker *w)
 				 * again when a call ends: not idle while any is out)
 				 */
 				bool filled =
-					want > 0 && (cc.claimed + cc.stale + cc.parked >= want ||
-						     route_filled(w));
+					want > 0 &&
+					(cc.claimed + cc.stale + cc.parked + cc.review >= want ||
+					 route_filled(w));
 
 				/*
 				 * Idle: nothing more is due.  A route at its cap may
@@ -832,6 +833,7 @@ sweep(worker *w)
 			flush(w);
 			last_flush = now;
 			next_claim = now;
+			claim_idle = false; /* what was recorded may make more due (order) */
 			if (w->db_failed || refused(w))
 				break;
 			pump(w, 0);

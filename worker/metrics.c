@@ -221,7 +221,8 @@ write_counters(FILE *f, const metrics *m)
 static void
 write_queue(FILE *f, const queue_snapshot *q)
 {
-	static const char *const states[] = {"pending", "retrying", "in_flight", "parked"};
+	static const char *const states[] = {"pending", "retrying", "in_flight", "parked",
+					     "review"};
 	const char *which;
 	double age;
 
@@ -238,10 +239,11 @@ write_queue(FILE *f, const queue_snapshot *q)
 
 	header(f, "hookinbox_actions", "gauge",
 	       "Open actions by route and state: pending (all), retrying (pending with "
-	       "attempts > 0), in_flight (pending under a lease), parked.");
+	       "attempts > 0), in_flight (pending under a lease), parked, review (an ordered "
+	       "route could not place it: sql/order-review.sql).");
 	for (size_t i = 0; i < q->n_rt; i++) {
 		const queue_route *r = &q->rt[i];
-		const long v[] = {r->pending, r->retrying, r->in_flight, r->parked};
+		const long v[] = {r->pending, r->retrying, r->in_flight, r->parked, r->review};
 
 		for (size_t s = 0; s < sizeof(states) / sizeof(states[0]); s++)
 			series_l(f, "hookinbox_actions", "route", r->name, "state", states[s],

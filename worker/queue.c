@@ -26,18 +26,21 @@ static const char endpoint_sql[] =
 
 static const char route_sql[] =
 	"select route, sum(pending)::bigint, sum(retrying)::bigint, sum(in_flight)::bigint,"
-	"       sum(parked)::bigint, max(oldest_pending), max(oldest_parked)"
+	"       sum(parked)::bigint, max(oldest_pending), max(oldest_parked), sum(review)::bigint"
 	"  from (select route, count(*) as pending,"
 	"               count(*) filter (where attempts > 0) as retrying,"
 	"               count(*) filter (where lease_until > now()) as in_flight,"
 	"               0 as parked,"
 	"               extract(epoch from now() - min(created_at))::float8 as oldest_pending,"
-	"               null::float8 as oldest_parked"
+	"               null::float8 as oldest_parked, 0 as review"
 	"          from hookinbox.action where state = 'pending' group by route"
 	"        union all"
 	"        select route, 0, 0, 0, count(*), null,"
-	"               extract(epoch from now() - min(updated_at))::float8"
-	"          from hookinbox.action where state = 'parked' group by route) s"
+	"               extract(epoch from now() - min(updated_at))::float8, 0"
+	"          from hookinbox.action where state = 'parked' group by route"
+	"        union all"
+	"        select route, 0, 0, 0, 0, null, null, count(*)"
+	"          from hookinbox.action where state = 'review' group by route) s"
 	" group by route order by route";
 
 /* one row per (endpoint, reason) and hour: a small table */
@@ -82,7 +85,7 @@ queue_snapshot_take(PGconn *conn, queue_snapshot *q)
 	PQclear(r);
 
 	r = PQexec(conn, route_sql);
-	if (db_check(conn, r, PGRES_TUPLES_OK, "queue: routes") != 0 || PQnfields(r) != 7)
+	if (db_check(conn, r, PGRES_TUPLES_OK, "queue: routes") != 0 || PQnfields(r) != 8)
 		goto out;
 	n = PQntuples(r);
 	q->rt = xcalloc((size_t)n + 1, sizeof(*q->rt));
@@ -94,6 +97,7 @@ queue_snapshot_take(PGconn *conn, queue_snapshot *q)
 		q->rt[i].parked = get_long(r, i, 4);
 		q->rt[i].oldest_pending_s = opt_double(r, i, 5);
 		q->rt[i].oldest_parked_s = opt_double(r, i, 6);
+		q->rt[i].review = get_long(r, i, 7);
 	}
 	PQclear(r);
 

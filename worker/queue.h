@@ -36,6 +36,7 @@ typedef struct queue_route {
 	long retrying;	/* pending with attempts > 0 */
 	long in_flight; /* pending under an unexpired lease */
 	long parked;
+	long review;		 /* held: an ordered route could not place it */
 	double oldest_pending_s; /* since the action was made; -1 when none */
 	double oldest_parked_s;	 /* since it was parked; -1 when none */
 } queue_route;

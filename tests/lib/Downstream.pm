@@ -27,6 +27,8 @@
 # Plans, per path or per key ("key:<Idempotency-Key>"), else the default:
 # a comma-separated list walked once per key (the last item repeats):
 #   200 | 500 | 400 | "429 Retry-After: 3" (a status and optional headers)
+#   "200 body=TEXT"             that status with TEXT as the body (2xx
+#                               answers are otherwise {"ok":true,"seq":N})
 #   "sleep 5" or "sleep 5 201": take that long (the effect happens at once
 #                               when the status is 2xx), then answer
 #   reset                       close the connection without an answer
@@ -240,8 +242,9 @@ sub serve {
 		}
 		my ($status, $extra) = $item =~ /^(\d{3})(?:\s+(.*))?$/ or die "bad plan item \"$item\"\n";
 		my @h = ("X-Request-Id: req-$seq");
-		push @h, $extra if defined $extra && $extra ne '';
 		my $rbody = $status =~ /^2/ ? qq({"ok":true,"seq":$seq}) : qq({"error":"planned $status"});
+		$rbody = $1 if defined $extra && $extra =~ s/^body=(.*)$//;
+		push @h, $extra if defined $extra && $extra ne '';
 		$rec->{status} = $status + 0;
 		$rec->{delay} = $delay;
 		if ($status =~ /^2/) {

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: ISC
-# order = object: never apply an older version after a newer one, never two
-# calls for one object in flight; key = object-type: one action per
-# (object, type).
+# order = object (newest): never apply an older version after a newer one;
+# what it cannot place (no version, equal versions) is held for review;
+# order = sequence: never two calls for one object in flight, across
+# workers; key = object-type: one action per (object, type).
 use strict;
 use warnings;
 use Test::More;
@@ -15,7 +16,7 @@ my $d = Downstream->new(dir => $tmpd, plan => { '/serial' => 'sleep 1' });
 my $t = WorkerHelp::setup(routes => {
 	ord => { endpoint => 'shop', events => 'ord.*', url => $d->url('/ord'), timeout => 2, order => 'object' },
 	serial => { endpoint => 'shop', events => 'serial.*', url => $d->url('/serial'), timeout => 3,
-		order => 'object' },
+		order => 'sequence' },
 	ot => { endpoint => 'shop', events => 'invoice.*', url => $d->url('/ot'), timeout => 2,
 		key => 'object-type' },
 });
@@ -43,25 +44,32 @@ is_deeply([st('b1'), st('b3'), st('b2')], ['done', 'done', 'stale'], '1, 3, then
 like($log, qr/stale=1/, 'the summary counts the stale action');
 is_deeply([grep { /^b/ } sent('/ord')], ['b1', 'b3'], '1, 3, then 2: 2 never sent');
 
-# ---- events without a version or object are not held back
+# ---- an event without a version cannot be ordered: review; without an object it is not ordered
 WorkerHelp::accept($t, event_id => 'c_nov', type => 'ord.updated', object_id => 'obj_B');
 WorkerHelp::accept($t, event_id => 'c_noobj', type => 'ord.updated', version => 1);
 WorkerHelp::drain($t);
-is_deeply([st('c_nov'), st('c_noobj')], ['done', 'done'], 'no version or no object: delivered');
+is_deeply([st('c_nov'), st('c_noobj')], ['review', 'done'], 'no version: review; no object: delivered');
+
+# ---- equal versions cannot be ordered either: both held, neither sent
+WorkerHelp::accept($t, event_id => "q$_", type => 'ord.updated', object_id => 'obj_Q', version => 5) for 1, 2;
+WorkerHelp::drain($t);
+is_deeply([st('q1'), st('q2')], ['review', 'review'], 'equal versions: both held for review');
+is_deeply([grep { /^q/ } sent('/ord')], [], 'equal versions: neither sent');
 
 # ---- one object never in flight twice, even across workers
-WorkerHelp::accept($t, event_id => "s$_", type => "serial.t$_", object_id => 'obj_S', version => 7)
+WorkerHelp::accept($t, event_id => "s$_", type => "serial.t$_", object_id => 'obj_S', version => 6 + $_)
 	for 1 .. 3;
 my @p = map { [WorkerHelp::worker_bg($t, '--loop', '--max-runtime', '6')] } 1 .. 3;
 waitpid $_->[0], 0 for @p;
 WorkerHelp::drain($t);
 my @s = sort { $a->{t} <=> $b->{t} } grep { $_->{path} eq '/serial' } $d->requests;
-is(scalar @s, 3, 'three equal-version events of one object all sent');
+is(scalar @s, 3, 'order = sequence: three versions of one object all sent');
 my $overlap = 0;
 for my $i (1 .. $#s) {
 	$overlap++ if $s[$i]{t} - $s[ $i - 1 ]{t} < 0.95;   # each call takes 1 s
 }
 is($overlap, 0, 'never two calls for one object in flight at once');
+is_deeply([map { $_->{event_id} } @s], [qw(s1 s2 s3)], 'and in version order');
 
 # ---- key = object-type: two provider events for one business event, one action
 WorkerHelp::accept($t, event_id => 'evt_o1', type => 'invoice.paid', object_id => 'in_9');

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: ISC
 # Route keys at load: order needs event versions (refused on an endpoint
 # whose provider sends none, unless provider = hmac has version_field);
-# order = newest is the name of today's behaviour; the limits' ranges; the
+# order = newest is the name of today's behaviour, order = sequence needs
+# versions too; response_ref_field is a dotted path; the limits' ranges; the
 # sample configuration's fulfilment route does not drop events by order.
 use strict;
 use warnings;
@@ -47,7 +48,7 @@ for my $o (qw(newest object none)) {
 ($rc, $out) = load('provider = github', 'order = none');
 isnt($rc, 78, 'order = none on github: accepted') or diag $out;
 ($rc, $out) = load('provider = stripe', 'order = sequence-of-sorts');
-like($out, qr/order must be none or newest/, 'an unknown order is refused');
+like($out, qr/order must be none, newest or sequence, not "sequence-of-sorts"/, 'an unknown order is refused');
 
 for my $bad ('concurrency = 0', 'concurrency = 1001', 'rate = -1', 'rate = 1.5x', 'breaker_failures = -1',
 	'breaker_cooldown = 0') {
@@ -69,6 +70,21 @@ isnt($rc, 78, 'reconcile_url with {key}: accepted') or diag $out;
 like($out, qr/response_ref_header must be a header name/, 'response_ref_header not a header name: refused');
 ($rc, $out) = load('provider = stripe', 'response_ref_header = X-Order-Id');
 isnt($rc, 78, 'response_ref_header = X-Order-Id: accepted') or diag $out;
+# order = sequence: versions needed as for newest; response_ref_field a dotted path
+($rc, $out) = load('provider = github', 'order = sequence');
+is($rc, 78, 'order = sequence on a github endpoint: refused');
+like($out, qr/order needs event versions.*"ep" \(github\)/, 'sequence: says why');
+($rc, $out) = load('provider = stripe', 'order = sequence');
+isnt($rc, 78, 'order = sequence on stripe: accepted') or diag $out;
+($rc, $out) = load('provider = stripe', 'order = oldest');
+like($out, qr/order must be none, newest or sequence, not "oldest"/, 'an unknown order: refused');
+for my $bad ('data..id', '.id', 'id.', 'data id', 'a[0]') {
+	($rc, $out) = load('provider = stripe', "response_ref_field = $bad");
+	is($rc, 78, "response_ref_field = $bad: refused");
+	like($out, qr/response_ref_field must be a dotted path/, "response_ref_field = $bad: says why");
+}
+($rc, $out) = load('provider = stripe', 'response_ref_field = data.order_id');
+isnt($rc, 78, 'response_ref_field = data.order_id: accepted') or diag $out;
 open my $fh, '>', "$dir/h.conf" or die $!;
 print $fh "[database]\nconninfo = host=/nonexistent dbname=none connect_timeout=1\n"
 	. "[endpoint ep]\nprovider = stripe\nsecret_file = $dir/secret\n"

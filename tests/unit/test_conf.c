@@ -193,10 +193,13 @@ dump(const conf *c, char *buf, size_t len)
 		put(buf, len, "route.timeout=%d\nroute.max_attempts=%d\n", r->timeout,
 		    r->max_attempts);
 		put(buf, len, "route.order=%s\nroute.key=%s\n",
-		    r->order == ROUTE_ORDER_NONE ? "none" : "newest",
+		    r->order == ROUTE_ORDER_NONE     ? "none"
+		    : r->order == ROUTE_ORDER_OBJECT ? "newest"
+						     : "sequence",
 		    r->key == ROUTE_KEY_EVENT ? "event" : "object-type");
 		put(buf, len, "route.response_ref_header=%s\nroute.reconcile_url=%s\n",
 		    str(r->response_ref_header), str(r->reconcile_url));
+		put(buf, len, "route.response_ref_field=%s\n", str(r->response_ref_field));
 		put(buf, len, "route.concurrency=%d\nroute.rate=%g\n", r->concurrency, r->rate);
 		put(buf, len, "route.breaker_failures=%d\nroute.breaker_cooldown=%d\n",
 		    r->breaker_failures, r->breaker_cooldown);
@@ -400,13 +403,22 @@ static const key_case key_cases[] = {
 	GOOD("route r", "order", "none", "route.order=none"),
 	GOOD("route r", "order", "newest", "route.order=newest"),
 	GOOD("route r", "order", "object", "route.order=newest"), /* the older name */
-	BAD("route r", "order", "oldest", "order must be none or newest, not \"oldest\""),
+	GOOD("route r", "order", "sequence", "route.order=sequence"),
+	BAD("route r", "order", "oldest", "order must be none, newest or sequence, not \"oldest\""),
 	GOOD("route r", "key", "event", "route.key=event"),
 	GOOD("route r", "key", "object-type", "route.key=object-type"),
 	BAD("route r", "key", "object", "key must be event or object-type, not \"object\""),
 	GOOD("route r", "response_ref_header", "X-Ref_1", "route.response_ref_header=X-Ref_1"),
 	BAD("route r", "response_ref_header", "X Ref",
 	    "response_ref_header must be a header name (letters, digits, '-', '_')"),
+	GOOD("route r", "response_ref_field", "data.order_id",
+	     "route.response_ref_field=data.order_id"),
+	BAD("route r", "response_ref_field", "data..id",
+	    "response_ref_field must be a dotted path of JSON keys (letters, digits, '_', '-'), "
+	    "such as data.id"),
+	BAD("route r", "response_ref_field", "id.",
+	    "response_ref_field must be a dotted path of JSON keys (letters, digits, '_', '-'), "
+	    "such as data.id"),
 	GOOD("route r", "reconcile_url", "https://example.com/status/{key}",
 	     "route.reconcile_url=https://example.com/status/{key}"),
 	BAD("route r", "reconcile_url", "https://example.com/status",
@@ -484,6 +496,7 @@ static const char *const defaults[] = {
 	"route.key=event",
 	"route.response_ref_header=(unset)", /* the worker keeps X-Request-Id */
 	"route.reconcile_url=(unset)",
+	"route.response_ref_field=(unset)",
 	"route.concurrency=0", /* unset: a share of the worker's (worker/gate.c) */
 	"route.rate=0",
 	"route.breaker_failures=5",
