@@ -39,6 +39,21 @@
 #include "xalloc.h"
 
 #define METRICS_EVERY_MS 15000	/* --loop: the metrics file is rewritten this often */
+/* --loop: the routes are compared with other workers' this often, so that a
+ * worker that runs for weeks still hears of a host with other routes */
+#define ROUTES_CHECK_EVERY_MS 300000
+#ifdef HOOKINBOX_TEST
+/* tests shorten it (HOOKINBOX_ROUTES_CHECK_MS) */
+static int64_t
+routes_check_every_ms(void)
+{
+	const char *v = getenv("HOOKINBOX_ROUTES_CHECK_MS");
+
+	return v != NULL ? strtoll(v, NULL, 10) : ROUTES_CHECK_EVERY_MS;
+}
+#else
+#define routes_check_every_ms() ROUTES_CHECK_EVERY_MS
+#endif
 #define SCHEMA_MIGRATION 8	/* the newest migration this worker needs */
 #define RECONNECT_FIRST_MS 1000 /* --loop: first wait before reconnecting, doubling */
 #define RECONNECT_MAX_MS 30000
@@ -69,7 +84,7 @@ typedef struct worker {
 	bool in_db;	/* inside db_exec: the connection is busy */
 	bool pumping;	/* inside pump: w->done and w->claimed are being walked */
 	bool db_failed; /* the connection is gone */
-	int64_t started_wall, started_ms, last_metrics_ms;
+	int64_t started_wall, started_ms, last_metrics_ms, last_routes_check_ms;
 } worker;
 
 static int64_t
@@ -647,6 +662,7 @@ connected(worker *w)
 		w->db_failed = !refused(w);
 		return -1;
 	}
+	w->last_routes_check_ms = now_ms();
 	return 0;
 }
 
@@ -687,6 +703,7 @@ reload(worker *w)
 		w->dl = deliver_new(w->concurrency);
 	}
 	log_kv("reload", "config", conf_path(w->ctl->c), LOG_END);
+	w->last_routes_check_ms = now_ms();
 	if ((claim_unserved(w->conn, w->ctl->c) != 0 ||
 	     claim_routes_check(w->conn, w->ctl->c) != 0) &&
 	    db_lost(w->conn))
@@ -701,6 +718,11 @@ idle(worker *w)
 
 	if (ctl->reload_requested != NULL && ctl->reload_requested(ctl->arg))
 		reload(w);
+	else if (now_ms() - w->last_routes_check_ms >= routes_check_every_ms()) {
+		w->last_routes_check_ms = now_ms();
+		if (claim_routes_check(w->conn, ctl->c) != 0 && db_lost(w->conn))
+			w->db_failed = true;
+	}
 	for (int i = 0; i < 10 && !stop_requested(w); i++)
 		sleep_ms(100);
 }

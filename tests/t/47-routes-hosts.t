@@ -96,4 +96,32 @@ is(scalar(grep { ($eff{$_} // 0) == 1 } @keys), 7, 'every event: exactly one eff
 is(scalar($d->requests), 7, 'no event of route a was sent again');
 is($t->sql("select count(*) from hookinbox.inbox where state <> 'dispatched'"), 0, 'nothing left unrouted');
 
+# A worker in --loop runs for weeks: it compares its routes again every few
+# minutes (shortened here), so a host with other routes started after it is
+# still reported, without a reconnect or a reload
+{
+	my $log = $t->dir . '/loop-a.log';
+	my $pid = fork // die "fork: $!";
+	if ($pid == 0) {
+		$ENV{HOOKINBOX_ROUTES_CHECK_MS} = 1000;
+		open STDERR, '>', $log or die $!;
+		open STDOUT, '>&', \*STDERR or die $!;
+		exec(WorkerHelp::bin(), '-c', $conf_a, '--loop') or POSIX::_exit(127);
+	}
+	my $count = sub { scalar(() = HookTest::slurp($log) =~ /event=routes-differ/g) };
+	# at its start it hears of B's runs above (since A's last run), once
+	for (1 .. 100) { last if $count->() >= 1; select(undef, undef, undef, 0.1) }
+	sleep 3; # three more checks: B has not run since, nothing more to say
+	is($count->(), 1, 'A in --loop, quiet: B named once at the start, not again while B does not run')
+		or diag HookTest::slurp($log);
+	($rc, $out) = run($conf_b); # B runs while A loops
+	for (1 .. 100) { last if $count->() >= 2; select(undef, undef, undef, 0.1) }
+	my $seen = HookTest::slurp($log);
+	kill 'TERM', $pid;
+	waitpid $pid, 0;
+	is($count->(), 2, "A in --loop: B's new run is reported by the next check, without a reload")
+		or diag $seen;
+	like($seen, qr/level=warning event=routes-differ [^\n]*other=\Q$fp_b\E/, "the warning names B's routes");
+}
+
 done_testing;
