@@ -38,7 +38,7 @@
 #include "sqlfn.h"
 #include "xalloc.h"
 
-#define METRICS_EVERY_MS 15000	/* --loop: the metrics file is rewritten this often */
+#define METRICS_EVERY_MS 15000 /* --loop: the metrics file is rewritten this often */
 /* --loop: the routes are compared with other workers' this often, so that a
  * worker that runs for weeks still hears of a host with other routes */
 #define ROUTES_CHECK_EVERY_MS 300000
