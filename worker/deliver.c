@@ -105,20 +105,6 @@ deliver_inflight(const deliver *d)
 	return d->inflight;
 }
 
-/* printable ASCII only, at most max bytes: safe in a header or a log line */
-static void
-sanitize(char *dst, size_t cap, const char *src, size_t len)
-{
-	size_t o = 0;
-
-	for (size_t i = 0; i < len && o + 1 < cap; i++) {
-		unsigned char ch = (unsigned char)src[i];
-
-		dst[o++] = (ch >= 0x20 && ch < 0x7f) ? (char)ch : '?';
-	}
-	dst[o] = '\0';
-}
-
 static size_t
 on_body(char *ptr, size_t size, size_t nmemb, void *arg)
 {
@@ -154,7 +140,7 @@ on_header(char *ptr, size_t size, size_t nitems, void *arg)
 			v++, len--;
 		while (len > 0 && (v[len - 1] == '\r' || v[len - 1] == '\n' || v[len - 1] == ' '))
 			len--;
-		sanitize(x->request_id, sizeof(x->request_id), v, len);
+		respref_printable(x->request_id, sizeof(x->request_id), v, len);
 	}
 	return n;
 }
@@ -166,7 +152,7 @@ add_header(struct curl_slist *list, const char *name, const char *value)
 	char *line;
 	struct curl_slist *l;
 
-	sanitize(clean, sizeof(clean), value, strlen(value));
+	respref_printable(clean, sizeof(clean), value, strlen(value));
 	line = xasprintf("%s: %s", name, clean);
 	l = curl_slist_append(list, line);
 	free(line);
@@ -368,7 +354,7 @@ finish(xfer *x, CURLcode rc)
 		else if (x->request_id[0])
 			snprintf(j->ref, sizeof(j->ref), "x-request-id: %.180s", x->request_id);
 		else
-			sanitize(j->ref, sizeof(j->ref), x->body, x->body_len);
+			respref_printable(j->ref, sizeof(j->ref), x->body, x->body_len);
 		if (x->json != NULL && status >= 200 && status <= 299)
 			ref_from_field(x, j);
 		if (status < 200 || status > 299)

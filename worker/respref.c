@@ -10,9 +10,8 @@
 
 #define RESPREF_DEPTH 32
 
-/* printable ASCII only: the reference reaches log lines and psql output */
-static void
-copy_printable(char *out, size_t cap, const char *s, size_t len)
+void
+respref_printable(char *out, size_t cap, const char *s, size_t len)
 {
 	size_t o = 0;
 
@@ -47,7 +46,7 @@ respref_from_json(const char *body, size_t len, bool truncated, const char *path
 		return -1;
 	}
 	if (v.type == JSCAN_NUMBER) {
-		copy_printable(out, cap, v.p, v.len);
+		respref_printable(out, cap, v.p, v.len);
 		return 0;
 	}
 	if (v.type != JSCAN_STRING || jscan_string(&v, &text, &text_len) != 0 || text_len == 0) {
@@ -55,7 +54,7 @@ respref_from_json(const char *body, size_t len, bool truncated, const char *path
 		*why = "field is not a string or number";
 		return -1;
 	}
-	copy_printable(out, cap, text, text_len);
+	respref_printable(out, cap, text, text_len);
 	free(text);
 	return 0;
 }

@@ -25,4 +25,12 @@
 int respref_from_json(const char *body, size_t len, bool truncated, const char *path, char *out,
 		      size_t cap, const char **why);
 
+/*
+ * src[0..len) as printable ASCII (other bytes become '?'), at most cap - 1
+ * bytes, in out: safe in a header, a log line or psql's output.  Every
+ * reference the worker keeps (header, JSON field, start of the answer)
+ * goes through it.
+ */
+void respref_printable(char *out, size_t cap, const char *src, size_t len);
+
 #endif

@@ -60,5 +60,12 @@ main(void)
 			   0 &&
 		   strcmp(small, "abc") == 0,
 	   "cut to the room given");
+	respref_printable(out, sizeof(out), "req\r\nX-Evil: 1\x7f\xc3\xa9", 17);
+	ok(strcmp(out, "req??X-Evil: 1???") == 0, "control and non-ASCII bytes become '?': %s",
+	   out);
+	respref_printable(small, sizeof(small), "abcdef", 6);
+	ok(strcmp(small, "abc") == 0, "a header value is cut to the room given");
+	respref_printable(small, sizeof(small), "", 0);
+	ok(small[0] == '\0', "nothing gives an empty string");
 	return done_testing();
 }
