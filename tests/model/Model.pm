@@ -84,6 +84,10 @@ sub new {
 		offset => 0,	# the clock moved forward by this many seconds
 		counts => {}, checked => {},
 		drain_replayed => {},
+		closed => {},	# actions dismissed or resolved: id => { how, state, key, route, t }
+		old_keys => {},	# idempotency keys replaced by resend.sql -v new_key=1
+		released => {}, review_dismissed => {},	# held rows decided in review
+		paused => {}, pauses => [],	# routes paused now (route => since), pauses over
 		# how long a worker waits for a call at least (the shortest route
 		# timeout of its configurations): a call is surely in flight no longer
 		call_timeout => $ROUTE_TIMEOUT,
@@ -385,6 +389,7 @@ sub drain {
 	}
 	$self->{ds}->plan($_, '200') for qw(/ord /ev);
 	$self->sql('update model_app.ctl set fail = false');
+	Model::Ops::resume_route($self, $_) for sort keys %{ $self->{paused} };
 	for my $round (1 .. 20) {
 		my @r = @{ $self->{retry} };
 		last unless @r;

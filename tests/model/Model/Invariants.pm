@@ -44,6 +44,7 @@ sub table {
 		{ n => 9, name => 'every signed delivery is stored in the end', check => \&signed_is_stored },
 		{ n => 10, name => 'a looping worker outlives a database restart', cheap => 1, check => \&loop_survives,
 			when => sub { $_[0]->defect('loop-exits-on-restart') } },
+		{ n => 11, name => 'the operator\'s decisions hold', cheap => 1, check => \&decisions_hold },
 	);
 }
 
@@ -229,7 +230,7 @@ sub keys_match_downstream {
 		next unless defined $r->{key};
 		push @{ $by_key{ $r->{key} } }, $r;
 		$ok{ $r->{key} }++ if $r->{status} >= 200 && $r->{status} <= 299;
-		if (!$act{ $r->{key} } && !defined $m->{purged_keys}{ $r->{key} }) {
+		if (!$act{ $r->{key} } && !defined $m->{purged_keys}{ $r->{key} } && !$m->{old_keys}{ $r->{key} }) {
 			push @v, "the downstream was called with key $r->{key}, unknown to the database";
 		}
 	}
@@ -399,6 +400,68 @@ sub signed_is_stored {
 		push @v, "event $e->{L} ($e->{ep} $e->{type}) was never stored" unless $stored{ $e->{L} };
 	}
 	push @v, scalar(@{ $m->{retry} }) . ' deliveries still unanswered after the retries' if @{ $m->{retry} };
+	return @v;
+}
+
+# 11. The operator's decisions hold (sql/dismiss.sql, resolve.sql,
+# review.sql, route.sql; Model/Ops.pm): a dismissed or resolved action
+# stays so (until purged) and is never claimed, called or applied again;
+# a delivery dismissed in review never gets an action; no action of a
+# paused route is claimed (uses an attempt) while it is paused, but for a
+# claim statement that began before the pause committed (1 s of slack).
+sub decisions_hold {
+	my ($m) = @_;
+	my @v;
+	my %claims;
+	for my $c (rows($m, q{select c.action_id, extract(epoch from c.real_at), a.route
+		from model.claim c left join hookinbox.action a on a.id = c.action_id})) {
+		push @{ $claims{ $c->[0] } }, $c;
+	}
+	my @req = $m->ds->requests;
+	my %state = map { $_->[0] => $_->[1] } rows($m, 'select id, state from hookinbox.action');
+	for my $id (sort { $a <=> $b } keys %{ $m->{closed} // {} }) {
+		my $c = $m->{closed}{$id};
+		if (!defined $state{$id}) {
+			push @v, "$c->{how}d action $id is gone but was not purged" unless defined $m->{purged_keys}{ $c->{key} };
+			next;
+		}
+		push @v, "$c->{how}d action $id is $state{$id}" if $state{$id} ne $c->{state};
+		for my $cl (grep { $_->[1] > $c->{t} } @{ $claims{$id} // [] }) {
+			push @v, sprintf('%sd action %d was claimed %.2f s after it', $c->{how}, $id, $cl->[1] - $c->{t});
+		}
+		for my $r (grep { ($_->{key} // '') eq $c->{key} && $_->{t} > $c->{t} + $SLACK } @req) {
+			push @v, sprintf('%sd action %d was called (attempt %s) %.2f s after it', $c->{how}, $id,
+				$r->{attempt} // '?', $r->{t} - $c->{t});
+		}
+		if ($c->{route} eq 'app') {
+			my $n = $m->sql('select count(*) from model_app.effect where idem_key = ' . sqlq($c->{key})
+				. " and extract(epoch from at) > $c->{t}");
+			push @v, "$c->{how}d action $id was applied by the handler $n times after it" if $n;
+		}
+	}
+	my @dis = sort { $a <=> $b } keys %{ $m->{review_dismissed} // {} };
+	if (@dis) {
+		my %row = map { $_->[0] => $_ } rows($m, 'select i.id, i.state, count(a.id) from hookinbox.inbox i '
+			. 'left join hookinbox.action a on a.inbox_id = i.id where i.id in (' . join(',', @dis) . ') group by 1, 2');
+		for my $id (@dis) {
+			my $r = $row{$id};
+			if (!$r) {
+				push @v, "held row $id, dismissed in review, is gone but was not purged" unless defined $m->{purged}{$id};
+				next;
+			}
+			push @v, "held row $id, dismissed in review, is $r->[1]" if $r->[1] ne 'dismissed';
+			push @v, "held row $id, dismissed in review, has $r->[2] actions" if $r->[2];
+		}
+	}
+	my @pauses = @{ $m->{pauses} // [] };
+	push @pauses, map { [$_, $m->{paused}{$_}, 9e9] } sort keys %{ $m->{paused} // {} };
+	for my $p (@pauses) {
+		my ($route, $t0, $t1) = @$p;
+		for my $c (grep { defined $_->[2] && $_->[2] eq $route } map { @$_ } values %claims) {
+			push @v, sprintf('action %d of route %s was claimed %.2f s into a pause', $c->[0], $route, $c->[1] - $t0)
+				if $c->[1] > $t0 + 1 && $c->[1] < $t1;
+		}
+	}
 	return @v;
 }
 
