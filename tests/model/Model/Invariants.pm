@@ -238,8 +238,9 @@ sub keys_match_downstream {
 		my ($key, $state, $route, $id, $error) = @$a;
 		push @v, "action $id ($route) is done but the downstream never answered its key 2xx"
 			if $state eq 'done' && !$ok{$key};
-		push @v, "action $id ($route) is $state ($error) but the downstream applied it; " . history($m, $key, $by_key{$key})
-			if $state ne 'done' && $state ne 'stale' && $ok{$key};
+		next unless $state ne 'done' && $state ne 'stale' && $ok{$key};
+		next if $state eq 'parked' && applied_late($by_key{$key});
+		push @v, "action $id ($route) is $state ($error) but the downstream applied it; " . history($m, $key, $by_key{$key});
 	}
 	my $timeout = $m->{call_timeout};
 	for my $key (sort keys %by_key) {
@@ -276,6 +277,35 @@ sub keys_match_downstream {
 	}
 	push @v, "$dup keys had more than one effect" if $dup;
 	return @v;
+}
+
+# Whether the 2xx that applied a key came from an abandoned request: an
+# earlier attempt's, which the worker gave up on at its timeout (outcome
+# unknown) and the downstream handled only after it had answered a later
+# attempt with a 4xx.  This is what seed 2 found beside the whole suite
+# (invariant 4: actions of route ev, plan 422 then 200, parked although
+# applied): the downstream server is one process; stalled longer than the
+# route's timeout and the first backoff (a loaded machine), it finds both
+# requests waiting at once and handles them in no set order (Perl's hash
+# order over its connections), so attempt 2 may get the plan's 422 and
+# attempt 1, from a connection already closed, the 200 and the effect.  A
+# real downstream with concurrent handlers or a queue in front does the
+# same.  The worker parks on a 4xx it got, and cannot know better: the
+# earlier attempt's outcome was unknown, which is what reconcile_url is for
+# (no route here has one); the operator's replay sends the same key and
+# gets the stored 2xx.  So the model, not the product, was wrong to call
+# it a violation.  Reproduced on its own by SIGSTOPping the downstream for
+# 5 s under a --loop worker (route timeout 2 s): 4 of 6 events.
+sub applied_late {
+	my ($calls) = @_;
+	my @c = @{ $calls // [] };
+	for my $ok (grep { $_->{status} >= 200 && $_->{status} <= 299 && !$_->{replay} } @c) {
+		# a 4xx that parks (not 408, 409, 425, 429: those are retried)
+		return 1 if grep { my $st = $_->{status}; $st >= 400 && $st <= 499
+			&& !grep({ $st == $_ } 408, 409, 425, 429) && $_->{seq} < $ok->{seq}
+			&& ($_->{attempt} // 0) > ($ok->{attempt} // 0) } @c;
+	}
+	return 0;
 }
 
 # An immediate stop of PostgreSQL between a call and a later one may have
