@@ -31,6 +31,8 @@ our @ACTION_FINISHED = qw(done stale dismissed resolved);
 # (docs/providers.md): a purge.sql below it lets a redelivery be stored again
 our %REPLAY_HORIZON_DAYS = (st => 3, gh => 3, ac => 3, sh => 2, tw => 1);
 
+# n: invariants 1-8 are issue 14's, with its numbers (each function below
+# starts with its number); 9-11 are the harness's own.
 sub table {
 	return (
 		{ n => 1, name => 'one row per accepted event', cheap => 1, check => \&one_row_per_event },
