@@ -57,12 +57,12 @@ sub AUDIT_SQL {
 	return q{
 		create schema model;
 		create table model.claim (action_id bigint, idem_key text, attempts int, token uuid,
-			real_at timestamptz, real_until timestamptz);
+			real_at timestamptz, real_until timestamptz, stmt_at timestamptz);
 		create function model.audit_claim() returns trigger language plpgsql security definer
 		set search_path = pg_catalog as $$
 		begin
 			insert into model.claim values (new.id, new.idem_key, new.attempts, new.lease_token,
-				clock_timestamp(), new.lease_until);
+				clock_timestamp(), new.lease_until, statement_timestamp());
 			return null;
 		end $$;
 		create trigger model_audit_claim after update on hookinbox.action for each row
@@ -438,15 +438,17 @@ sub signed_is_stored {
 # 11. The operator's decisions hold (sql/dismiss.sql, resolve.sql,
 # review.sql, route.sql; Model/Ops.pm): a dismissed or resolved action
 # stays so (until purged) and is never claimed, called or applied again;
-# a delivery dismissed in review never gets an action; no action of a
-# paused route is claimed (uses an attempt) while it is paused, but for a
-# claim statement that began before the pause committed (1 s of slack).
+# a delivery dismissed in review never gets an action; no claim statement
+# that began after a route's pause committed claims (uses an attempt of)
+# an action of that route before it is resumed.  A statement that began
+# before may still claim: it read the routes first and then waited (for a
+# table lock, say); nothing orders a pause with a claim in flight.
 sub decisions_hold {
 	my ($m) = @_;
 	my @v;
 	my %claims;
-	for my $c (rows($m, q{select c.action_id, extract(epoch from c.real_at), a.route
-		from model.claim c left join hookinbox.action a on a.id = c.action_id})) {
+	for my $c (rows($m, q{select c.action_id, extract(epoch from c.real_at), a.route,
+		extract(epoch from c.stmt_at) from model.claim c left join hookinbox.action a on a.id = c.action_id})) {
 		push @{ $claims{ $c->[0] } }, $c;
 	}
 	my @req = $m->ds->requests;
@@ -490,8 +492,8 @@ sub decisions_hold {
 	for my $p (@pauses) {
 		my ($route, $t0, $t1) = @$p;
 		for my $c (grep { defined $_->[2] && $_->[2] eq $route } map { @$_ } values %claims) {
-			push @v, sprintf('action %d of route %s was claimed %.2f s into a pause', $c->[0], $route, $c->[1] - $t0)
-				if $c->[1] > $t0 + 1 && $c->[1] < $t1;
+			push @v, sprintf('action %d of route %s was claimed %.2f s into a pause (the claim began %.2f s into it)',
+				$c->[0], $route, $c->[1] - $t0, $c->[3] - $t0) if $c->[3] > $t0 && $c->[1] < $t1;
 		}
 	}
 	return @v;
