@@ -56,15 +56,18 @@ for name in "$@"; do
 		out="$scratch/$name.seed$s.out"
 		if ! HOOKINBOX_TOP="$tree" nice perl -I "$tree/tests/lib" -I "$tree/tests/model" \
 			"$tree/tests/model/run.pl" --seed "$s" --ops "$ops" >"$out" 2>&1; then
-			found=$s
 			invs=$(sed -n 's/^FAILED: invariant \([0-9]*\).*/\1/p' "$out" | sort -un | tr '\n' ' ')
-			[ -n "$invs" ] || invs="(no invariant: $(grep -m1 '^FAILED' "$out" | cut -c1-60))"
+			# no invariant broken: the stack or the model failed, not a finding
+			[ -n "$invs" ] || { found="error at seed $s ($out)"; invs='-'; break; }
+			found=$s
 			break
 		fi
 	done
 	(cd "$tree" && git checkout -q .)
 	secs=$(($(date +%s) - t0))
-	if [ -n "$found" ]; then
+	if [ "${found#error}" != "$found" ]; then
+		printf '%-24s %-22s %s\n' "$name" "$found" "[$secs s]" >>"$table"
+	elif [ -n "$found" ]; then
 		printf '%-24s %-22s %s\n' "$name" "$found ($s)" "$invs[$secs s]" >>"$table"
 		echo "mutants: $name: $(grep -m1 '^FAILED' "$scratch/$name.seed$found.out" | cut -c1-200)"
 	else
