@@ -397,17 +397,22 @@ sub drain {
 		$self->deliver({ %$_, retried => 1 }) for @r;
 		sleep 0.5 if @{ $self->{retry} };
 	}
-	$self->worker_run('w8', {}, '--once');
-	my @parked = split /\n/, $self->sql("select id from hookinbox.action where state = 'parked'");
-	$self->{drain_replayed} = { map { $_ => 1 } @parked };
-	for my $route (sort keys %{ $self->{routes} }) {
-		my ($rc, $out) = $self->{t}->pg->psql_file(HookTest::top() . '/sql/replay.sql',
-			vars => { route => $route, go => 1 });
-		die "replay.sql -v route=$route: exit $rc: $out" if $rc != 0;
-	}
+	# The operator replays what is parked, each action once: also what is
+	# parked only during the drain (an action not yet due at the first run
+	# is parked at its claim when the clock moved past its retry window:
+	# seed 114221).  A replayed action parked again is invariant 3's.
 	my $deadline = time + 120;
 	while (time < $deadline) {
 		$self->worker_run('w8', {}, '--once');
+		my @new = grep { !$self->{drain_replayed}{$_} }
+			split /\n/, $self->sql("select id from hookinbox.action where state = 'parked'");
+		for my $id (@new) {
+			$self->{drain_replayed}{$id} = 1;
+			my ($rc, $out) = $self->{t}->pg->psql_file(HookTest::top() . '/sql/replay.sql',
+				vars => { action_id => $id, go => 1 });
+			die "replay.sql -v action_id=$id: exit $rc: $out" if $rc != 0;
+		}
+		next if @new;
 		my $left = $self->sql("select (select count(*) from hookinbox.action where state = 'pending') "
 			. "+ (select count(*) from hookinbox.inbox where state = 'pending')");
 		last if $left == 0;
