@@ -11,12 +11,14 @@
 #   tests/model/mutants/run.sh                 every mutant
 #   tests/model/mutants/run.sh twilio-raw-bytes purge-deletes-parked
 #   MUTANT_SEEDS=10 MUTANT_OPS=100 make mutants
+#   MUTANT_FIRST=9 MUTANT_SEEDS=16 tests/model/mutants/run.sh ack-before-commit   (seeds 9..24)
 #
 # It tests what is committed (HEAD); the outputs stay in the scratch
 # directory it prints (HOOKINBOX_KEEP=1 keeps the stacks too).
 set -u
 top=$(cd "$(dirname "$0")/../../.." && pwd)
 max=${MUTANT_SEEDS:-10}
+first=${MUTANT_FIRST:-1}
 ops=${MUTANT_OPS:-100}
 dir="$top/tests/model/mutants"
 if [ $# -eq 0 ]; then
@@ -30,7 +32,7 @@ git -C "$top" worktree add --detach "$tree" HEAD >/dev/null 2>&1 || {
 	exit 1
 }
 trap 'git -C "$top" worktree remove --force "$tree" >/dev/null 2>&1; git -C "$top" worktree prune' EXIT
-echo "mutants: scratch $scratch (HEAD $(git -C "$top" rev-parse --short HEAD)), seeds 1..$max, $ops operations each"
+echo "mutants: scratch $scratch (HEAD $(git -C "$top" rev-parse --short HEAD)), seeds $first..$((first + max - 1)), $ops operations each"
 (cd "$tree" && nice make -j2 build-tests >"$scratch/build.log" 2>&1) || {
 	echo "mutants: the unchanged tree does not build (see $scratch/build.log)" >&2
 	exit 1
@@ -50,8 +52,8 @@ for name in "$@"; do
 		(cd "$tree" && git checkout -q .)
 		continue
 	fi
-	found='' invs='' s=0
-	while [ "$s" -lt "$max" ]; do
+	found='' invs='' s=$((first - 1))
+	while [ "$s" -lt $((first + max - 1)) ]; do
 		s=$((s + 1))
 		out="$scratch/$name.seed$s.out"
 		if ! HOOKINBOX_TOP="$tree" nice perl -I "$tree/tests/lib" -I "$tree/tests/model" \
@@ -68,7 +70,7 @@ for name in "$@"; do
 	if [ "${found#error}" != "$found" ]; then
 		printf '%-24s %-22s %s\n' "$name" "$found" "[$secs s]" >>"$table"
 	elif [ -n "$found" ]; then
-		printf '%-24s %-22s %s\n' "$name" "$found ($s)" "$invs[$secs s]" >>"$table"
+		printf '%-24s %-22s %s\n' "$name" "$found ($((s - first + 1)))" "$invs[$secs s]" >>"$table"
 		echo "mutants: $name: $(grep -m1 '^FAILED' "$scratch/$name.seed$found.out" | cut -c1-200)"
 	else
 		printf '%-24s %-22s %s\n' "$name" "not found ($max)" "[$secs s]" >>"$table"
