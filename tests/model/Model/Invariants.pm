@@ -241,7 +241,12 @@ sub keys_match_downstream {
 		push @v, "action $id ($route) is done but the downstream never answered its key 2xx"
 			if $state eq 'done' && !$ok{$key};
 		next unless $state ne 'done' && $state ne 'stale' && $ok{$key};
-		next if $state eq 'parked' && applied_late($by_key{$key});
+		# parked (or then dismissed or resolved by the operator) after a call
+		# whose outcome the worker recorded as unknown (a timeout, the
+		# retry window then exhausted), or after a late abandoned request
+		# (applied_late): the database does not claim it was not applied
+		next if ($state eq 'parked' || $state eq 'dismissed' || $state eq 'resolved')
+			&& ($error =~ /outcome unknown/ || applied_late($by_key{$key}));
 		push @v, "action $id ($route) is $state ($error) but the downstream applied it; " . history($m, $key, $by_key{$key});
 	}
 	my $timeout = $m->{call_timeout};
