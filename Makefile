@@ -155,6 +155,15 @@ soak: all build-tests
 	HOOKINBOX_TOP=$(CURDIR) perl -I tests/lib -I tests/model tests/model/run.pl --soak $(SOAK_SECONDS) --ops $(SOAK_OPS)
 .PHONY: soak
 
+# make mutants: the proof that the model checker catches real bugs
+# (tests/model/mutants/run.sh): each mutant patch in a scratch worktree of
+# HEAD under /tmp, seeds 1..MUTANT_SEEDS until the checker fails, a table
+MUTANT_SEEDS ?= 10
+MUTANT_OPS ?= 100
+mutants:
+	MUTANT_SEEDS=$(MUTANT_SEEDS) MUTANT_OPS=$(MUTANT_OPS) tests/model/mutants/run.sh
+.PHONY: mutants
+
 include bench/bench.mk
 bench: all build-tests build-bench
 	HOOKINBOX_TOP=$(CURDIR) perl -I tests/lib bench/run.pl

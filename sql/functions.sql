@@ -32,6 +32,7 @@ declare
 	v_dedup bytea;
 	v_first bigint;
 	v_first_type text;
+	v_held_only boolean;
 begin
 	for k in 1 .. coalesce(array_length(p_event_id, 1), 0) loop
 		v_hash := sha256(p_body[k]);
@@ -41,17 +42,31 @@ begin
 		-- Three attempts: a conflicting row can vanish between the insert and
 		-- the lookup only if the retention purge deleted it in between, and
 		-- a held copy can be stored by a concurrent delivery.
+		-- The first delivery may be purged while a copy held for review
+		-- stays: no unique index stops a new first row then, so the insert
+		-- is skipped and the held copy found below is the replay defence.
+		v_held_only := p_body_dedup[k]
+			and exists (select 1 from hookinbox.inbox i
+				     where i.endpoint = p_endpoint[k] and i.body_dedup
+				       and i.review_of is not null
+				       and coalesce(i.signed_sha256, i.body_sha256) = v_dedup)
+			and not exists (select 1 from hookinbox.inbox i
+					 where i.endpoint = p_endpoint[k] and i.body_dedup
+					   and i.review_of is null
+					   and coalesce(i.signed_sha256, i.body_sha256) = v_dedup);
 		<<attempts>>
 		for attempt in 1..3 loop
-			insert into hookinbox.inbox as i (endpoint, provider, account, environment,
-				event_id, event_type, object_id, event_version, body_sha256, body_dedup,
-				signed_sha256, intake_note, headers, body)
-			values (p_endpoint[k], p_provider[k], p_account[k], p_environment[k],
-				p_event_id[k], p_event_type[k], p_object_id[k], p_event_version[k], v_hash,
-				p_body_dedup[k], p_signed_sha256[k], p_note[k], coalesce(p_headers[k], '{}'),
-				p_body[k])
-			on conflict do nothing
-			returning i.id into id;
+			if not v_held_only then
+				insert into hookinbox.inbox as i (endpoint, provider, account,
+					environment, event_id, event_type, object_id, event_version,
+					body_sha256, body_dedup, signed_sha256, intake_note, headers, body)
+				values (p_endpoint[k], p_provider[k], p_account[k], p_environment[k],
+					p_event_id[k], p_event_type[k], p_object_id[k],
+					p_event_version[k], v_hash, p_body_dedup[k], p_signed_sha256[k],
+					p_note[k], coalesce(p_headers[k], '{}'), p_body[k])
+				on conflict do nothing
+				returning i.id into id;
+			end if;
 			if id is not null then
 				duplicate := false;
 				exit attempts;
@@ -66,10 +81,9 @@ begin
 				 where i.endpoint = p_endpoint[k] and i.body_dedup and i.review_of is null
 				   and coalesce(i.signed_sha256, i.body_sha256) = v_dedup;
 				if v_first is null then
-					-- The first delivery may be purged while a copy held for
-					-- review stays: that copy is the replay defence now (the
-					-- one of the same type first, so a replay of it is its
-					-- duplicate).
+					-- the first delivery purged: a held copy is the replay
+					-- defence (the one of the same type first, so a replay
+					-- of it is its duplicate)
 					select i.id, i.event_type into v_first, v_first_type from hookinbox.inbox i
 					 where i.endpoint = p_endpoint[k] and i.body_dedup and i.review_of is not null
 					   and coalesce(i.signed_sha256, i.body_sha256) = v_dedup

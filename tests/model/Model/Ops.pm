@@ -54,6 +54,11 @@ sub table {
 		{ name => 'provider_retry', weight => 4, run => \&provider_retry },
 		{ name => 'slow_calls_near_lease', weight => $d->('lease-behind-slow-calls', 3),
 			run => \&slow_near_lease },
+		{ name => 'close_parked', weight => 3, run => \&close_parked },
+		{ name => 'resend', weight => 2, run => \&resend },
+		{ name => 'review_decide', weight => 2, run => \&review_decide },
+		{ name => 'route_pause', weight => 2, run => \&route_pause },
+		{ name => 'route_resume', weight => 2, run => \&route_resume },
 	);
 }
 
@@ -514,6 +519,123 @@ sub run_purge {
 		}
 	}
 	return "payload_days=$pd dedup_days=$dd: $gone rows deleted, $stripped bodies stripped";
+}
+
+# ---------------------------------------------------------------- the operator's decisions
+
+# the database's clock, in epoch seconds (what model.claim and the
+# downstream's log are compared with)
+sub db_now {
+	my ($m) = @_;
+	return $m->sql('select extract(epoch from clock_timestamp())');
+}
+
+# run an operator's script (sql/NAME.sql) as hookinbox_admin; dies on an error
+sub operator {
+	my ($m, $script, %vars) = @_;
+	my ($rc, $out) = $m->t->pg->psql_file(HookTest::top() . "/sql/$script.sql", role => 'hookinbox_admin',
+		vars => \%vars);
+	die "$script.sql " . join(' ', map { "-v $_=$vars{$_}" } sort keys %vars) . ": exit $rc: $out" if $rc != 0;
+	return $out;
+}
+
+# dismiss.sql or resolve.sql on one parked action (half the time one
+# parked for the purpose first: the downstream refuses a new event);
+# invariant 11 then checks it is never claimed or called again
+sub close_parked {
+	my ($m) = @_;
+	my $how = $m->pick(qw(dismiss resolve));
+	my $make = $m->chance(0.5);
+	my $ep = $m->pick(qw(gh sh tw ac));
+	my $x = $m->rint(1 << 30);
+	if ($make) {
+		my $d = new_delivery($m, $ep);
+		$m->quiesce(60);
+		$m->ds->plan('/ev', '400');
+		$m->deliver($d);
+		$m->worker_run('w8', {}, '--once');
+		$m->ds->plan('/ev', '200');
+	}
+	my @p = Model::Invariants::rows($m, q{select id, route, idem_key from hookinbox.action
+		where state = 'parked' order by id});
+	return 'nothing parked' unless @p;
+	my ($id, $route, $key) = @{ $p[ $x % @p ] };
+	operator($m, $how, action_id => $id, reason => "model $how", go => 1);
+	my $state = $m->sql("select state from hookinbox.action where id = $id");
+	$m->{closed}{$id} = { how => $how, state => $state, key => $key, route => $route, t => db_now($m) };
+	return "$how action $id ($route) -> $state";
+}
+
+# resend.sql on one done action of route ev (unordered, HTTP): the same
+# key (the downstream answers with what it stored, nothing happens again)
+# or a fresh one (-v new_key=1: it acts again); the old key stays one the
+# database sent (invariant 4).  Half the time a new event is delivered
+# first (purge.sql strips the bodies of what is done, which resend.sql
+# then refuses).
+sub resend {
+	my ($m) = @_;
+	my $new_key = $m->chance(0.5);
+	my $x = $m->rint(1 << 30);
+	if ($m->chance(0.5)) {
+		my $d = new_delivery($m, $m->pick(qw(gh sh tw ac)));
+		$m->quiesce(60);
+		$m->deliver($d);
+		$m->worker_run('w8', {}, '--once');
+	}
+	my @a = Model::Invariants::rows($m, q{select a.id, a.idem_key from hookinbox.action a
+		join hookinbox.inbox i on i.id = a.inbox_id
+		where a.route = 'ev' and a.state = 'done' and i.body is not null order by a.id});
+	return 'nothing done on ev with its body' unless @a;
+	my ($id, $key) = @{ $a[ $x % @a ] };
+	operator($m, 'resend', action_id => $id, reason => 'model resend', go => 1, $new_key ? (new_key => 1) : ());
+	my ($state, $now) = split /\|/, $m->sql("select state, idem_key from hookinbox.action where id = $id");
+	$m->{old_keys}{$key} = $id if $now ne $key;
+	return "action $id" . ($now ne $key ? " under a new key" : ' under its key') . " -> $state";
+}
+
+# review.sql: release a held delivery (delivered after all) or dismiss it
+# (never delivered: invariant 11); half the time one is held first
+sub review_decide {
+	my ($m) = @_;
+	my $release = $m->chance(0.6);
+	my $x = $m->rint(1 << 30);
+	shopify_other_topic($m) if $m->chance(0.5);
+	my @h = split /\n/, $m->sql("select id from hookinbox.inbox where state = 'review' order by id");
+	return 'nothing held' unless @h;
+	my $id = $h[ $x % @h ];
+	my $out = operator($m, 'review', ($release ? 'release' : 'dismiss') => $id);
+	if ($release) {
+		$m->{released}{$id} = 1;
+	} else {
+		$m->{review_dismissed}{$id} = db_now($m);
+	}
+	return ($release ? 'released' : 'dismissed') . " held row $id";
+}
+
+# route.sql pauses a route (until route_resume or the drain): invariant 11
+# checks that none of its actions is claimed meanwhile (no attempt used)
+sub route_pause {
+	my ($m) = @_;
+	my $route = $m->pick(sort keys %{ $m->{routes} });
+	return "route $route already paused" if $m->{paused}{$route};
+	operator($m, 'route', route => $route, do => 'pause', reason => 'model');
+	$m->{paused}{$route} = db_now($m);
+	return "route $route paused";
+}
+
+sub route_resume {
+	my ($m) = @_;
+	my $x = $m->rint(1 << 30);
+	my @p = sort keys %{ $m->{paused} } or return 'no route paused';
+	return resume_route($m, $p[ $x % @p ]);
+}
+
+sub resume_route {
+	my ($m, $route) = @_;
+	my $t0 = delete $m->{paused}{$route};
+	push @{ $m->{pauses} }, [$route, $t0, db_now($m)];
+	operator($m, 'route', route => $route, do => 'resume');
+	return "route $route resumed";
 }
 
 sub handler_toggle {
