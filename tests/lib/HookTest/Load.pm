@@ -29,10 +29,12 @@ sub new {
 	return bless { pause => 0.2, type => 'invoice.paid', %o }, $class;
 }
 
+# created (the version on ordered routes) is unique per object: sender k's
+# i-th event; equal versions would be held for review, not ordered
 sub body_for {
-	my ($self, $ev, $i) = @_;
-	my $b = { id => $ev, object => 'event', type => $self->{type}, created => 1700000000 + $i,
-		data => { object => { id => "obj_$ev" } } };
+	my ($self, $ev, $i, $k) = @_;
+	my $b = { id => $ev, object => 'event', type => $self->{type},
+		created => 1700000000 + $i * 1000 + ($k // 0), data => { object => { id => "obj_$ev" } } };
 	if (my $objects = $self->{objects}) {
 		# several events per object, versions rising with i (ordered routes)
 		$b->{data}{object}{id} = "obj_$self->{tag}_" . ($i % $objects);
@@ -67,7 +69,7 @@ sub sender {
 	my $max = $self->{max} // 1e9;
 	for (my $i = 1; $i <= $max && !-e $stop; $i++) {
 		my $ev = "evt_$self->{tag}_${k}_$i";
-		my $body = $self->body_for($ev, $i);
+		my $body = $self->body_for($ev, $i, $k);
 		$self->post_until_accepted($http, $out, $ev, $body, $i + $k);
 		# a redelivery of the same bytes to the next host
 		$self->post_until_accepted($http, $out, $ev, $body, $i + $k + 1) if $i % 3 == 0;
