@@ -267,6 +267,12 @@ declare
 	rt record;
 	r record;
 begin
+	-- the worker's session commits without waiting for the WAL flush; a
+	-- claim must not: the attempt it counts and the lease it takes are on
+	-- disk (and on a synchronous standby) before the call starts, so a crash
+	-- or a failover never hides a call made (no second call with the key
+	-- while it may be in flight, and the attempt limit holds)
+	perform pg_catalog.set_config('synchronous_commit', 'on', true);
 	for rt in
 		select t.route, t.lim, coalesce(s.breaker, 'closed') <> 'closed' as probe
 		  from unnest(p_routes, p_route_limits) with ordinality as t(route, lim, n)
@@ -594,6 +600,7 @@ as $$
 declare
 	r record;
 begin
+	perform pg_catalog.set_config('synchronous_commit', 'on', true); -- as the claim
 	for r in
 		select a.id, a.route, a.object_id, a.ordered, a.lease_until
 		  from unnest(p_ids, p_tokens) as t(id, token)

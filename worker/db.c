@@ -49,8 +49,9 @@ conn_event(PGEventId id, void *info, void *pass)
 /*
  * The worker's session: schema-qualified names only, and commits that do
  * not wait for the WAL flush (an outcome lost in a crash is re-sent with
- * its idempotency key).  Set with a statement, not the "options" startup
- * parameter, which PgBouncer refuses ("unsupported startup parameter").
+ * its idempotency key); claim_actions() and renew_leases() flush their own
+ * commits.  Set with a statement, not the "options" startup parameter,
+ * which PgBouncer refuses ("unsupported startup parameter").
  */
 static const char session_sql[] = "select pg_catalog.set_config('search_path', '', false),"
 				  " pg_catalog.set_config('synchronous_commit', 'off', false)";

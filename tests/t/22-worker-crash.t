@@ -106,4 +106,25 @@ WorkerHelp::drain($t);
 is(WorkerHelp::action($t, 'evt_reset')->{state}, 'done', 'reset: then done');
 is(WorkerHelp::action($t, 'evt_garbage')->{state}, 'done', 'garbage: then done');
 
+# ---- a claim is on disk before its call: the worker's session commits
+# without waiting for the WAL flush, the claim must not.  The WAL writer is
+# slowed to 10 s so that an unflushed commit is lost for sure by an
+# immediate stop; the worker dies right after its claim; the database then
+# stops at once (a crash, or the machine of a failover).  The attempt and
+# the lease must still be there, or a second worker would call the key
+# while the first call may be in flight, and the attempt limit would not hold.
+$t->sql("alter system set wal_writer_delay = '10s'");
+$t->sql('select pg_reload_conf()');
+sleep 0.5;
+WorkerHelp::accept($t, event_id => 'evt_durable', type => 'crash.x'); # the intake flushes
+my ($rc_d, $log_d) = WorkerHelp::worker($t, { HOOKINBOX_FAILPOINT => 'worker-after-claim' }, '--once');
+is($rc_d, 99, 'durable claim: the worker died after its claim') or diag $log_d;
+$t->pg->restart('immediate');
+my $ad = WorkerHelp::action($t, 'evt_durable');
+is($ad->{attempts}, 1, 'durable claim: after an immediate stop the attempt is still counted');
+ok($t->sql("select lease_until > now() from hookinbox.action a join hookinbox.inbox i on i.id = a.inbox_id "
+	. "where i.event_id = 'evt_durable'") eq 't', 'durable claim: and its lease still holds');
+$t->sql('alter system reset wal_writer_delay');
+$t->sql('select pg_reload_conf()');
+
 done_testing();
