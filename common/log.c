@@ -8,6 +8,7 @@
  */
 #include "log.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,8 +21,12 @@
 const char log_num_marker[] = "";
 
 static const char *log_prog = "hookinbox";
-static log_format log_fmt = LOG_FORMAT_TEXT;
-static bool log_quiet;
+/*
+ * Set again by the responder's SIGHUP reload while its request threads
+ * write lines: atomic (relaxed: a line in either format is right).
+ */
+static atomic_int log_fmt = LOG_FORMAT_TEXT;
+static atomic_bool log_quiet;
 
 typedef struct line {
 	char buf[LOG_LINE_MAX];
@@ -137,13 +142,13 @@ log_init(const char *progname)
 void
 log_set_format(log_format fmt)
 {
-	log_fmt = fmt;
+	atomic_store_explicit(&log_fmt, (int)fmt, memory_order_relaxed);
 }
 
 void
 log_set_quiet(bool quiet)
 {
-	log_quiet = quiet;
+	atomic_store_explicit(&log_quiet, quiet, memory_order_relaxed);
 }
 
 static void log_msg(const char *level, const char *fmt, va_list ap)
@@ -156,7 +161,7 @@ log_msg(const char *level, const char *fmt, va_list ap)
 	char msg[LOG_LINE_MAX];
 
 	vsnprintf(msg, sizeof(msg), fmt, ap); /* truncation is acceptable */
-	if (log_fmt == LOG_FORMAT_JSON) {
+	if (atomic_load_explicit(&log_fmt, memory_order_relaxed) == LOG_FORMAT_JSON) {
 		line_puts(&l, "{\"ts\":\"");
 		line_time(&l);
 		line_puts(&l, "\",\"prog\":");
@@ -202,7 +207,7 @@ log_info(const char *fmt, ...)
 {
 	va_list ap;
 
-	if (log_quiet)
+	if (atomic_load_explicit(&log_quiet, memory_order_relaxed))
 		return;
 	va_start(ap, fmt);
 	log_msg("info", fmt, ap);
@@ -215,7 +220,7 @@ log_kv_va(const char *level, const char *event, va_list ap)
 {
 	line l = {.len = 0};
 	const char *k;
-	int json = log_fmt == LOG_FORMAT_JSON;
+	int json = atomic_load_explicit(&log_fmt, memory_order_relaxed) == LOG_FORMAT_JSON;
 
 	if (json) {
 		line_puts(&l, "{\"ts\":\"");
@@ -274,7 +279,7 @@ log_kv(const char *event, ...)
 {
 	va_list ap;
 
-	if (log_quiet)
+	if (atomic_load_explicit(&log_quiet, memory_order_relaxed))
 		return;
 	va_start(ap, event);
 	log_kv_va(NULL, event, ap);
