@@ -632,6 +632,11 @@ $$;
 -- dismissed, resolved, released): the next version of its (route, object)
 -- that waits, pushed back by the claim, is due now.  The claim's check
 -- keeps the order whatever due_at says; this only saves the wait.
+-- Not "only if it sleeps" (due_at > now()): a claim that saw the earlier
+-- version still pending may not have pushed the next one's due_at yet.  It
+-- holds that row locked (FOR UPDATE in the claim), so this update waits
+-- for the claim's commit and then sets due_at again: the wake is not lost
+-- (it was, under ThreadSanitizer's slowness: t/49's live arrivals).
 create or replace function hookinbox.sequence_wake(p_ids bigint[])
 returns void
 language sql
@@ -642,7 +647,7 @@ as $$
 	  from hookinbox.action a
 	 where a.id = any(p_ids) and a.object_id is not null and a.event_version is not null
 	   and w.route = a.route and w.object_id = a.object_id and w.sequenced
-	   and w.state = 'pending' and w.due_at > now() and w.lease_until is null
+	   and w.state = 'pending' and w.lease_until is null
 	   and w.event_version = (select min(n.event_version) from hookinbox.action n
 				   where n.route = a.route and n.object_id = a.object_id and n.sequenced
 				     and n.state = 'pending' and n.event_version > a.event_version)
