@@ -128,6 +128,7 @@ declare
 	v_parked bigint[] := '{}';
 	r record;
 begin
+	perform pg_catalog.set_config('synchronous_commit', 'on', true); -- as the claim below
 	for r in
 		select a.id, a.route, a.object_id, a.ordered, a.event_version, a.attempts,
 		       a.max_attempts, coalesce(a.replayed_at, a.created_at) as window_from
