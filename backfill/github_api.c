@@ -69,13 +69,27 @@ member_string(const jscan_value *o, const char *key)
 }
 
 /* whether page already holds guid (its redeliveries are listed too) */
-static bool
-listed(const bf_page *page, const char *guid)
+static bf_item *
+listed(bf_page *page, const char *guid)
 {
 	for (size_t i = 0; i < page->n; i++)
 		if (strcmp(page->items[i].id, guid) == 0)
-			return true;
-	return false;
+			return &page->items[i];
+	return NULL;
+}
+
+/*
+ * The attempt's status_code is 2xx: the responder answers 2xx only after
+ * the commit, so the event was stored once (a purge may have removed it
+ * since, and storing it again would deliver it twice).
+ */
+static bool
+answered_2xx(const jscan_value *el)
+{
+	jscan_value v;
+
+	return jscan_member(el, "status_code", 11, &v) == 0 && v.type == JSCAN_NUMBER &&
+	       v.len == 3 && v.p[0] == '2';
 }
 
 /* set header name of it to value (taken), replacing an earlier value */
@@ -147,13 +161,20 @@ next_page(api_http *h, const source_query *q, char **cursor, bf_page *page, bool
 		free(when);
 		if (us / 1000000 < q->since)
 			older = true; /* newest first: the rest are older still */
-		if (us / 1000000 < q->since || us / 1000000 > q->until || listed(page, guid)) {
+		if (us / 1000000 < q->since || us / 1000000 > q->until) {
 			free(guid);
 			continue;
 		}
-		bf_item *it = bf_page_add(page);
+		bf_item *it = listed(page, guid);
+		if (it != NULL) { /* an older attempt of a guid listed already */
+			it->answered = it->answered || answered_2xx(&el);
+			free(guid);
+			continue;
+		}
+		it = bf_page_add(page);
 		char *event = member_string(&el, "event");
 		it->id = guid;
+		it->answered = answered_2xx(&el);
 		it->ref = xstrndup(num.p, num.len);
 		/* the listing's event, should the delivery's headers lack it */
 		if (event != NULL)

@@ -370,8 +370,10 @@ backfill_page(run *rn, bf_page *page, int n)
 		rc = store_exit(why) ? store_exit(why) : EXIT_PARTIAL;
 		goto out;
 	}
-	for (size_t i = 0; i < m; i++)
+	for (size_t i = 0; i < m; i++) {
+		known[i] = known[i] || items[i]->answered; /* stored once: maybe purged since */
 		had += known[i];
+	}
 	rn->f.known += had;
 	printf("page %d: %zu listed, %ld in the inbox\n", n, m, had);
 	for (size_t i = 0; i < m && rc == 0; i++)

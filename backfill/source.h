@@ -31,6 +31,9 @@ typedef struct bf_item {
 	size_t body_len;
 	bf_header *headers; /* the request headers that came with it (GitHub); may be none */
 	size_t n_headers;
+	/* GitHub: an attempt of it was answered 2xx, so hookinbox committed it
+	 * once; absent from the inbox it was purged since: never stored again */
+	bool answered;
 } bf_item;
 
 typedef struct bf_page {

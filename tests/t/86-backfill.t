@@ -311,6 +311,9 @@ my @gh = (
 		status_code => 502, redelivery => 1, headers => gh_headers('a1b2c3d4-0001', 'issues'), payload => $payload{g1} },
 	{ id => 13, guid => 'a1b2c3d4-0002', delivered_at => iso($now - 2000), event => 'push', action => undef,
 		status_code => 200, headers => gh_headers('a1b2c3d4-0002', 'push'), payload => $payload{g2} },
+	# answered 2xx but no longer in the inbox (purged since): stored once, never again
+	{ id => 16, guid => 'a1b2c3d4-0006', delivered_at => iso($now - 1500), event => 'push', action => undef,
+		status_code => 200, headers => gh_headers('a1b2c3d4-0006', 'push'), payload => $payload{g2} },
 	{ id => 14, guid => 'a1b2c3d4-0003', delivered_at => iso($now - 1000), event => 'ping', action => undef,
 		status_code => 504, headers => gh_headers('a1b2c3d4-0003', 'ping'), payload => $payload{g3} },
 	# a delivery whose recorded headers lack X-GitHub-Event: the listing's event is used
@@ -330,12 +333,13 @@ $api->github_deliveries(@gh);
 	my ($rc, $out) = backfill('--endpoint', 'gh', '--since', $since, '--credential', $gh_cred,
 		'--api-url', $api->url, '--repo', 'o/r', '--hook-id', '7');
 	is($rc, 0, 'github backfill exits 0') or diag $out;
-	like($out, qr/listed 4, already in the inbox 1, stored 3, failed 0/, 'github figures (a redelivery counts once)')
+	like($out, qr/listed 5, already in the inbox 2, stored 3, failed 0/,
+		'github figures (a redelivery counts once; one answered 2xx and purged since counts as stored)')
 		or diag $out;
 	my @req = ($api->requests)[$before .. scalar($api->requests) - 1];
 	my @detail = map { $_->{path} =~ m{/deliveries/(\d+)$} ? $1 : () } @req;
 	is_deeply([sort @detail], [12, 14, 15], 'the detail was fetched once for each delivery the inbox lacks (the latest attempt)');
-	is(scalar(grep { $_->{path} =~ m{/deliveries$} } @req), 3, 'the listing followed the Link header (3 pages)');
+	is(scalar(grep { $_->{path} =~ m{/deliveries$} } @req), 4, 'the listing followed the Link header (4 pages)');
 	is(scalar(grep { $_->{auth} && $_->{accept} eq 'application/vnd.github+json' } @req), scalar @req,
 		'every call: the token as Bearer, GitHub\'s media type');
 	my $g1 = row('a1b2c3d4-0001');
@@ -345,6 +349,8 @@ $api->github_deliveries(@gh);
 	like($g1->[10], qr/"X-GitHub-Event": "issues"/, 'g1: GitHub\'s headers kept');
 	unlike($g1->[10], qr/Signature/i, 'g1: no signature header kept');
 	is(row('a1b2c3d4-0003')->[5], 'ping', 'g3 (ping) stored');
+	is($t->sql("select count(*) from hookinbox.inbox where event_id = 'a1b2c3d4-0006'"), 0,
+		'g6: answered 2xx once (stored then, purged since) is not stored again');
 	is_deeply([@{ row('a1b2c3d4-0005') }[5, 6]], ['issues.reopened', '9003'],
 		'g5: without the event header, the listing\'s event names the type');
 	is($t->sql("select count(*) from hookinbox.inbox where event_id = 'a1b2c3d4-0004'"), 0,
