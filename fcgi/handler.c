@@ -22,10 +22,12 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <json.h>
@@ -33,7 +35,7 @@
 #define COUNT_SLOTS 64
 /* longest X-Request-Id from the web server that is logged */
 #define UPSTREAM_ID_MAX 64
-#define COUNT_FLUSH_US (10 * 1000000)
+#define COUNT_FLUSH_S 10
 
 typedef struct count_slot {
 	const char *endpoint; /* conf-owned name or "(unknown)" */
@@ -46,9 +48,14 @@ struct handler {
 	store *st;
 	unsigned char *body; /* reused across requests, grown up to max_body */
 	size_t body_cap;
+	/* rejection counts: the request thread adds, the flusher writes */
+	pthread_mutex_t count_lock;
+	pthread_cond_t count_wake;
+	pthread_t flusher;
+	bool flusher_running;
+	bool stopping;
 	count_slot counts[COUNT_SLOTS];
 	size_t n_counts;
-	int64_t counts_since;
 };
 
 /* what one request came to, for the reply and the log line */
@@ -60,6 +67,52 @@ typedef struct outcome {
 	int secret_index;
 } outcome;
 
+/* takes the counts gathered so far and writes them; count_lock not held */
+static void
+flush_counts(handler *h)
+{
+	count_slot taken[COUNT_SLOTS];
+	size_t n;
+
+	pthread_mutex_lock(&h->count_lock);
+	n = h->n_counts;
+	memcpy(taken, h->counts, n * sizeof(taken[0]));
+	h->n_counts = 0;
+	pthread_mutex_unlock(&h->count_lock);
+	for (size_t i = 0; i < n; i++)
+		store_count_rejection(h->st, taken[i].endpoint, taken[i].reason, taken[i].n);
+}
+
+/*
+ * Rejections are written every COUNT_FLUSH_S seconds by a thread of their
+ * own: the request thread waits in accept when nothing arrives, and a burst
+ * of forged requests must show in the metrics (and its alert fire) without
+ * waiting for the next one.
+ */
+static void *
+flusher_main(void *arg)
+{
+	handler *h = arg;
+
+	pthread_mutex_lock(&h->count_lock);
+	while (!h->stopping) {
+		struct timespec until;
+
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += COUNT_FLUSH_S;
+		while (!h->stopping &&
+		       pthread_cond_timedwait(&h->count_wake, &h->count_lock, &until) == 0)
+			;
+		if (h->stopping || h->n_counts == 0)
+			continue;
+		pthread_mutex_unlock(&h->count_lock);
+		flush_counts(h);
+		pthread_mutex_lock(&h->count_lock);
+	}
+	pthread_mutex_unlock(&h->count_lock);
+	return NULL;
+}
+
 handler *
 handler_new(const conf *cfg, store *st)
 {
@@ -67,7 +120,13 @@ handler_new(const conf *cfg, store *st)
 
 	h->cfg = cfg;
 	h->st = st;
-	h->counts_since = clock_mono_us();
+	pthread_mutex_init(&h->count_lock, NULL);
+	pthread_cond_init(&h->count_wake, NULL);
+	/* without the thread, counts are still written when the handler is freed */
+	h->flusher_running = pthread_create(&h->flusher, NULL, flusher_main, h) == 0;
+	if (!h->flusher_running)
+		log_warn("could not start the rejection counter's thread: counts are written "
+			 "at exit only");
 	return h;
 }
 
@@ -76,7 +135,16 @@ handler_free(handler *h)
 {
 	if (h == NULL)
 		return;
-	handler_flush_counts(h);
+	if (h->flusher_running) {
+		pthread_mutex_lock(&h->count_lock);
+		h->stopping = true;
+		pthread_cond_signal(&h->count_wake);
+		pthread_mutex_unlock(&h->count_lock);
+		pthread_join(h->flusher, NULL);
+	}
+	flush_counts(h);
+	pthread_cond_destroy(&h->count_wake);
+	pthread_mutex_destroy(&h->count_lock);
 	free(h->body);
 	free(h);
 }
@@ -84,37 +152,40 @@ handler_free(handler *h)
 void
 handler_flush_counts(handler *h)
 {
-	for (size_t i = 0; i < h->n_counts; i++)
-		store_count_rejection(h->st, h->counts[i].endpoint, h->counts[i].reason,
-				      h->counts[i].n);
-	h->n_counts = 0;
-	h->counts_since = clock_mono_us();
+	flush_counts(h);
 }
 
 /*
- * Rejections are counted in memory and written at most every ten seconds,
- * so a flood of bad requests costs no database write per request and grows
- * no table beyond (hour, endpoint, reason).
+ * Rejections are counted in memory and written every ten seconds, so a
+ * flood of bad requests costs no database write per request and grows no
+ * table beyond (hour, endpoint, reason).
  */
 static void
 count_rejection(handler *h, const char *endpoint, const char *reason)
 {
 	size_t i;
+	bool full = false;
 
+	pthread_mutex_lock(&h->count_lock);
 	for (i = 0; i < h->n_counts; i++)
 		if (h->counts[i].endpoint == endpoint && h->counts[i].reason == reason)
 			break;
 	if (i == h->n_counts) {
 		if (h->n_counts == COUNT_SLOTS) {
-			handler_flush_counts(h);
-			i = 0;
+			full = true;
+		} else {
+			h->counts[i] = (count_slot){endpoint, reason, 0};
+			h->n_counts = i + 1;
 		}
-		h->counts[i] = (count_slot){endpoint, reason, 0};
-		h->n_counts = i + 1;
 	}
-	h->counts[i].n++;
-	if (clock_mono_us() - h->counts_since > COUNT_FLUSH_US)
-		handler_flush_counts(h);
+	if (!full)
+		h->counts[i].n++;
+	pthread_mutex_unlock(&h->count_lock);
+	if (full) {
+		/* a table of COUNT_SLOTS distinct pairs: write it now, then count */
+		flush_counts(h);
+		count_rejection(h, endpoint, reason);
+	}
 }
 
 /* ---- request access ---- */
