@@ -67,7 +67,30 @@ typedef struct outcome {
 	int secret_index;
 } outcome;
 
-/* takes the counts gathered so far and writes them; count_lock not held */
+/* adds n to the count of (endpoint, reason); count_lock held; false when full */
+static bool
+add_count(handler *h, const char *endpoint, const char *reason, long n)
+{
+	size_t i;
+
+	for (i = 0; i < h->n_counts; i++)
+		if (h->counts[i].endpoint == endpoint && h->counts[i].reason == reason)
+			break;
+	if (i == h->n_counts) {
+		if (h->n_counts == COUNT_SLOTS)
+			return false;
+		h->counts[i] = (count_slot){endpoint, reason, 0};
+		h->n_counts = i + 1;
+	}
+	h->counts[i].n += n;
+	return true;
+}
+
+/*
+ * Takes the counts gathered so far and writes them; count_lock not held.
+ * What the database did not take is put back for the next flush: the
+ * storage failures of an outage are counted when it ends.
+ */
 static void
 flush_counts(handler *h)
 {
@@ -79,8 +102,16 @@ flush_counts(handler *h)
 	memcpy(taken, h->counts, n * sizeof(taken[0]));
 	h->n_counts = 0;
 	pthread_mutex_unlock(&h->count_lock);
-	for (size_t i = 0; i < n; i++)
-		store_count_rejection(h->st, taken[i].endpoint, taken[i].reason, taken[i].n);
+	for (size_t i = 0; i < n; i++) {
+		if (store_count_rejection(h->st, taken[i].endpoint, taken[i].reason, taken[i].n) ==
+		    0)
+			continue;
+		pthread_mutex_lock(&h->count_lock);
+		for (; i < n; i++)
+			(void)add_count(h, taken[i].endpoint, taken[i].reason, taken[i].n);
+		pthread_mutex_unlock(&h->count_lock);
+		break;
+	}
 }
 
 /*
@@ -163,28 +194,17 @@ handler_flush_counts(handler *h)
 static void
 count_rejection(handler *h, const char *endpoint, const char *reason)
 {
-	size_t i;
-	bool full = false;
+	bool added;
 
 	pthread_mutex_lock(&h->count_lock);
-	for (i = 0; i < h->n_counts; i++)
-		if (h->counts[i].endpoint == endpoint && h->counts[i].reason == reason)
-			break;
-	if (i == h->n_counts) {
-		if (h->n_counts == COUNT_SLOTS) {
-			full = true;
-		} else {
-			h->counts[i] = (count_slot){endpoint, reason, 0};
-			h->n_counts = i + 1;
-		}
-	}
-	if (!full)
-		h->counts[i].n++;
+	added = add_count(h, endpoint, reason, 1);
 	pthread_mutex_unlock(&h->count_lock);
-	if (full) {
+	if (!added) {
 		/* a table of COUNT_SLOTS distinct pairs: write it now, then count */
 		flush_counts(h);
-		count_rejection(h, endpoint, reason);
+		pthread_mutex_lock(&h->count_lock);
+		(void)add_count(h, endpoint, reason, 1);
+		pthread_mutex_unlock(&h->count_lock);
 	}
 }
 
@@ -565,6 +585,7 @@ handler_serve(handler *h, const http_io *io)
 	       LOG_END);
 	free(sv.note);
 	free(sv.event_id);
-	if (strcmp(o.what, "rejected") == 0)
+	/* refusals and storage failures (503), by endpoint and reason */
+	if (strcmp(o.what, "rejected") == 0 || o.status == 503)
 		count_rejection(h, ep ? ep->name : "(unknown)", o.reason);
 }

@@ -483,12 +483,13 @@ store_accept(store *s, const store_delivery *d, store_outcome *out)
 	return p.rc;
 }
 
-void
+int
 store_count_rejection(store *s, const char *endpoint, const char *reason, long n)
 {
 	char count[24], msg[256];
 	const char *vals[3] = {endpoint, reason, count};
 	PGresult *res;
+	int rc = -1;
 
 	pthread_mutex_lock(&s->conn_lock);
 	if (ensure_connection(s) != 0)
@@ -500,8 +501,11 @@ store_count_rejection(store *s, const char *endpoint, const char *reason, long n
 			 first_line(PQresultErrorMessage(res), msg, sizeof(msg)));
 		if (connection_lost(s->conn, res))
 			drop_connection(s);
+	} else {
+		rc = 0;
 	}
 	PQclear(res);
 out:
 	pthread_mutex_unlock(&s->conn_lock);
+	return rc;
 }

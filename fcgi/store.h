@@ -79,6 +79,7 @@ int store_accept(store *s, const store_delivery *d, store_outcome *out)
  * Add n to the rejection counter of (endpoint, reason); best effort.
  * All functions may be called from several threads at once.
  */
-void store_count_rejection(store *s, const char *endpoint, const char *reason, long n);
+/* 0 when written, -1 when not (the caller keeps the counts for later) */
+int store_count_rejection(store *s, const char *endpoint, const char *reason, long n);
 
 #endif
