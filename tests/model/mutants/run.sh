@@ -70,6 +70,7 @@ for name in "$@"; do
 	if [ "${found#error}" != "$found" ]; then
 		printf '%-24s %-22s %s\n' "$name" "$found" "[$secs s]" >>"$table"
 	elif [ -n "$found" ]; then
+		echo "$secs" >>"$scratch/caught"
 		printf '%-24s %-22s %s\n' "$name" "$found ($((s - first + 1)))" "$invs[$secs s]" >>"$table"
 		echo "mutants: $name: $(grep -m1 '^FAILED' "$scratch/$name.seed$found.out" | cut -c1-200)"
 	else
@@ -79,3 +80,7 @@ for name in "$@"; do
 done
 echo
 cat "$table"
+# the share caught and the median time to catch (the build included)
+caught=$(cat "$scratch/caught" 2>/dev/null | wc -l)
+median=$(sort -n "$scratch/caught" 2>/dev/null | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) " s"; else print "-" }')
+echo "mutants: caught $caught of $#, median time to catch $median"
