@@ -513,7 +513,7 @@ key_set(conf *c, const conf_key *k, void *base, const char *v, bool dflt)
 		return enum_set(c, k, dst, v);
 	case CT_PROVIDER:
 		if (provider_from_name(v, dst) != 0) {
-			char names[256];
+			char names[1024];
 
 			provider_names(names, sizeof(names));
 			conf_error(c, "unknown provider \"%s\" (%s)", v, names);
