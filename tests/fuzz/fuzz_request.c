@@ -20,7 +20,8 @@ static const char secrets_text[] =
 	"fuzz-secret-0123456789\n"
 	"44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056\n"
 	"d04ab232742bb4ab3a1368bd4615e4e6d0224ab71a016baf8520a332c9778737\n"
-	"F8t5+ytBIPKx7GXkGY1uCLKOgT/rAeSkAIObheGAgM4=\n";
+	"F8t5+ytBIPKx7GXkGY1uCLKOgT/rAeSkAIObheGAgM4=\n"
+	"fuzz-user:fuzz-password\n";
 
 static const char conf_text[] =
 	"[database]\n"
@@ -67,7 +68,9 @@ static const char conf_text[] =
 	"[endpoint vercel]\nprovider = vercel\nsecret_file = secrets\n"
 	"[endpoint checkout]\nprovider = checkout\nsecret_file = secrets\n"
 	"[endpoint lemonsqueezy]\nprovider = lemonsqueezy\nsecret_file = secrets\n"
-	"[endpoint notion]\nprovider = notion\nsecret_file = secrets\n";
+	"[endpoint notion]\nprovider = notion\nsecret_file = secrets\n"
+	"[endpoint postmark]\nprovider = postmark\nsecret_file = secrets\n"
+	"[endpoint chargebee]\nprovider = chargebee\nsecret_file = secrets\n";
 
 static conf *the_conf;
 static char dir[] = "/tmp/hookinbox-fuzz-XXXXXX";

@@ -64,5 +64,5 @@ for my $now (sort keys %by_now) {
 		}
 	}
 }
-is(scalar(@cases), 114, 'all 114 vectors replayed');
+is(scalar(@cases), 118, 'all 118 vectors replayed');
 done_testing();
