@@ -125,6 +125,11 @@ push @v, ['hmac-512', req('hmac-512', [['X-Signature', hmac_sha512_hex('{}', $pl
 		my ($n, $b) = @$_;
 		push @v, [$n, req('discord', [['X-Signature-Ed25519', unpack('H*', $ed->("\x11" x 32, "$now$b"))], ['X-Signature-Timestamp', $now]], $b)];
 	}
+	{
+		my $bx = '{"type":"webhook_event","trigger":"FILE.UPLOADED","source":{"id":"1"}}';
+		my $bts = '2023-11-14T22:13:20Z';
+		push @v, ['box', req('box', [['box-signature-primary', encode_base64(hmac_sha256($bx . $bts, $plain), '')], ['box-delivery-timestamp', $bts], ['box-delivery-id', 'bd-1']], $bx)];
+	}
 	push @v, ['postmark', req('postmark', [['Authorization', 'Basic ' . encode_base64('fuzz-user:fuzz-password', '')]], '{"RecordType":"Delivery","MessageID":"m1"}')];
 	push @v, ['telnyx', req('telnyx', [['telnyx-signature-ed25519', encode_base64($ed->("\x33" x 32, "$now|$tx"), '')], ['telnyx-timestamp', $now]], $tx)];
 }

@@ -41,6 +41,7 @@ my %secrets = (
 	square => 'sender-square-sigkey-012345',
 	(map { ($_ => "sender-$_-secret-0123456789") } qw(mux workos razorpay zoom linear intercom
 		bitbucket typeform calendly woocommerce sentry pagerduty vercel checkout lemonsqueezy notion)),
+	box => 'sender-box-primary-key-0123',
 	postmark => 'pm-user:sender-postmark-pass-0123',
 	chargebee => 'cb-user:sender-chargebee-pass-0123',
 	adyen_platform => '44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056',
@@ -139,6 +140,7 @@ my %case = (
 	lemonsqueezy => { flags => ['--type=order_created'], body => sub { qq({"data":{"id":"$_[0]"}}) } },
 	notion => { body => sub { qq({"id":"nt_$_[0]","type":"page.created"}) } },
 	adyen_platform => { body => sub { qq({"data":{"id":"$_[0]"},"type":"balancePlatform.balanceAccount.updated"}) } },
+	box => { ts => 1, body => sub { qq({"type":"webhook_event","trigger":"FILE.UPLOADED","source":{"id":"$_[0]"}}) } },
 	postmark => { body => sub { qq({"RecordType":"Delivery","MessageID":"$_[0]"}) } },
 	chargebee => { body => sub { qq({"id":"ev_$_[0]","event_type":"customer_created","occurred_at":1700000000}) } },
 	discord => { body => sub { qq({"id":"ix_$_[0]","type":2,"data":{"id":"1","name":"hello"}}) } },

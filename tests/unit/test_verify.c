@@ -237,6 +237,8 @@ static const pcase cases[] = {
 	 "Authorization", 0, NULL, NULL, NULL},
 	{PROVIDER_CHARGEBEE, "chargebee", "cb:pass-0123", "cb:pass-9999", "Authorization", 0, NULL,
 	 NULL, NULL},
+	{PROVIDER_BOX, "box", "box-primary-key-0123", "box-primary-key-9999",
+	 "box-signature-primary", 600, NULL, NULL, NULL},
 	{PROVIDER_DISCORD, "discord",
 	 "1111111111111111111111111111111111111111111111111111111111111111",
 	 "2222222222222222222222222222222222222222222222222222222222222222", "X-Signature-Ed25519",
