@@ -16,7 +16,8 @@ extern const provider_ops provider_stripe, provider_github, provider_standard, p
 	provider_workos, provider_razorpay, provider_discord, provider_zoom, provider_telnyx,
 	provider_intercom, provider_bitbucket, provider_typeform, provider_calendly,
 	provider_woocommerce, provider_sentry, provider_pagerduty, provider_vercel,
-	provider_checkout, provider_lemonsqueezy, provider_notion;
+	provider_checkout, provider_lemonsqueezy, provider_notion, provider_postmark,
+	provider_chargebee, provider_box;
 
 static const provider_ops *const table[PROVIDER__COUNT] = {
 	[PROVIDER_STRIPE] = &provider_stripe,
@@ -49,6 +50,9 @@ static const provider_ops *const table[PROVIDER__COUNT] = {
 	[PROVIDER_CHECKOUT] = &provider_checkout,
 	[PROVIDER_LEMONSQUEEZY] = &provider_lemonsqueezy,
 	[PROVIDER_NOTION] = &provider_notion,
+	[PROVIDER_POSTMARK] = &provider_postmark,
+	[PROVIDER_CHARGEBEE] = &provider_chargebee,
+	[PROVIDER_BOX] = &provider_box,
 };
 
 const char *const provider_common_headers[] = {"Content-Type", "User-Agent", NULL};

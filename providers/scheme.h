@@ -169,6 +169,16 @@ int scheme_verify_ed25519(const ed25519_scheme *sc, const endpoint_conf *ep,
 int scheme_sign_ed25519(const ed25519_scheme *sc, const sign_input *in, sign_output *out,
 			char *errbuf, size_t errlen);
 
+/*
+ * Providers that sign nothing and send the credentials of the URL they
+ * were given (https://user:password@host/...): "Authorization: Basic
+ * <base64 of user:password>", compared whole and in constant time with
+ * each "user:password" line of the secret file.  Weaker than a signature:
+ * the body is not covered, so ids are deduplicated on the body too.
+ */
+int scheme_verify_basic(const endpoint_conf *ep, const request_view *req, verify_result *res);
+int scheme_sign_basic(const sign_input *in, sign_output *out, char *errbuf, size_t errlen);
+
 /* ---- signing (sign.h) ---- */
 
 /* add a header; value is owned by out from now on */

@@ -64,5 +64,5 @@ for my $now (sort keys %by_now) {
 		}
 	}
 }
-is(scalar(@cases), 114, 'all 114 vectors replayed');
+is(scalar(@cases), 121, 'all 121 vectors replayed');
 done_testing();
