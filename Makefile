@@ -148,13 +148,18 @@ else
 	HOOKINBOX_VALGRIND=1 $(PROVE_ALL) $(wildcard tests/t/9*.t)
 endif
 
-# make soak SOAK_SECONDS=3600: the model checker (tests/model/README), one
-# seeded schedule after another until the time is up; prints the operations
-# done and the invariants checked, or the first failure and how to replay it
+# make soak SOAK_SECONDS=3600: the model checker (tests/model/README),
+# SOAK_JOBS seeded schedules at once (default: the cores) until the time is
+# up, the SOAK_SEEDS first (the fixed regression seeds), then random ones;
+# prints schedules/hour, operations, invariant checks and how often each
+# operation reached its target, or each failure and the line that replays it
 SOAK_SECONDS ?= 600
 SOAK_OPS ?= 200
+SOAK_JOBS ?= 0
+SOAK_SEEDS ?= 151922 44 33
 soak: all build-tests
-	HOOKINBOX_TOP=$(CURDIR) perl -I tests/lib -I tests/model tests/model/run.pl --soak $(SOAK_SECONDS) --ops $(SOAK_OPS)
+	HOOKINBOX_TOP=$(CURDIR) nice perl -I tests/lib -I tests/model tests/model/run.pl --soak $(SOAK_SECONDS) \
+		--ops $(SOAK_OPS) --jobs $(SOAK_JOBS) --seeds '$(SOAK_SEEDS)'
 .PHONY: soak
 
 # make mutants: the proof that the model checker catches real bugs

@@ -61,7 +61,7 @@ struct handler {
 /* what one request came to, for the reply and the log line */
 typedef struct outcome {
 	int status;
-	const char *what;   /* accepted, duplicate, review, rejected, error, challenge */
+	const char *what;   /* accepted, duplicate, review, rejected, error, handshake */
 	const char *reason; /* static text for rejections and errors */
 	int64_t id;
 	int secret_index;
@@ -366,20 +366,12 @@ status_text(int status)
 }
 
 static void
-reply(const http_io *io, const outcome *o, const char *challenge)
+reply(const http_io *io, const outcome *o, const char *answer)
 {
 	char head[256], body[256];
 	int hn, bn;
 
-	if (challenge != NULL) {
-		/* Slack's url_verification: echo the challenge as JSON */
-		json_object *j = json_object_new_object();
-
-		json_object_object_add(j, "challenge", json_object_new_string(challenge));
-		bn = snprintf(body, sizeof(body), "%s\n",
-			      json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN));
-		json_object_put(j);
-	} else if (o->status == 200) {
+	if (o->status == 200) {
 		bn = snprintf(body, sizeof(body), "{\"id\":%" PRId64 ",\"duplicate\":%s%s}\n",
 			      o->id, strcmp(o->what, "duplicate") == 0 ? "true" : "false",
 			      strcmp(o->what, "review") == 0 ? ",\"review\":true" : "");
@@ -388,14 +380,18 @@ reply(const http_io *io, const outcome *o, const char *challenge)
 		bn = snprintf(body, sizeof(body), "{\"error\":\"%s\"}\n", o->reason);
 	}
 	if (bn < 0 || (size_t)bn >= sizeof(body))
-		bn = snprintf(body, sizeof(body), "{}\n"); /* a challenge too long to echo */
+		bn = snprintf(body, sizeof(body), "{}\n");
 	hn = snprintf(
 		head, sizeof(head),
 		"Status: %d %s\r\nContent-Type: application/json\r\nCache-Control: no-store\r\n%s%s\r\n",
 		o->status, status_text(o->status), o->status == 405 ? "Allow: POST\r\n" : "",
 		o->status == 503 ? "Retry-After: 5\r\n" : "");
 	io->write(io->ctx, head, (size_t)hn);
-	io->write(io->ctx, body, (size_t)bn);
+	/* a handshake is answered with what its provider checks (envelope.h) */
+	if (answer != NULL)
+		io->write(io->ctx, answer, strlen(answer));
+	else
+		io->write(io->ctx, body, (size_t)bn);
 }
 
 static outcome
@@ -415,9 +411,15 @@ rejected(int status, const char *reason)
  */
 typedef struct served {
 	const endpoint_conf *ep;
-	char *challenge;
+	char *answer; /* a handshake's */
 	char *note;
 	char *event_id;
+	/*
+	 * A duplicate found by its signed content under another, unsigned id:
+	 * event_id is the request's, not the stored delivery's (that one is
+	 * o.id), and is logged as request_event_id.
+	 */
+	bool event_id_unstored;
 } served;
 
 static outcome
@@ -454,20 +456,25 @@ serve(handler *h, const http_io *io, served *sv)
 	if (verify_request(ep, &rv, &vr) != 0)
 		return rejected(verify_http_status(vr.status), vr.reason);
 
+	switch (envelope_handshake(ep, &rv, vr.secret_index, &sv->answer, &reason)) {
+	case 0:
+		break;
+	case 1:
+		return (outcome){.status = 200,
+				 .what = "handshake",
+				 .reason = "handshake answered",
+				 .id = -1,
+				 .secret_index = vr.secret_index};
+	default:
+		o = rejected(400, reason);
+		o.secret_index = vr.secret_index;
+		return o;
+	}
 	if (envelope_extract(ep, &rv, &env, &reason) != 0) {
 		envelope_release(&env);
 		o = rejected(400, reason);
 		o.secret_index = vr.secret_index;
 		return o;
-	}
-	if (env.challenge != NULL) {
-		sv->challenge = env.challenge;
-		env.challenge = NULL;
-		envelope_release(&env);
-		return (outcome){.status = 200,
-				 .what = "challenge",
-				 .id = -1,
-				 .secret_index = vr.secret_index};
 	}
 
 	hdrs = headers_json(&rv);
@@ -510,6 +517,7 @@ serve(handler *h, const http_io *io, served *sv)
 			env.note = NULL;
 			sv->event_id = env.event_id; /* verified, stored: logged quoted */
 			env.event_id = NULL;
+			sv->event_id_unstored = so.duplicate && d.body_dedup;
 		}
 	}
 	free(hdrs);
@@ -570,8 +578,8 @@ handler_serve(handler *h, const http_io *io)
 	const endpoint_conf *ep = sv.ep;
 	char status[8], id[24], ms[24], idx[8], rid[48];
 
-	reply(io, &o, sv.challenge);
-	free(sv.challenge);
+	reply(io, &o, sv.answer);
+	free(sv.answer);
 
 	request_id(rid, sizeof(rid));
 	snprintf(status, sizeof(status), "%d", o.status);
@@ -580,12 +588,16 @@ handler_serve(handler *h, const http_io *io)
 	snprintf(idx, sizeof(idx), "%d", o.secret_index);
 	log_kv("request", "endpoint", ep ? ep->name : "(unknown)", "outcome", o.what, LOG_NUM,
 	       "status", status, "reason", o.reason, LOG_NUM, "id", o.id >= 0 ? id : NULL, LOG_NUM,
-	       "secret", o.secret_index >= 0 ? idx : NULL, "event_id", sv.event_id, "note", sv.note,
-	       LOG_NUM, "ms", ms, "request_id", rid, "upstream_request_id", upstream_request_id(io),
-	       LOG_END);
+	       "secret", o.secret_index >= 0 ? idx : NULL, "event_id",
+	       sv.event_id_unstored ? NULL : sv.event_id, "request_event_id",
+	       sv.event_id_unstored ? sv.event_id : NULL, "note", sv.note, LOG_NUM, "ms", ms,
+	       "request_id", rid, "upstream_request_id", upstream_request_id(io), LOG_END);
 	free(sv.note);
 	free(sv.event_id);
-	/* refusals and storage failures (503), by endpoint and reason */
-	if (strcmp(o.what, "rejected") == 0 || o.status == 503)
+	/*
+	 * refusals, storage failures (503) and handshakes: the requests that
+	 * store nothing, by endpoint and reason
+	 */
+	if (strcmp(o.what, "rejected") == 0 || strcmp(o.what, "handshake") == 0 || o.status == 503)
 		count_rejection(h, ep ? ep->name : "(unknown)", o.reason);
 }
