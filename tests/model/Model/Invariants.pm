@@ -191,6 +191,10 @@ sub every_event_settles {
 	for my $a (rows($m, 'select inbox_id, route, state, id, coalesce(last_error, \'\') from hookinbox.action')) {
 		push @{ $acts{ $a->[0] }{ $a->[1] } }, $a;
 	}
+	# an action that collapsed into another event's (same route and key: a
+	# released held copy under the id of the genuine event) is its outcome
+	push @{ $acts{ $_->[0] }{ $_->[1] } }, [@$_[0, 1], 'done', 0, '']
+		for rows($m, 'select inbox_id, route from hookinbox.action_collapse');
 	for my $i (rows($m, 'select id, endpoint, state from hookinbox.inbox')) {
 		my ($id, $ep, $state) = @$i;
 		if (!grep { $_ eq $state } @INBOX_SETTLED) {
