@@ -120,4 +120,17 @@ is($t->sql(q{select count(*) from app.applied where body like '%"opened"%'}), 2,
 		'flood: beyond the cap, a duplicate of the first');
 }
 
+# ---- dismissed held copies follow the purge's dedup horizon
+{
+	my $held = $t->sql(q{select min(id) from hookinbox.inbox where state = 'review' and event_id like 'flood-%'});
+	$t->sql("update hookinbox.inbox set state = 'dismissed', received_at = now() - interval '40 days' where id = $held");
+	my $kept = $t->sql(q{select max(id) from hookinbox.inbox where state = 'review' and event_id like 'flood-%'});
+	$t->sql("update hookinbox.inbox set received_at = now() - interval '40 days' where id = $kept");
+	my ($rc, $out) = $t->pg->psql_file(HookTest::top() . '/sql/purge.sql', vars => { dedup_days => 30 });
+	is($rc, 0, 'purge.sql runs') or diag($out);
+	like($out, qr/dismissed deliveries 1\b/, 'purge.sql counts the dismissed delivery it deleted');
+	is($t->sql("select count(*) from hookinbox.inbox where id = $held"), 0, 'a dismissed held copy past dedup_days is deleted');
+	is($t->sql("select state from hookinbox.inbox where id = $kept"), 'review', 'one still held for review is kept');
+}
+
 done_testing();

@@ -24,7 +24,7 @@ my $SLACK = 0.25;
 # are finished, which purge.sql may remove (invariant 8: it must keep
 # everything else).
 our @INBOX_SETTLED = qw(dispatched review dismissed);
-our @INBOX_FINISHED = qw(dispatched unrouted);
+our @INBOX_FINISHED = qw(dispatched unrouted dismissed);
 our @ACTION_FINISHED = qw(done stale dismissed resolved);
 
 # how long each provider retries or lets a delivery be re-sent, in days
