@@ -11,6 +11,7 @@
 #include "form.h"
 #include "hex.h"
 #include "scheme.h"
+#include "sha256.h"
 #include "xalloc.h"
 
 #include <stdio.h>
@@ -59,6 +60,36 @@ handshake(const endpoint_conf *ep, const request_view *req, size_t secret_index,
 }
 
 /*
+ * Signed deliveries without an id of their own (app_rate_limited,
+ * view_closed, block_suggestion) are keyed by the hash of the signed body:
+ * a retry (same body) is its duplicate, and Slack, which disables apps that
+ * keep failing, gets its 2xx.
+ */
+static int
+body_key(const request_view *req, envelope *env)
+{
+	unsigned char d[SHA256_LEN];
+	char hex[2 * SHA256_LEN + 1];
+
+	if (sha256_digest(req->body, req->body_len, d) < 0)
+		return -1;
+	hex_encode(d, sizeof(d), hex);
+	env->event_id = xasprintf("sha256:%s", hex);
+	return 0;
+}
+
+/* the id at path, or else the body's key */
+static int
+id_or_body_key(jval at, const request_view *req, envelope *env, const char **reason)
+{
+	const char *why = NULL;
+
+	if (!at.present)
+		return body_key(req, env) < 0 ? (*reason = "could not hash the body", -1) : 0;
+	return env_need_id(env_take_json(&env->event_id, at, false, &why), &why, reason);
+}
+
+/*
  * Slack.  JSON bodies (Events API): event_callback has event_id and
  * event.type.  Form
  * bodies: slash commands (trigger_id, command) and interactivity
@@ -70,6 +101,7 @@ extract(const endpoint_conf *ep, const request_view *req, envelope *env, const c
 	form f = {NULL, 0};
 	jval body;
 	const jval *b = &body;
+	jval type_at;
 	const form_param *p;
 	const char *why = NULL;
 	int rc = -1;
@@ -83,9 +115,7 @@ extract(const endpoint_conf *ep, const request_view *req, envelope *env, const c
 			body = env_parse_object((const unsigned char *)p->value, p->value_len);
 			if (!body.present)
 				ENV_REFUSE("payload is not a JSON object");
-			if (env_need_id(env_take_json(&env->event_id,
-						      env_json_path(b, "trigger_id"), false, &why),
-					&why, reason) < 0)
+			if (id_or_body_key(env_json_path(b, "trigger_id"), req, env, reason) < 0)
 				goto out;
 			env_optional(env,
 				     env_take_json(&env->event_type, env_json_path(b, "type"),
@@ -109,12 +139,13 @@ extract(const endpoint_conf *ep, const request_view *req, envelope *env, const c
 	body = env_parse_object(req->body, req->body_len);
 	if (!body.present)
 		ENV_REFUSE("body is not a JSON object");
-	if (env_need_id(env_take_json(&env->event_id, env_json_path(b, "event_id"), false, &why),
-			&why, reason) < 0)
+	if (id_or_body_key(env_json_path(b, "event_id"), req, env, reason) < 0)
 		goto out;
-	env_optional(env,
-		     env_take_json(&env->event_type, env_json_path(b, "event.type"), false, &why),
-		     "type", &why);
+	/* an event's type, or the envelope's for app_rate_limited and the like */
+	type_at = env_json_path(b, "event.type");
+	if (!type_at.present)
+		type_at = env_json_path(b, "type");
+	env_optional(env, env_take_json(&env->event_type, type_at, false, &why), "type", &why);
 	env_optional(env, env_take_version(env, env_json_path(b, "event_time")), "event_time",
 		     &env_version_why);
 	rc = 0;

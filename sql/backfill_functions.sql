@@ -16,7 +16,8 @@ set search_path = pg_catalog, pg_temp
 as $$
 	select i.event_id from hookinbox.inbox i
 	 where i.provider = p_provider and i.account = p_account
-	   and i.environment = p_environment and i.event_id = any (p_event_id);
+	   and i.environment = p_environment and i.event_id = any (p_event_id)
+	   and i.review_of is null;
 $$;
 
 -- Store one event the provider's API listed, under the delivery key a live
@@ -40,13 +41,15 @@ begin
 	values (p_endpoint, p_provider, p_account, p_environment, p_event_id, p_event_type,
 		p_object_id, p_event_version, sha256(p_body), false, p_note,
 		coalesce(p_headers, '{}'), p_body, now())
-	on conflict on constraint inbox_delivery_key do nothing
+	on conflict (provider, account, environment, event_id, endpoint) where review_of is null
+	do nothing
 	returning i.id into id;
 	duplicate := id is null;
 	if duplicate then
 		select i.id into id from hookinbox.inbox i
 		 where i.provider = p_provider and i.account = p_account
-		   and i.environment = p_environment and i.event_id = p_event_id;
+		   and i.environment = p_environment and i.event_id = p_event_id
+		   and i.endpoint = p_endpoint and i.review_of is null;
 	end if;
 	if id is null then
 		-- the conflicting row was purged between the two statements

@@ -16,7 +16,13 @@
 -- hash.  Signed content seen before under the same type is a duplicate of
 -- the first delivery; under another type (the type is not signed either:
 -- Shopify's topic) it is stored, held in state 'review' with review_of =
--- the first delivery's id, and answered as stored (held = true).
+-- the first delivery's id, and answered as stored (held = true); at most
+-- 4 copies of one signed content are held (one replayed body cannot fill
+-- the inbox), a fifth other type is answered as a duplicate of the first.
+-- A held copy does not own its delivery key (migration 009): the genuine
+-- delivery of that id, with its own body, is stored as a new event.
+-- The key includes the endpoint: two endpoints of one account each store
+-- the event the provider sent to both.
 create or replace function hookinbox.accept_batch(
 	p_endpoint text[], p_provider text[], p_account text[], p_environment text[],
 	p_event_id text[], p_event_type text[], p_object_id text[], p_event_version bigint[],
@@ -72,11 +78,10 @@ begin
 				exit attempts;
 			end if;
 			-- A new statement sees the row a concurrent delivery (or an
-			-- earlier one of this batch) stored.
-			select i.id into id from hookinbox.inbox i
-			 where i.provider = p_provider[k] and i.account = p_account[k]
-			   and i.environment = p_environment[k] and i.event_id = p_event_id[k];
-			if id is null and p_body_dedup[k] then
+			-- earlier one of this batch) stored.  When the id is unsigned,
+			-- what was signed answers first: the key only after it.
+			v_first := null;
+			if p_body_dedup[k] then
 				select i.id, i.event_type into v_first, v_first_type from hookinbox.inbox i
 				 where i.endpoint = p_endpoint[k] and i.body_dedup and i.review_of is null
 				   and coalesce(i.signed_sha256, i.body_sha256) = v_dedup;
@@ -99,7 +104,15 @@ begin
 					   and i.review_of is not null
 					   and coalesce(i.signed_sha256, i.body_sha256) = v_dedup
 					   and coalesce(i.event_type, '') = coalesce(p_event_type[k], '');
-					if id is null then
+					if id is null and (select count(*) from hookinbox.inbox i
+							    where i.endpoint = p_endpoint[k] and i.body_dedup
+							      and i.review_of is not null
+							      and coalesce(i.signed_sha256, i.body_sha256) = v_dedup)
+							   >= 4 then
+						-- one signed body holds at most 4 copies (4 other
+						-- types): beyond, a duplicate of the first, not stored
+						id := v_first;
+					elsif id is null then
 						insert into hookinbox.inbox as i (endpoint, provider, account,
 							environment, event_id, event_type, object_id, event_version,
 							body_sha256, body_dedup, signed_sha256, intake_note, headers,
@@ -119,6 +132,14 @@ begin
 						continue attempts;
 					end if;
 				end if;
+			end if;
+			if id is null then
+				-- The key is the endpoint's first delivery's: a held copy
+				-- (its id and type unsigned) never owns it (migration 009).
+				select i.id into id from hookinbox.inbox i
+				 where i.provider = p_provider[k] and i.account = p_account[k]
+				   and i.environment = p_environment[k] and i.event_id = p_event_id[k]
+				   and i.endpoint = p_endpoint[k] and i.review_of is null;
 			end if;
 			if id is not null then
 				duplicate := true;

@@ -66,6 +66,12 @@ select not exists (select 1 from hookinbox.schema_migrations where version = 8) 
 insert into hookinbox.schema_migrations (version, name) values (8, 'sequence');
 \endif
 
+select not exists (select 1 from hookinbox.schema_migrations where version = 9) as apply \gset
+\if :apply
+\ir migrations/009_delivery_key_owner.sql
+insert into hookinbox.schema_migrations (version, name) values (9, 'delivery_key_owner');
+\endif
+
 -- Functions and grants are (re)created on every run, so that fixes to them
 -- reach existing installations without a new migration.
 \ir functions.sql

@@ -18,7 +18,8 @@
 --   - finished events older than payload_days lose their body and headers;
 --     the row stays, so a late redelivery is still answered as a duplicate;
 --   - finished events older than dedup_days are deleted with their actions,
---     history and collapse records; rejection counts too.
+--     history and collapse records; so are deliveries dismissed in review
+--     (sql/review.sql) and rejection counts.
 -- The delivery keys are the replay defence: once a row is deleted, a
 -- captured delivery (or a late retry) of that event is stored again.  So
 -- dedup_days may not be shorter than the replay horizon of any provider
@@ -57,7 +58,19 @@ do $$ begin raise exception '%', current_setting('hookinbox.purge_refused'); end
 \endif
 
 call hookinbox.purge(:'payload_days'::integer, :'dedup_days'::integer, :'batch'::integer) \gset
+
+-- deliveries an operator dismissed in review (never delivered, no action)
+-- follow the dedup horizon too; a signed body holds few such copies
+with gone as (
+	delete from hookinbox.inbox i
+	 where i.state = 'dismissed'
+	   and i.received_at < now() - make_interval(days => :'dedup_days'::integer)
+	   and not exists (select 1 from hookinbox.action a where a.inbox_id = i.id)
+	returning 1
+)
+select count(*) as dismissed_deleted from gone \gset
 \if :quiet
 \else
 \echo 'purged this run: bodies' :bodies_purged ', events' :events_deleted ', actions' :actions_deleted ', rejection counts' :rejections_deleted 'in' :batches 'batches'
+\echo 'purged this run: dismissed deliveries' :dismissed_deleted
 \endif

@@ -24,7 +24,7 @@ my $SLACK = 0.25;
 # are finished, which purge.sql may remove (invariant 8: it must keep
 # everything else).
 our @INBOX_SETTLED = qw(dispatched review dismissed);
-our @INBOX_FINISHED = qw(dispatched unrouted);
+our @INBOX_FINISHED = qw(dispatched unrouted dismissed);
 our @ACTION_FINISHED = qw(done stale dismissed resolved);
 
 # how long each provider retries or lets a delivery be re-sent, in days
@@ -191,6 +191,10 @@ sub every_event_settles {
 	for my $a (rows($m, 'select inbox_id, route, state, id, coalesce(last_error, \'\') from hookinbox.action')) {
 		push @{ $acts{ $a->[0] }{ $a->[1] } }, $a;
 	}
+	# an action that collapsed into another event's (same route and key: a
+	# released held copy under the id of the genuine event) is its outcome
+	push @{ $acts{ $_->[0] }{ $_->[1] } }, [@$_[0, 1], 'done', 0, '']
+		for rows($m, 'select inbox_id, route from hookinbox.action_collapse');
 	for my $i (rows($m, 'select id, endpoint, state from hookinbox.inbox')) {
 		my ($id, $ep, $state) = @$i;
 		if (!grep { $_ eq $state } @INBOX_SETTLED) {

@@ -18,6 +18,7 @@ use Time::HiRes qw(sleep time);
 use Model::Providers;
 use Model::Invariants ();
 use Model::OpsHarden ();
+use Model::OpsIntake ();
 
 my @WORKER_FAILPOINTS = qw(worker-after-claim worker-after-call worker-mid-record worker-after-fanout
 	worker-in-handler);
@@ -61,6 +62,7 @@ sub table {
 		{ name => 'route_pause', weight => 2, run => \&route_pause },
 		{ name => 'route_resume', weight => 2, run => \&route_resume },
 		{ name => 'pg_stall', weight => 2, run => \&Model::OpsHarden::pg_stall },
+		{ name => 'pre_claim', weight => 3, run => \&Model::OpsIntake::pre_claim },
 	);
 }
 
