@@ -28,7 +28,9 @@ CFLAGS ?= -O2 -g
 LDFLAGS ?=
 PKG_CONFIG ?= pkg-config
 PROVE ?= prove
-VERSION := 0.1.0
+# one source of truth: the newest entry of debian/changelog (a package built
+# as 0.1.1 holds programs, metrics and User-Agents that say 0.1.1)
+VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
 
 WARN = -std=c17 -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wstrict-prototypes \
 	-Wold-style-definition -Wmissing-prototypes -Wpointer-arith -Wcast-qual \
@@ -219,7 +221,8 @@ install: all
 		chmod 644 $(DESTDIR)$(DATADIR)/etc/$$f || exit 1; done
 	for f in $(MAN_PAGES); do s=$${f##*.}; \
 		install -d $(DESTDIR)$(MANDIR)/man$$s && \
-		$(SUBST_PATHS) $$f > $(DESTDIR)$(MANDIR)/man$$s/$${f##*/} && \
+		$(SUBST_PATHS) -e '1s/"hookinbox [^"]*"/"hookinbox $(VERSION)"/' $$f \
+			> $(DESTDIR)$(MANDIR)/man$$s/$${f##*/} && \
 		chmod 644 $(DESTDIR)$(MANDIR)/man$$s/$${f##*/} || exit 1; done
 
 # removes what install wrote (and DATADIR, which is hookinbox's own)

@@ -2,7 +2,7 @@
 # bench/bench.mk - the benchmark's own programs (included by the Makefile).
 # Built with the project's flags; never installed, not part of `make check`.
 
-BENCH_PROGRAMS = obj/bench/loadgen obj/bench/downstream obj/bench/null.fcgi
+BENCH_PROGRAMS = obj/bench/loadgen obj/bench/downstream obj/bench/null.fcgi obj/bench/verifycost
 
 obj/bench/loadgen: bench/loadgen.c
 	@mkdir -p $(dir $@)
@@ -17,6 +17,12 @@ obj/bench/downstream: bench/downstream.c
 obj/bench/null.fcgi: bench/null.c
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(HARDEN) -D_GNU_SOURCE $(CFLAGS) $(ALL_LDFLAGS) -o $@ $< -lfcgi
+
+# the cost of checking a signature, per provider class (µs per delivery)
+obj/bench/verifycost: $(call objs,release,$(COMMON_SRC)) bench/verifycost.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(INC_common) $(ALL_LDFLAGS) -o $@ bench/verifycost.c \
+		$(call objs,release,$(COMMON_SRC)) $(LIBS_COMMON)
 
 build-bench: $(BENCH_PROGRAMS)
 

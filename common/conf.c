@@ -513,7 +513,7 @@ key_set(conf *c, const conf_key *k, void *base, const char *v, bool dflt)
 		return enum_set(c, k, dst, v);
 	case CT_PROVIDER:
 		if (provider_from_name(v, dst) != 0) {
-			char names[256];
+			char names[1024];
 
 			provider_names(names, sizeof(names));
 			conf_error(c, "unknown provider \"%s\" (%s)", v, names);
@@ -913,6 +913,15 @@ check_route(conf *c, route_conf *r)
 				r->name, r->endpoints[i], provider_name(ep->provider));
 			return;
 		}
+	}
+	if (r->order != ROUTE_ORDER_NONE && r->key == ROUTE_KEY_OBJECT_TYPE) {
+		/* one action per (object, type) keeps only the first version: a later one
+		 * would collapse into it and never be sent */
+		conf_error(c,
+			   "route \"%s\": order = %s and key = object-type cannot be combined (the "
+			   "later versions of an object would never be sent); use key = event",
+			   r->name, r->order == ROUTE_ORDER_SEQUENCE ? "sequence" : "newest");
+		return;
 	}
 	if ((r->url == NULL) == (r->handler == NULL)) {
 		conf_error(c, "route \"%s\" needs exactly one of url and handler", r->name);

@@ -53,7 +53,7 @@ typedef struct job {
 static void
 usage(FILE *f)
 {
-	char names[256];
+	char names[1024];
 
 	provider_names(names, sizeof(names));
 	fprintf(f,

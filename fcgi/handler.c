@@ -22,10 +22,12 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <json.h>
@@ -33,7 +35,7 @@
 #define COUNT_SLOTS 64
 /* longest X-Request-Id from the web server that is logged */
 #define UPSTREAM_ID_MAX 64
-#define COUNT_FLUSH_US (10 * 1000000)
+#define COUNT_FLUSH_S 10
 
 typedef struct count_slot {
 	const char *endpoint; /* conf-owned name or "(unknown)" */
@@ -46,19 +48,101 @@ struct handler {
 	store *st;
 	unsigned char *body; /* reused across requests, grown up to max_body */
 	size_t body_cap;
+	/* rejection counts: the request thread adds, the flusher writes */
+	pthread_mutex_t count_lock;
+	pthread_cond_t count_wake;
+	pthread_t flusher;
+	bool flusher_running;
+	bool stopping;
 	count_slot counts[COUNT_SLOTS];
 	size_t n_counts;
-	int64_t counts_since;
 };
 
 /* what one request came to, for the reply and the log line */
 typedef struct outcome {
 	int status;
-	const char *what;   /* accepted, duplicate, review, rejected, error, challenge */
+	const char *what;   /* accepted, duplicate, review, rejected, error, handshake */
 	const char *reason; /* static text for rejections and errors */
 	int64_t id;
 	int secret_index;
 } outcome;
+
+/* adds n to the count of (endpoint, reason); count_lock held; false when full */
+static bool
+add_count(handler *h, const char *endpoint, const char *reason, long n)
+{
+	size_t i;
+
+	for (i = 0; i < h->n_counts; i++)
+		if (h->counts[i].endpoint == endpoint && h->counts[i].reason == reason)
+			break;
+	if (i == h->n_counts) {
+		if (h->n_counts == COUNT_SLOTS)
+			return false;
+		h->counts[i] = (count_slot){endpoint, reason, 0};
+		h->n_counts = i + 1;
+	}
+	h->counts[i].n += n;
+	return true;
+}
+
+/*
+ * Takes the counts gathered so far and writes them; count_lock not held.
+ * What the database did not take is put back for the next flush: the
+ * storage failures of an outage are counted when it ends.
+ */
+static void
+flush_counts(handler *h)
+{
+	count_slot taken[COUNT_SLOTS];
+	size_t n;
+
+	pthread_mutex_lock(&h->count_lock);
+	n = h->n_counts;
+	memcpy(taken, h->counts, n * sizeof(taken[0]));
+	h->n_counts = 0;
+	pthread_mutex_unlock(&h->count_lock);
+	for (size_t i = 0; i < n; i++) {
+		if (store_count_rejection(h->st, taken[i].endpoint, taken[i].reason, taken[i].n) ==
+		    0)
+			continue;
+		pthread_mutex_lock(&h->count_lock);
+		for (; i < n; i++)
+			(void)add_count(h, taken[i].endpoint, taken[i].reason, taken[i].n);
+		pthread_mutex_unlock(&h->count_lock);
+		break;
+	}
+}
+
+/*
+ * Rejections are written every COUNT_FLUSH_S seconds by a thread of their
+ * own: the request thread waits in accept when nothing arrives, and a burst
+ * of forged requests must show in the metrics (and its alert fire) without
+ * waiting for the next one.
+ */
+static void *
+flusher_main(void *arg)
+{
+	handler *h = arg;
+
+	pthread_mutex_lock(&h->count_lock);
+	while (!h->stopping) {
+		struct timespec until;
+
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += COUNT_FLUSH_S;
+		while (!h->stopping &&
+		       pthread_cond_timedwait(&h->count_wake, &h->count_lock, &until) == 0)
+			;
+		if (h->stopping || h->n_counts == 0)
+			continue;
+		pthread_mutex_unlock(&h->count_lock);
+		flush_counts(h);
+		pthread_mutex_lock(&h->count_lock);
+	}
+	pthread_mutex_unlock(&h->count_lock);
+	return NULL;
+}
 
 handler *
 handler_new(const conf *cfg, store *st)
@@ -67,7 +151,13 @@ handler_new(const conf *cfg, store *st)
 
 	h->cfg = cfg;
 	h->st = st;
-	h->counts_since = clock_mono_us();
+	pthread_mutex_init(&h->count_lock, NULL);
+	pthread_cond_init(&h->count_wake, NULL);
+	/* without the thread, counts are still written when the handler is freed */
+	h->flusher_running = pthread_create(&h->flusher, NULL, flusher_main, h) == 0;
+	if (!h->flusher_running)
+		log_warn("could not start the rejection counter's thread: counts are written "
+			 "at exit only");
 	return h;
 }
 
@@ -76,7 +166,16 @@ handler_free(handler *h)
 {
 	if (h == NULL)
 		return;
-	handler_flush_counts(h);
+	if (h->flusher_running) {
+		pthread_mutex_lock(&h->count_lock);
+		h->stopping = true;
+		pthread_cond_signal(&h->count_wake);
+		pthread_mutex_unlock(&h->count_lock);
+		pthread_join(h->flusher, NULL);
+	}
+	flush_counts(h);
+	pthread_cond_destroy(&h->count_wake);
+	pthread_mutex_destroy(&h->count_lock);
 	free(h->body);
 	free(h);
 }
@@ -84,37 +183,29 @@ handler_free(handler *h)
 void
 handler_flush_counts(handler *h)
 {
-	for (size_t i = 0; i < h->n_counts; i++)
-		store_count_rejection(h->st, h->counts[i].endpoint, h->counts[i].reason,
-				      h->counts[i].n);
-	h->n_counts = 0;
-	h->counts_since = clock_mono_us();
+	flush_counts(h);
 }
 
 /*
- * Rejections are counted in memory and written at most every ten seconds,
- * so a flood of bad requests costs no database write per request and grows
- * no table beyond (hour, endpoint, reason).
+ * Rejections are counted in memory and written every ten seconds, so a
+ * flood of bad requests costs no database write per request and grows no
+ * table beyond (hour, endpoint, reason).
  */
 static void
 count_rejection(handler *h, const char *endpoint, const char *reason)
 {
-	size_t i;
+	bool added;
 
-	for (i = 0; i < h->n_counts; i++)
-		if (h->counts[i].endpoint == endpoint && h->counts[i].reason == reason)
-			break;
-	if (i == h->n_counts) {
-		if (h->n_counts == COUNT_SLOTS) {
-			handler_flush_counts(h);
-			i = 0;
-		}
-		h->counts[i] = (count_slot){endpoint, reason, 0};
-		h->n_counts = i + 1;
+	pthread_mutex_lock(&h->count_lock);
+	added = add_count(h, endpoint, reason, 1);
+	pthread_mutex_unlock(&h->count_lock);
+	if (!added) {
+		/* a table of COUNT_SLOTS distinct pairs: write it now, then count */
+		flush_counts(h);
+		pthread_mutex_lock(&h->count_lock);
+		(void)add_count(h, endpoint, reason, 1);
+		pthread_mutex_unlock(&h->count_lock);
 	}
-	h->counts[i].n++;
-	if (clock_mono_us() - h->counts_since > COUNT_FLUSH_US)
-		handler_flush_counts(h);
 }
 
 /* ---- request access ---- */
@@ -275,20 +366,12 @@ status_text(int status)
 }
 
 static void
-reply(const http_io *io, const outcome *o, const char *challenge)
+reply(const http_io *io, const outcome *o, const char *answer)
 {
 	char head[256], body[256];
 	int hn, bn;
 
-	if (challenge != NULL) {
-		/* Slack's url_verification: echo the challenge as JSON */
-		json_object *j = json_object_new_object();
-
-		json_object_object_add(j, "challenge", json_object_new_string(challenge));
-		bn = snprintf(body, sizeof(body), "%s\n",
-			      json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN));
-		json_object_put(j);
-	} else if (o->status == 200) {
+	if (o->status == 200) {
 		bn = snprintf(body, sizeof(body), "{\"id\":%" PRId64 ",\"duplicate\":%s%s}\n",
 			      o->id, strcmp(o->what, "duplicate") == 0 ? "true" : "false",
 			      strcmp(o->what, "review") == 0 ? ",\"review\":true" : "");
@@ -297,14 +380,18 @@ reply(const http_io *io, const outcome *o, const char *challenge)
 		bn = snprintf(body, sizeof(body), "{\"error\":\"%s\"}\n", o->reason);
 	}
 	if (bn < 0 || (size_t)bn >= sizeof(body))
-		bn = snprintf(body, sizeof(body), "{}\n"); /* a challenge too long to echo */
+		bn = snprintf(body, sizeof(body), "{}\n");
 	hn = snprintf(
 		head, sizeof(head),
 		"Status: %d %s\r\nContent-Type: application/json\r\nCache-Control: no-store\r\n%s%s\r\n",
 		o->status, status_text(o->status), o->status == 405 ? "Allow: POST\r\n" : "",
 		o->status == 503 ? "Retry-After: 5\r\n" : "");
 	io->write(io->ctx, head, (size_t)hn);
-	io->write(io->ctx, body, (size_t)bn);
+	/* a handshake is answered with what its provider checks (envelope.h) */
+	if (answer != NULL)
+		io->write(io->ctx, answer, strlen(answer));
+	else
+		io->write(io->ctx, body, (size_t)bn);
 }
 
 static outcome
@@ -324,9 +411,15 @@ rejected(int status, const char *reason)
  */
 typedef struct served {
 	const endpoint_conf *ep;
-	char *challenge;
+	char *answer; /* a handshake's */
 	char *note;
 	char *event_id;
+	/*
+	 * A duplicate found by its signed content under another, unsigned id:
+	 * event_id is the request's, not the stored delivery's (that one is
+	 * o.id), and is logged as request_event_id.
+	 */
+	bool event_id_unstored;
 } served;
 
 static outcome
@@ -363,20 +456,25 @@ serve(handler *h, const http_io *io, served *sv)
 	if (verify_request(ep, &rv, &vr) != 0)
 		return rejected(verify_http_status(vr.status), vr.reason);
 
+	switch (envelope_handshake(ep, &rv, vr.secret_index, &sv->answer, &reason)) {
+	case 0:
+		break;
+	case 1:
+		return (outcome){.status = 200,
+				 .what = "handshake",
+				 .reason = "handshake answered",
+				 .id = -1,
+				 .secret_index = vr.secret_index};
+	default:
+		o = rejected(400, reason);
+		o.secret_index = vr.secret_index;
+		return o;
+	}
 	if (envelope_extract(ep, &rv, &env, &reason) != 0) {
 		envelope_release(&env);
 		o = rejected(400, reason);
 		o.secret_index = vr.secret_index;
 		return o;
-	}
-	if (env.challenge != NULL) {
-		sv->challenge = env.challenge;
-		env.challenge = NULL;
-		envelope_release(&env);
-		return (outcome){.status = 200,
-				 .what = "challenge",
-				 .id = -1,
-				 .secret_index = vr.secret_index};
 	}
 
 	hdrs = headers_json(&rv);
@@ -419,6 +517,7 @@ serve(handler *h, const http_io *io, served *sv)
 			env.note = NULL;
 			sv->event_id = env.event_id; /* verified, stored: logged quoted */
 			env.event_id = NULL;
+			sv->event_id_unstored = so.duplicate && d.body_dedup;
 		}
 	}
 	free(hdrs);
@@ -479,8 +578,8 @@ handler_serve(handler *h, const http_io *io)
 	const endpoint_conf *ep = sv.ep;
 	char status[8], id[24], ms[24], idx[8], rid[48];
 
-	reply(io, &o, sv.challenge);
-	free(sv.challenge);
+	reply(io, &o, sv.answer);
+	free(sv.answer);
 
 	request_id(rid, sizeof(rid));
 	snprintf(status, sizeof(status), "%d", o.status);
@@ -489,11 +588,16 @@ handler_serve(handler *h, const http_io *io)
 	snprintf(idx, sizeof(idx), "%d", o.secret_index);
 	log_kv("request", "endpoint", ep ? ep->name : "(unknown)", "outcome", o.what, LOG_NUM,
 	       "status", status, "reason", o.reason, LOG_NUM, "id", o.id >= 0 ? id : NULL, LOG_NUM,
-	       "secret", o.secret_index >= 0 ? idx : NULL, "event_id", sv.event_id, "note", sv.note,
-	       LOG_NUM, "ms", ms, "request_id", rid, "upstream_request_id", upstream_request_id(io),
-	       LOG_END);
+	       "secret", o.secret_index >= 0 ? idx : NULL, "event_id",
+	       sv.event_id_unstored ? NULL : sv.event_id, "request_event_id",
+	       sv.event_id_unstored ? sv.event_id : NULL, "note", sv.note, LOG_NUM, "ms", ms,
+	       "request_id", rid, "upstream_request_id", upstream_request_id(io), LOG_END);
 	free(sv.note);
 	free(sv.event_id);
-	if (strcmp(o.what, "rejected") == 0)
+	/*
+	 * refusals, storage failures (503) and handshakes: the requests that
+	 * store nothing, by endpoint and reason
+	 */
+	if (strcmp(o.what, "rejected") == 0 || strcmp(o.what, "handshake") == 0 || o.status == 503)
 		count_rejection(h, ep ? ep->name : "(unknown)", o.reason);
 }

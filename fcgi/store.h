@@ -59,6 +59,17 @@ typedef struct store_options {
 	const char *conninfo;	  /* copied */
 	int lock_timeout_ms;	  /* > 0 */
 	int statement_timeout_ms; /* > 0 */
+	/*
+	 * The responder's own bound, > 0: a delivery is answered (stored, or
+	 * -1 from store_accept) at most this long after store_accept is
+	 * called, whatever the server does: waiting for the connection lock,
+	 * the committer, connecting and the statement included.  A server
+	 * that stops answering (frozen, a partition) cannot enforce its own
+	 * statement_timeout.  After the deadline the connection is dropped;
+	 * the statement may still commit when the server wakes, which a retry
+	 * finds as a duplicate.
+	 */
+	int wait_ms;
 } store_options;
 
 /* nothing is connected until the first call */
@@ -79,6 +90,7 @@ int store_accept(store *s, const store_delivery *d, store_outcome *out)
  * Add n to the rejection counter of (endpoint, reason); best effort.
  * All functions may be called from several threads at once.
  */
-void store_count_rejection(store *s, const char *endpoint, const char *reason, long n);
+/* 0 when written, -1 when not (the caller keeps the counts for later) */
+int store_count_rejection(store *s, const char *endpoint, const char *reason, long n);
 
 #endif

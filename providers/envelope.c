@@ -11,6 +11,7 @@
 #include "envelope.h"
 
 #include "fields.h"
+#include "scheme.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -28,9 +29,27 @@ envelope_extract(const endpoint_conf *ep, const request_view *req, envelope *env
 		return -1;
 	}
 	ops = provider_get(ep->provider);
-	if (ops->extract == NULL)
-		return env_extract_fields(req, ops->fields, env, reason);
-	return ops->extract(ep, req, env, reason);
+	if (ops->extract != NULL)
+		return ops->extract(ep, req, env, reason);
+	if (ops->fields == NULL && ops->body_mac != NULL)
+		return scheme_extract_body_mac(ops->body_mac, req, env, reason);
+	return env_extract_fields(req, ops->fields, env, reason);
+}
+
+int
+envelope_handshake(const endpoint_conf *ep, const request_view *req, int secret_index,
+		   char **answer, const char **reason)
+{
+	const provider_ops *ops;
+
+	*answer = NULL;
+	*reason = "bad handshake";
+	if ((unsigned)ep->provider >= PROVIDER__COUNT || secret_index < 0)
+		return 0;
+	ops = provider_get(ep->provider);
+	if (ops->handshake == NULL)
+		return 0;
+	return ops->handshake(ep, req, (size_t)secret_index, answer, reason);
 }
 
 void
@@ -39,7 +58,6 @@ envelope_release(envelope *env)
 	free(env->event_id);
 	free(env->event_type);
 	free(env->object_id);
-	free(env->challenge);
 	free(env->note);
 	memset(env, 0, sizeof(*env));
 }

@@ -23,11 +23,6 @@ typedef struct envelope {
 	int64_t version;  /* provider version or creation time (for ordering) */
 	bool has_version;
 	/*
-	 * Slack url_verification: the challenge to echo back; the request is
-	 * answered with it and nothing is stored.  NULL otherwise.
-	 */
-	char *challenge;
-	/*
 	 * What did not parse, e.g. "type: over 255 bytes; version: not an
 	 * integer or RFC 3339 time" (that field is NULL); NULL when all did.
 	 * Built from static texts only, so it is safe to log.
@@ -48,5 +43,16 @@ typedef struct envelope {
 int envelope_extract(const endpoint_conf *ep, const request_view *req, envelope *env,
 		     const char **reason);
 void envelope_release(envelope *env);
+
+/*
+ * Is this verified request a handshake (the provider checking the
+ * endpoint: Slack's url_verification, Discord's PING, Zoom's
+ * endpoint.url_validation)?  1 with *answer, the JSON body to answer with
+ * 200 (the caller frees it), and nothing is to be stored; 0 for an event;
+ * -1 with a static *reason for a handshake that cannot be answered (400).
+ * secret_index is the secret that verified the request.
+ */
+int envelope_handshake(const endpoint_conf *ep, const request_view *req, int secret_index,
+		       char **answer, const char **reason) __attribute__((warn_unused_result));
 
 #endif

@@ -18,6 +18,8 @@
 #include "fields.h"
 
 #include "decimal.h"
+#include "hex.h"
+#include "sha256.h"
 #include "rfc3339.h"
 #include "utf8.h"
 #include "xalloc.h"
@@ -230,6 +232,43 @@ env_take_version(envelope *env, jval v)
 	return 0;
 }
 
+int
+env_take_body_hash(char **out, const request_view *req)
+{
+	unsigned char d[SHA256_LEN];
+	char hex[2 * SHA256_LEN + 1];
+
+	if (sha256_digest(req->body, req->body_len, d) < 0)
+		return -1;
+	hex_encode(d, sizeof(d), hex);
+	*out = xasprintf("sha256:%s", hex);
+	return 0;
+}
+
+char *
+env_json_quote(const char *s)
+{
+	size_t n = strlen(s);
+	char *q = xmalloc(6 * n + 3), *p = q;
+
+	*p++ = '"';
+	for (; *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\') {
+			*p++ = '\\';
+			*p++ = (char)c;
+		} else if (c < 0x20) {
+			p += snprintf(p, 7, "\\u%04x", c);
+		} else {
+			*p++ = (char)c;
+		}
+	}
+	*p++ = '"';
+	*p = '\0';
+	return q;
+}
+
 bool
 env_is_form(const request_view *req)
 {
@@ -258,14 +297,25 @@ env_extract_fields(const request_view *req, const env_body_fields *f, envelope *
 
 	if (!b->present)
 		return *reason = "body is not a JSON object", -1;
-	if (env_need_id(env_take_json(&env->event_id, env_json_path(b, f->id), false, &why), &why,
-			reason) < 0)
+	if (f->id == NULL) {
+		if (env_take_body_hash(&env->event_id, req) < 0)
+			return *reason = "could not hash the body", -1;
+	} else if (env_need_id(env_take_json(&env->event_id, env_json_path(b, f->id), false, &why),
+			       &why, reason) < 0) {
 		return -1;
-	env_optional(env, env_take_json(&env->event_type, env_json_path(b, f->type), false, &why),
-		     "type", &why);
-	env_optional(env, env_take_json(&env->object_id, env_json_path(b, f->object), false, &why),
-		     "object id", &why);
-	env_optional(env, env_take_version(env, env_json_path(b, f->version)), f->version,
-		     &env_version_why);
+	}
+	if (f->type != NULL)
+		env_optional(
+			env,
+			env_take_json(&env->event_type, env_json_path(b, f->type), false, &why),
+			"type", &why);
+	if (f->object != NULL)
+		env_optional(
+			env,
+			env_take_json(&env->object_id, env_json_path(b, f->object), false, &why),
+			"object id", &why);
+	if (f->version != NULL)
+		env_optional(env, env_take_version(env, env_json_path(b, f->version)), f->version,
+			     &env_version_why);
 	return 0;
 }

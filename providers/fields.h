@@ -71,6 +71,15 @@ int env_take_json(char **out, jval v, bool numbers, const char **why);
 /* env->version from an integer (as is) or an RFC 3339 string (microseconds); 1 if absent */
 int env_take_version(envelope *env, jval v);
 
+/*
+ * *out = "sha256:<hex of the body>": the event id of a provider that sends
+ * none, which a redelivery of the same signed bytes repeats.  0, or -1.
+ */
+int env_take_body_hash(char **out, const request_view *req);
+
+/* s as a JSON string with its quotes (caller frees), for handshake answers */
+char *env_json_quote(const char *s);
+
 /* Content-Type application/x-www-form-urlencoded? */
 bool env_is_form(const request_view *req);
 
@@ -84,7 +93,11 @@ bool env_is_form(const request_view *req);
 		goto out;                                                                          \
 	} while (0)
 
-/* where a provider's JSON body keeps the envelope (dotted paths) */
+/*
+ * where a provider's JSON body keeps the envelope (dotted paths); id NULL:
+ * the provider sends none and the id is the body's hash (env_take_body_hash);
+ * another path NULL: the provider sends no such field
+ */
 typedef struct env_body_fields {
 	const char *id, *type, *object, *version;
 } env_body_fields;

@@ -9,13 +9,13 @@
 #include "scheme.h"
 
 static const timestamped_scheme scheme = {
-	"Paddle-Signature",
-	"missing Paddle-Signature header",
-	';',
-	"ts",
-	"h1",
-	"no h1 signature in signature header",
-	':',
+	.header = "Paddle-Signature",
+	.missing = "missing Paddle-Signature header",
+	.sep = ';',
+	.ts_key = "ts",
+	.sig_key = "h1",
+	.no_sig = "no h1 signature in signature header",
+	.joiner = ':',
 };
 
 /* {"event_id", "event_type", "occurred_at", "data": {"id"}} */

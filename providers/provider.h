@@ -11,7 +11,8 @@
  * in provider.c's table, its tests, and its rows in the docs
  * (docs/providers.md, README.md) and in sql/purge.sql's replay horizons.
  * A scheme like Stripe's or Paddle's with its envelope in plain body fields
- * is only data (stripe.c: a timestamped_scheme and env_body_fields).
+ * is only data (stripe.c: a timestamped_scheme and env_body_fields), and so
+ * is one that is an HMAC of the body in one header (razorpay.c: a body_mac).
  *
  * This header includes nothing of ours: conf.h includes it for the id type,
  * and the operations take the types of conf.h, verify.h, envelope.h and
@@ -37,6 +38,28 @@ typedef enum provider {
 	PROVIDER_TWILIO,
 	PROVIDER_GITLAB,
 	PROVIDER_SQUARE,
+	PROVIDER_ADYEN_PLATFORM,
+	PROVIDER_LINEAR,
+	PROVIDER_MUX,
+	PROVIDER_WORKOS,
+	PROVIDER_RAZORPAY,
+	PROVIDER_DISCORD,
+	PROVIDER_ZOOM,
+	PROVIDER_TELNYX,
+	PROVIDER_INTERCOM,
+	PROVIDER_BITBUCKET,
+	PROVIDER_TYPEFORM,
+	PROVIDER_CALENDLY,
+	PROVIDER_WOOCOMMERCE,
+	PROVIDER_SENTRY,
+	PROVIDER_PAGERDUTY,
+	PROVIDER_VERCEL,
+	PROVIDER_CHECKOUT,
+	PROVIDER_LEMONSQUEEZY,
+	PROVIDER_NOTION,
+	PROVIDER_POSTMARK,
+	PROVIDER_CHARGEBEE,
+	PROVIDER_BOX,
 	PROVIDER__COUNT
 } provider;
 
@@ -48,6 +71,7 @@ struct sign_input;
 struct sign_output;
 struct timestamped_scheme;
 struct env_body_fields;
+struct body_mac;
 
 /* what the replay defence of an unsigned delivery id compares */
 typedef enum provider_replay {
@@ -91,12 +115,22 @@ typedef struct provider_ops {
 	int (*sign)(const struct sign_input *in, struct sign_output *out, char *errbuf,
 		    size_t errlen);
 	/*
+	 * A verified request that checks the endpoint rather than delivering
+	 * an event (Slack's url_verification, Discord's PING, Zoom's
+	 * endpoint.url_validation), answered and never stored: envelope.h's
+	 * envelope_handshake.  NULL: the provider has none.
+	 */
+	int (*handshake)(const struct endpoint_conf *ep, const struct request_view *req,
+			 size_t secret_index, char **answer, const char **reason);
+	/*
 	 * A scheme that is only data needs no functions: with verify and sign
-	 * NULL, scheme.h's timestamped scheme verifies and signs; with extract
-	 * NULL, the body fields of fields.h are extracted.
+	 * NULL, scheme.h's body_mac row (when set) or timestamped scheme
+	 * verifies and signs; with extract NULL, the body_mac row's fields or
+	 * the body fields of fields.h are extracted.
 	 */
 	const struct timestamped_scheme *timestamped;
 	const struct env_body_fields *fields;
+	const struct body_mac *body_mac;
 } provider_ops;
 
 /* the row of p; p must be a valid id */

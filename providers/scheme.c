@@ -72,6 +72,17 @@ scheme_timestamp(const char *s, size_t len, int64_t *out)
 	return 0;
 }
 
+int
+scheme_timestamp_ms(const char *s, size_t len, int64_t *out)
+{
+	uint64_t v;
+
+	if (len > TIMESTAMP_DIGITS_MAX + 3 || decimal_digits(s, len, INT64_MAX, &v) < 0)
+		return -1;
+	*out = (int64_t)v;
+	return 0;
+}
+
 verify_status
 scheme_window(const endpoint_conf *ep, const request_view *req, int64_t ts)
 {
@@ -185,10 +196,15 @@ scheme_verify_timestamped(const timestamped_scheme *sc, const endpoint_conf *ep,
 	for (int i = 0; i < n; i++) {
 		span k, val;
 
+		while (sc->spaced && ent[i].len > 0 && ent[i].p[0] == ' ') {
+			ent[i].p++;
+			ent[i].len--;
+		}
 		if (!scheme_split_kv(ent[i], '=', &k, &val))
 			continue;
 		if (span_eq(k, sc->ts_key)) {
-			if (have_ts || scheme_timestamp(val.p, val.len, &ts) < 0)
+			if (have_ts || (sc->ms ? scheme_timestamp_ms(val.p, val.len, &ts)
+					       : scheme_timestamp(val.p, val.len, &ts)) < 0)
 				return scheme_fail(res, VERIFY_MALFORMED,
 						   "bad timestamp in signature header");
 			have_ts = true;
@@ -200,7 +216,7 @@ scheme_verify_timestamped(const timestamped_scheme *sc, const endpoint_conf *ep,
 		return scheme_fail(res, VERIFY_MALFORMED, "no timestamp in signature header");
 	if (nsig == 0)
 		return scheme_fail(res, VERIFY_MALFORMED, sc->no_sig);
-	if ((st = scheme_window(ep, req, ts)) != VERIFY_OK)
+	if ((st = scheme_window(ep, req, sc->ms ? ts / 1000 : ts)) != VERIFY_OK)
 		return scheme_window_fail(res, st);
 
 	snprintf(tsbuf, sizeof(tsbuf), "%lld%c", (long long)ts, sc->joiner);
@@ -296,12 +312,13 @@ scheme_sign_timestamped(const timestamped_scheme *sc, const sign_input *in, sign
 			char *errbuf, size_t errlen)
 {
 	char hex[2 * HMAC_MAX_LEN + 1], pre[48];
+	long long ts = (long long)in->timestamp * (sc->ms ? 1000 : 1);
 
-	snprintf(pre, sizeof(pre), "%lld%c", (long long)in->timestamp, sc->joiner);
+	snprintf(pre, sizeof(pre), "%lld%c", ts, sc->joiner);
 	if (sign_body_hex(in, pre, hex, errbuf, errlen) < 0)
 		return -1;
 	sign_add(out, sc->header,
-		 xasprintf("%s=%lld%c%s=%s", sc->ts_key, (long long)in->timestamp, sc->sep,
+		 xasprintf("%s=%lld%c%s%s=%s", sc->ts_key, ts, sc->sep, sc->spaced ? " " : "",
 			   sc->sig_key, hex));
 	return 0;
 }
@@ -315,5 +332,47 @@ sign_body_b64(const sign_input *in, const char *prefix, char *b64, char *errbuf,
 		snprintf(errbuf, errlen, "could not compute signature");
 		return -1;
 	}
+	return 0;
+}
+
+int
+scheme_verify_v0(const v0_scheme *sc, const endpoint_conf *ep, const request_view *req,
+		 verify_result *res)
+{
+	unsigned char want[32];
+	bool too_long = false;
+	size_t len, tslen;
+	int64_t ts;
+	verify_status st;
+	char base[48];
+	const char *v = scheme_header(req, sc->sig_header, &len, &too_long);
+	const char *tsv = scheme_header(req, sc->ts_header, &tslen, &too_long);
+
+	if (v == NULL || tsv == NULL)
+		return scheme_fail(res, VERIFY_UNSIGNED, sc->missing);
+	if (too_long || len != 3 + 64 || strncmp(v, "v0=", 3) != 0 ||
+	    hex_decode(v + 3, 64, want, sizeof(want)) != 32)
+		return scheme_fail(res, VERIFY_MALFORMED, "malformed signature header");
+	if (scheme_timestamp(tsv, tslen, &ts) < 0)
+		return scheme_fail(res, VERIFY_MALFORMED, "bad timestamp header");
+	if ((st = scheme_window(ep, req, ts)) != VERIFY_OK)
+		return scheme_window_fail(res, st);
+	snprintf(base, sizeof(base), "v0:%lld:", (long long)ts);
+	hmac_part parts[2] = {{base, strlen(base)}, {req->body, req->body_len}};
+
+	return scheme_match_secrets(HMAC_SHA256, ep, parts, 2, want, 32, res);
+}
+
+int
+scheme_sign_v0(const v0_scheme *sc, const sign_input *in, sign_output *out, char *errbuf,
+	       size_t errlen)
+{
+	char hex[2 * HMAC_MAX_LEN + 1], pre[48];
+
+	snprintf(pre, sizeof(pre), "v0:%lld:", (long long)in->timestamp);
+	if (sign_body_hex(in, pre, hex, errbuf, errlen) < 0)
+		return -1;
+	sign_add(out, sc->ts_header, xasprintf("%lld", (long long)in->timestamp));
+	sign_add(out, sc->sig_header, xasprintf("v0=%s", hex));
 	return 0;
 }

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "conf.h"
+#include "envelope.h"
 #include "hmac.h"
 #include "sign.h"
 #include "verify.h"
@@ -42,6 +43,8 @@ const char *scheme_header(const request_view *req, const char *name, size_t *len
 
 /* strict unsigned decimal seconds (at most 12 digits); -1 if not */
 int scheme_timestamp(const char *s, size_t len, int64_t *out);
+/* likewise in milliseconds (at most 15 digits) */
+int scheme_timestamp_ms(const char *s, size_t len, int64_t *out);
 
 /*
  * ts against the endpoint's tolerance, else the provider's own window, in
@@ -88,6 +91,8 @@ typedef struct timestamped_scheme {
 	const char *sig_key;
 	const char *no_sig; /* reason when no signature entry is there */
 	char joiner;	    /* between timestamp and body in the signed content */
+	bool ms;	    /* the timestamp is in milliseconds (WorkOS) */
+	bool spaced;	    /* entries may start with spaces: "t=…, v1=…" (WorkOS) */
 } timestamped_scheme;
 
 int scheme_verify_timestamped(const timestamped_scheme *sc, const endpoint_conf *ep,
@@ -102,6 +107,77 @@ int scheme_sign_timestamped(const timestamped_scheme *sc, const sign_input *in, 
  */
 int scheme_verify_base64_body(const endpoint_conf *ep, const request_view *req, verify_result *res,
 			      const char *header, const char *missing, const char *prefix);
+
+/*
+ * One header carrying [prefix]<hex|base64> of an HMAC of the body (GitHub's
+ * class, and the generic hmac provider's): the whole scheme is this row.
+ * The envelope comes from the named headers and dotted body paths; with no
+ * id header or field, the event id is "sha256:<hex of the body>", which a
+ * redelivery of the same signed bytes repeats (providers that send no id).
+ */
+typedef struct body_mac {
+	const char *header;
+	hmac_alg alg;
+	hmac_encoding enc;
+	const char *prefix; /* before each signature ("sha256="); NULL for none */
+	char list_sep;	    /* between several signatures (PagerDuty's ','); 0: one */
+	bool hex_key;	    /* the secret as shown is hex and the key its bytes (Adyen) */
+	const char *id_header, *id_field;
+	const char *type_header, *type_field;
+	const char *object_field, *version_field;
+} body_mac;
+
+int scheme_verify_body_mac(const body_mac *m, const endpoint_conf *ep, const request_view *req,
+			   verify_result *res);
+int scheme_extract_body_mac(const body_mac *m, const request_view *req, envelope *env,
+			    const char **reason);
+int scheme_sign_body_mac(const body_mac *m, const sign_input *in, sign_output *out, char *errbuf,
+			 size_t errlen);
+/* whether the row's event id is covered by the signature */
+bool scheme_body_mac_id_signed(const body_mac *m);
+
+/*
+ * Slack's and Zoom's class: "<sig header>: v0=<hex>" with the timestamp in
+ * its own header, HMAC-SHA256 over "v0:<ts>:<body>".
+ */
+typedef struct v0_scheme {
+	const char *sig_header, *ts_header;
+	const char *missing; /* reason when either header is absent */
+} v0_scheme;
+
+int scheme_verify_v0(const v0_scheme *sc, const endpoint_conf *ep, const request_view *req,
+		     verify_result *res);
+int scheme_sign_v0(const v0_scheme *sc, const sign_input *in, sign_output *out, char *errbuf,
+		   size_t errlen);
+
+/*
+ * Discord's and Telnyx's class: an Ed25519 signature over
+ * "<ts><joiner><body>", the signature and the timestamp in two headers,
+ * checked with each public key of the endpoint (32 bytes in key_enc).
+ * The window applies when the provider or the endpoint sets one.  To sign,
+ * the secret is the 32-byte private seed (or seed || public key) in key_enc.
+ */
+typedef struct ed25519_scheme {
+	const char *sig_header, *ts_header;
+	const char *missing;
+	hmac_encoding sig_enc, key_enc;
+	const char *joiner;
+} ed25519_scheme;
+
+int scheme_verify_ed25519(const ed25519_scheme *sc, const endpoint_conf *ep,
+			  const request_view *req, verify_result *res);
+int scheme_sign_ed25519(const ed25519_scheme *sc, const sign_input *in, sign_output *out,
+			char *errbuf, size_t errlen);
+
+/*
+ * Providers that sign nothing and send the credentials of the URL they
+ * were given (https://user:password@host/...): "Authorization: Basic
+ * <base64 of user:password>", compared whole and in constant time with
+ * each "user:password" line of the secret file.  Weaker than a signature:
+ * the body is not covered, so ids are deduplicated on the body too.
+ */
+int scheme_verify_basic(const endpoint_conf *ep, const request_view *req, verify_result *res);
+int scheme_sign_basic(const sign_input *in, sign_output *out, char *errbuf, size_t errlen);
 
 /* ---- signing (sign.h) ---- */
 

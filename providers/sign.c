@@ -26,9 +26,11 @@ sign_headers(const sign_input *in, sign_output *out, char *errbuf, size_t errlen
 		return -1;
 	}
 	ops = provider_get(in->provider);
-	if (ops->sign == NULL)
-		return scheme_sign_timestamped(ops->timestamped, in, out, errbuf, errlen);
-	return ops->sign(in, out, errbuf, errlen);
+	if (ops->sign != NULL)
+		return ops->sign(in, out, errbuf, errlen);
+	if (ops->body_mac != NULL)
+		return scheme_sign_body_mac(ops->body_mac, in, out, errbuf, errlen);
+	return scheme_sign_timestamped(ops->timestamped, in, out, errbuf, errlen);
 }
 
 void

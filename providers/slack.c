@@ -4,8 +4,8 @@
  *
  * "X-Slack-Signature: v0=<hex>" and "X-Slack-Request-Timestamp",
  * HMAC-SHA256 over "v0:<ts>:<body>", 300 s window.  The event id is in the
- * body (JSON, or a form's trigger_id); url_verification is answered with
- * its challenge and not stored.
+ * body (JSON, or a form's trigger_id); url_verification is a handshake,
+ * answered with its challenge and not stored.
  */
 #include "fields.h"
 #include "form.h"
@@ -17,41 +17,50 @@
 #include <stdlib.h>
 #include <string.h>
 
-/*
- * Slack: "X-Slack-Signature: v0=<hex>" and "X-Slack-Request-Timestamp",
- * HMAC-SHA256 over "v0:<ts>:<body>".
- */
+static const v0_scheme scheme = {
+	"X-Slack-Signature",
+	"X-Slack-Request-Timestamp",
+	"missing X-Slack-Signature or X-Slack-Request-Timestamp header",
+};
+
 static int
 verify(const endpoint_conf *ep, const request_view *req, verify_result *res)
 {
-	unsigned char want[32];
-	bool too_long = false;
-	size_t len, tslen;
-	int64_t ts;
-	verify_status st;
-	char base[48];
-	const char *v = scheme_header(req, "X-Slack-Signature", &len, &too_long);
-	const char *tsv = scheme_header(req, "X-Slack-Request-Timestamp", &tslen, &too_long);
+	return scheme_verify_v0(&scheme, ep, req, res);
+}
 
-	if (v == NULL || tsv == NULL)
-		return scheme_fail(res, VERIFY_UNSIGNED,
-				   "missing X-Slack-Signature or X-Slack-Request-Timestamp header");
-	if (too_long || len != 3 + 64 || strncmp(v, "v0=", 3) != 0 ||
-	    hex_decode(v + 3, 64, want, sizeof(want)) != 32)
-		return scheme_fail(res, VERIFY_MALFORMED, "malformed signature header");
-	if (scheme_timestamp(tsv, tslen, &ts) < 0)
-		return scheme_fail(res, VERIFY_MALFORMED, "bad X-Slack-Request-Timestamp header");
-	if ((st = scheme_window(ep, req, ts)) != VERIFY_OK)
-		return scheme_window_fail(res, st);
-	snprintf(base, sizeof(base), "v0:%lld:", (long long)ts);
-	hmac_part parts[2] = {{base, strlen(base)}, {req->body, req->body_len}};
+/* url_verification: answered with its challenge, nothing stored */
+static int
+handshake(const endpoint_conf *ep, const request_view *req, size_t secret_index, char **answer,
+	  const char **reason)
+{
+	jval body = env_parse_object(req->body, req->body_len);
+	char *type = NULL, *challenge = NULL, *q;
+	size_t tlen = 0;
+	const char *why = NULL;
+	bool verification = env_json_text(env_json_path(&body, "type"), &type, &tlen) &&
+			    tlen == strlen("url_verification") &&
+			    memcmp(type, "url_verification", tlen) == 0;
 
-	return scheme_match_secrets(HMAC_SHA256, ep, parts, 2, want, 32, res);
+	(void)ep;
+	(void)secret_index;
+	free(type);
+	if (!verification)
+		return 0;
+	if (env_take_json(&challenge, env_json_path(&body, "challenge"), false, &why) != 0) {
+		*reason = "bad challenge";
+		return -1;
+	}
+	q = env_json_quote(challenge);
+	*answer = xasprintf("{\"challenge\":%s}\n", q);
+	free(q);
+	free(challenge);
+	return 1;
 }
 
 /*
- * Slack.  JSON bodies (Events API): url_verification carries the
- * challenge to echo; event_callback has event_id and event.type.  Form
+ * Slack.  JSON bodies (Events API): event_callback has event_id and
+ * event.type.  Form
  * bodies: slash commands (trigger_id, command) and interactivity
  * (payload=<JSON> with trigger_id and type).
  */
@@ -100,24 +109,6 @@ extract(const endpoint_conf *ep, const request_view *req, envelope *env, const c
 	body = env_parse_object(req->body, req->body_len);
 	if (!body.present)
 		ENV_REFUSE("body is not a JSON object");
-	{
-		char *type = NULL;
-		size_t tlen = 0;
-		bool verification = env_json_text(env_json_path(b, "type"), &type, &tlen) &&
-				    tlen == strlen("url_verification") &&
-				    memcmp(type, "url_verification", tlen) == 0;
-
-		free(type);
-		if (verification) {
-			if (env_take_json(&env->challenge, env_json_path(b, "challenge"), false,
-					  &why) != 0)
-				ENV_REFUSE("bad challenge");
-			env->event_id = xstrdup("url_verification");
-			env->event_type = xstrdup("url_verification");
-			rc = 0;
-			goto out;
-		}
-	}
 	if (env_need_id(env_take_json(&env->event_id, env_json_path(b, "event_id"), false, &why),
 			&why, reason) < 0)
 		goto out;
@@ -135,14 +126,7 @@ out:
 static int
 sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 {
-	char hex[2 * HMAC_MAX_LEN + 1], pre[48];
-
-	snprintf(pre, sizeof(pre), "v0:%lld:", (long long)in->timestamp);
-	if (sign_body_hex(in, pre, hex, errbuf, errlen) < 0)
-		return -1;
-	sign_add(out, "X-Slack-Request-Timestamp", xasprintf("%lld", (long long)in->timestamp));
-	sign_add(out, "X-Slack-Signature", xasprintf("v0=%s", hex));
-	return 0;
+	return scheme_sign_v0(&scheme, in, out, errbuf, errlen);
 }
 
 static const char *const headers[] = {"X-Slack-Retry-Num", "X-Slack-Retry-Reason",
@@ -157,5 +141,6 @@ const provider_ops provider_slack = {
 	.replay = REPLAY_BODY,
 	.verify = verify,
 	.extract = extract,
+	.handshake = handshake,
 	.sign = sign,
 };

@@ -10,13 +10,13 @@
 #include "scheme.h"
 
 static const timestamped_scheme scheme = {
-	"Stripe-Signature",
-	"missing Stripe-Signature header",
-	',',
-	"t",
-	"v1",
-	"no v1 signature in signature header",
-	'.',
+	.header = "Stripe-Signature",
+	.missing = "missing Stripe-Signature header",
+	.sep = ',',
+	.ts_key = "t",
+	.sig_key = "v1",
+	.no_sig = "no v1 signature in signature header",
+	.joiner = '.',
 };
 
 /* {"id", "type", "created", "data": {"object": {"id"}}} */

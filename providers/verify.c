@@ -29,7 +29,9 @@ verify_request(const endpoint_conf *ep, const request_view *req, verify_result *
 	if ((unsigned)ep->provider >= PROVIDER__COUNT)
 		return scheme_fail(res, VERIFY_MISMATCH, "unknown provider");
 	ops = provider_get(ep->provider);
-	if (ops->verify == NULL)
-		return scheme_verify_timestamped(ops->timestamped, ep, req, res);
-	return ops->verify(ep, req, res);
+	if (ops->verify != NULL)
+		return ops->verify(ep, req, res);
+	if (ops->body_mac != NULL)
+		return scheme_verify_body_mac(ops->body_mac, ep, req, res);
+	return scheme_verify_timestamped(ops->timestamped, ep, req, res);
 }

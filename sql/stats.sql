@@ -93,6 +93,13 @@ select b.route, b.object_id, b.id as held_by_action, b.state as held_by_state,
                       and e.state in ('pending', 'parked', 'review'))
  order by b.route, b.object_id, b.event_version, b.id;
 
+\echo 'refused and not stored (503: storage unavailable), last 24 hours, by endpoint and reason'
+select endpoint, reason, sum(count) as requests, max(hour) as last_hour
+  from hookinbox.rejection
+ where hour > now() - interval '24 hours'
+ group by endpoint, reason
+ order by endpoint, requests desc, reason;
+
 \echo 'oldest (what hookinbox-worker --health-check compares with its thresholds)'
 select date_trunc('second', now() - (select min(received_at) from hookinbox.inbox
                                       where state = 'pending')) as oldest_pending_event_age,

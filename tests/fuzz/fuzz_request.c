@@ -14,8 +14,14 @@
 #include <unistd.h>
 
 /* the secrets every endpoint holds (each is tried: rotation) */
-static const char secrets_text[] = "whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM=\n"
-				   "fuzz-secret-0123456789\n";
+/* an HMAC key in hex (adyen_platform), Ed25519 public keys in hex (discord) and base64 (telnyx) */
+static const char secrets_text[] =
+	"whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM=\n"
+	"fuzz-secret-0123456789\n"
+	"44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056\n"
+	"d04ab232742bb4ab3a1368bd4615e4e6d0224ab71a016baf8520a332c9778737\n"
+	"F8t5+ytBIPKx7GXkGY1uCLKOgT/rAeSkAIObheGAgM4=\n"
+	"fuzz-user:fuzz-password\n";
 
 static const char conf_text[] =
 	"[database]\n"
@@ -43,7 +49,29 @@ static const char conf_text[] =
 	"algorithm = sha1\nencoding = base64\nid_field = data.id\ntype_header = X-Event\n"
 	"version_field = meta.at\n"
 	"[endpoint hmac-512]\nprovider = hmac\nsecret_file = secrets\nheader = X-Signature\n"
-	"algorithm = sha512\nid_header = X-Event-Id\n";
+	"algorithm = sha512\nid_header = X-Event-Id\n"
+	"[endpoint adyen_platform]\nprovider = adyen_platform\nsecret_file = secrets\n"
+	"[endpoint linear]\nprovider = linear\nsecret_file = secrets\n"
+	"[endpoint mux]\nprovider = mux\nsecret_file = secrets\n"
+	"[endpoint workos]\nprovider = workos\nsecret_file = secrets\n"
+	"[endpoint razorpay]\nprovider = razorpay\nsecret_file = secrets\n"
+	"[endpoint discord]\nprovider = discord\nsecret_file = secrets\n"
+	"[endpoint zoom]\nprovider = zoom\nsecret_file = secrets\n"
+	"[endpoint telnyx]\nprovider = telnyx\nsecret_file = secrets\n"
+	"[endpoint intercom]\nprovider = intercom\nsecret_file = secrets\n"
+	"[endpoint bitbucket]\nprovider = bitbucket\nsecret_file = secrets\n"
+	"[endpoint typeform]\nprovider = typeform\nsecret_file = secrets\n"
+	"[endpoint calendly]\nprovider = calendly\nsecret_file = secrets\n"
+	"[endpoint woocommerce]\nprovider = woocommerce\nsecret_file = secrets\n"
+	"[endpoint sentry]\nprovider = sentry\nsecret_file = secrets\n"
+	"[endpoint pagerduty]\nprovider = pagerduty\nsecret_file = secrets\n"
+	"[endpoint vercel]\nprovider = vercel\nsecret_file = secrets\n"
+	"[endpoint checkout]\nprovider = checkout\nsecret_file = secrets\n"
+	"[endpoint lemonsqueezy]\nprovider = lemonsqueezy\nsecret_file = secrets\n"
+	"[endpoint notion]\nprovider = notion\nsecret_file = secrets\n"
+	"[endpoint postmark]\nprovider = postmark\nsecret_file = secrets\n"
+	"[endpoint chargebee]\nprovider = chargebee\nsecret_file = secrets\n"
+	"[endpoint box]\nprovider = box\nsecret_file = secrets\n";
 
 static conf *the_conf;
 static char dir[] = "/tmp/hookinbox-fuzz-XXXXXX";

@@ -83,6 +83,56 @@ push @v, ['gitlab', req('gitlab', [['X-Gitlab-Token', $plain], ['X-Gitlab-Event'
 push @v, ['hmac', req('hmac', [['X-Signature', 'sha256=' . hmac_sha256_hex($hmac, $plain)], ['X-Event-Id', 'e-1']], $hmac)];
 push @v, ['hmac-b64', req('hmac-b64', [['X-Signature', encode_base64(hmac_sha1($hmacb, $plain), '')], ['X-Event', 'thing.done']], $hmacb)];
 push @v, ['hmac-512', req('hmac-512', [['X-Signature', hmac_sha512_hex('{}', $plain)], ['X-Event-Id', 'e-512']], '{}')];
+# the providers that are rows of shared classes, and the handshakes
+{
+	my $ms = $now * 1000;
+	my $adyen_key = pack 'H*', '44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056';
+	my $rz = '{"entity":"event","event":"payment.captured","created_at":1700000000}';
+	my $ad = '{"data":{"id":"BA1"},"type":"balancePlatform.balanceAccount.updated","timestamp":"2024-01-01T00:00:00+02:00"}';
+	my $pd = '{"event":{"id":"5ac6","event_type":"incident.triggered","occurred_at":"2024-01-01T00:00:00Z","data":{"id":"P1"}}}';
+	my $li = "{\"action\":\"create\",\"data\":{\"id\":\"i1\"},\"webhookTimestamp\":$ms}";
+	my $mux = '{"type":"video.asset.ready","object":{"id":"a1"},"id":"m1","created_at":"2024-01-01T00:00:00Z"}';
+	my $wos = '{"id":"event_1","event":"user.created","data":{"id":"u1"}}';
+	my $zm = '{"event":"meeting.started","event_ts":1700000000000,"payload":{"object":{"id":"1"}}}';
+	my $zmv = '{"event":"endpoint.url_validation","payload":{"plainToken":"qgg8vlvZRS6UYooatFL8Aw"}}';
+	my $dc = '{"id":"119","type":2,"data":{"id":"118","name":"hello"}}';
+	my $ping = '{"id":"120","type":1}';
+	my $tx = '{"data":{"id":"t1","event_type":"message.sent","occurred_at":"2024-01-01T00:00:00Z","payload":{"id":"p1"}}}';
+	push @v, ['razorpay', req('razorpay', [['X-Razorpay-Signature', hmac_sha256_hex($rz, $plain)], ['X-Razorpay-Event-Id', 'ev-1']], $rz)];
+	push @v, ['adyen_platform', req('adyen_platform', [['HmacSignature', encode_base64(hmac_sha256($ad, $adyen_key), '')]], $ad)];
+	push @v, ['pagerduty', req('pagerduty', [['X-PagerDuty-Signature', 'v1=00, v1=' . hmac_sha256_hex($pd, $plain)]], $pd)];
+	push @v, ['linear', req('linear', [['Linear-Signature', hmac_sha256_hex($li, $plain)], ['Linear-Delivery', 'd-1'], ['Linear-Event', 'Issue']], $li)];
+	push @v, ['mux', req('mux', [['Mux-Signature', "t=$now,v1=" . hmac_sha256_hex("$now.$mux", $plain)]], $mux)];
+	push @v, ['workos', req('workos', [['WorkOS-Signature', "t=$ms, v1=" . hmac_sha256_hex("$ms.$wos", $plain)]], $wos)];
+	push @v, ['zoom', req('zoom', [['x-zm-signature', 'v0=' . hmac_sha256_hex("v0:$now:$zm", $plain)], ['x-zm-request-timestamp', $now]], $zm)];
+	push @v, ['zoom-validation', req('zoom', [['x-zm-signature', 'v0=' . hmac_sha256_hex("v0:$now:$zmv", $plain)], ['x-zm-request-timestamp', $now]], $zmv)];
+	# Ed25519 with the seeds 0x11 x 32 (discord, hex) and 0x33 x 32 (telnyx, base64)
+	my $ed = sub {
+		my ($seed, $msg) = @_;
+		my $tmp = "/tmp/hookinbox-seed-$$";
+		open my $k, '>:raw', "$tmp.der" or die $!;
+		print $k pack('H*', '302e020100300506032b657004220420') . $seed;
+		close $k;
+		open my $m, '>:raw', "$tmp.msg" or die $!;
+		print $m $msg;
+		close $m;
+		my $sig = `openssl pkeyutl -sign -keyform DER -inkey $tmp.der -rawin -in $tmp.msg`;
+		unlink "$tmp.der", "$tmp.msg";
+		die 'openssl pkeyutl -sign failed' if $? != 0 || length $sig != 64;
+		return $sig;
+	};
+	for ([discord => $dc], ['discord-ping' => $ping]) {
+		my ($n, $b) = @$_;
+		push @v, [$n, req('discord', [['X-Signature-Ed25519', unpack('H*', $ed->("\x11" x 32, "$now$b"))], ['X-Signature-Timestamp', $now]], $b)];
+	}
+	{
+		my $bx = '{"type":"webhook_event","trigger":"FILE.UPLOADED","source":{"id":"1"}}';
+		my $bts = '2023-11-14T22:13:20Z';
+		push @v, ['box', req('box', [['box-signature-primary', encode_base64(hmac_sha256($bx . $bts, $plain), '')], ['box-delivery-timestamp', $bts], ['box-delivery-id', 'bd-1']], $bx)];
+	}
+	push @v, ['postmark', req('postmark', [['Authorization', 'Basic ' . encode_base64('fuzz-user:fuzz-password', '')]], '{"RecordType":"Delivery","MessageID":"m1"}')];
+	push @v, ['telnyx', req('telnyx', [['telnyx-signature-ed25519', encode_base64($ed->("\x33" x 32, "$now|$tx"), '')], ['telnyx-timestamp', $now]], $tx)];
+}
 # hostile shapes
 push @v, ['deep', req('stripe', [['Stripe-Signature', "t=$now,v1=00"]], '{"id":"x","a":' . ('[' x 200) . (']' x 200) . '}')];
 push @v, ['utf8', req('github', [['X-GitHub-Delivery', "\xc3\x28\xed\xa0\x80"], ['X-GitHub-Event', "push\x7f"]], "{\"k\":\"\xff\xfe\"}")];

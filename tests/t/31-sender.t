@@ -39,12 +39,23 @@ my %secrets = (
 	twilio => 'sender-twilio-auth-token-01',
 	gitlab => 'sender-gitlab-token-0123456',
 	square => 'sender-square-sigkey-012345',
+	(map { ($_ => "sender-$_-secret-0123456789") } qw(mux workos razorpay zoom linear intercom
+		bitbucket typeform calendly woocommerce sentry pagerduty vercel checkout lemonsqueezy notion)),
+	box => 'sender-box-primary-key-0123',
+	postmark => 'pm-user:sender-postmark-pass-0123',
+	chargebee => 'cb-user:sender-chargebee-pass-0123',
+	adyen_platform => '44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056',
+	# Ed25519: the sender holds the private seed, the endpoint the public key
+	discord => '1111111111111111111111111111111111111111111111111111111111111111',
+	telnyx => 'MzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzM=',
 );
+my %public = (discord => 'd04ab232742bb4ab3a1368bd4615e4e6d0224ab71a016baf8520a332c9778737',
+	telnyx => 'F8t5+ytBIPKx7GXkGY1uCLKOgT/rAeSkAIObheGAgM4=');
 my %provider = map { ($_ => $_) } keys %secrets;
 $provider{'standard-ed'} = 'standard';
 $provider{acme} = 'hmac';
 my %endpoints = map {
-	($_ => { provider => $provider{$_}, secrets => [$_ eq 'standard-ed' ? $whpk : $secrets{$_}] })
+	($_ => { provider => $provider{$_}, secrets => [$_ eq 'standard-ed' ? $whpk : $public{$_} // $secrets{$_}] })
 } keys %secrets;
 $endpoints{acme} = { %{ $endpoints{acme} }, header => 'X-Acme-Signature', algorithm => 'sha512',
 	encoding => 'base64', prefix => 'v1=', id_header => 'X-Acme-Delivery', type_field => 'type' };
@@ -112,6 +123,28 @@ my %case = (
 	'twilio-json' => { ep => 'twilio', body => sub { qq({"type":"tw.json","n":"$_[0]"}) } },
 	gitlab => { flags => ['--type=Push Hook'], body => sub { qq({"object_kind":"push","after":"$_[0]"}) } },
 	square => { body => sub { qq({"merchant_id":"ML1","type":"payment.created","event_id":"sq_$_[0]","created_at":"2024-01-01T00:00:00Z","data":{"type":"payment","id":"p_$_[0]"}}) } },
+	mux => { ts => 1, body => sub { qq({"type":"video.asset.ready","object":{"id":"a1"},"id":"mux_$_[0]"}) } },
+	workos => { ts => 1, body => sub { qq({"id":"event_$_[0]","event":"user.created","data":{"id":"u1"}}) } },
+	razorpay => { body => sub { qq({"entity":"event","event":"payment.captured","n":"$_[0]"}) } },
+	zoom => { ts => 1, body => sub { qq({"event":"meeting.started","event_ts":1700000000000,"payload":{"object":{"id":"$_[0]"}}}) } },
+	linear => { body => sub { my $ms = time * 1000; qq({"action":"create","data":{"id":"$_[0]"},"webhookTimestamp":$ms}) } },
+	intercom => { body => sub { qq({"type":"notification_event","id":"notif_$_[0]","topic":"ping"}) } },
+	bitbucket => { flags => ['--type=repo:push'], body => sub { qq({"push":{"n":"$_[0]"}}) } },
+	typeform => { body => sub { qq({"event_id":"tf_$_[0]","event_type":"form_response"}) } },
+	calendly => { ts => 1, body => sub { qq({"event":"invitee.created","payload":{"uri":"https://api.calendly.com/x/$_[0]"}}) } },
+	woocommerce => { flags => ['--type=order.created'], body => sub { qq({"id":"$_[0]"}) } },
+	sentry => { flags => ['--type=issue'], body => sub { qq({"action":"created","n":"$_[0]"}) } },
+	pagerduty => { body => sub { qq({"event":{"id":"pd_$_[0]","event_type":"incident.triggered"}}) } },
+	vercel => { body => sub { qq({"id":"evt_$_[0]","type":"deployment.created"}) } },
+	checkout => { body => sub { qq({"id":"evt_$_[0]","type":"payment_approved"}) } },
+	lemonsqueezy => { flags => ['--type=order_created'], body => sub { qq({"data":{"id":"$_[0]"}}) } },
+	notion => { body => sub { qq({"id":"nt_$_[0]","type":"page.created"}) } },
+	adyen_platform => { body => sub { qq({"data":{"id":"$_[0]"},"type":"balancePlatform.balanceAccount.updated"}) } },
+	box => { ts => 1, body => sub { qq({"type":"webhook_event","trigger":"FILE.UPLOADED","source":{"id":"$_[0]"}}) } },
+	postmark => { body => sub { qq({"RecordType":"Delivery","MessageID":"$_[0]"}) } },
+	chargebee => { body => sub { qq({"id":"ev_$_[0]","event_type":"customer_created","occurred_at":1700000000}) } },
+	discord => { body => sub { qq({"id":"ix_$_[0]","type":2,"data":{"id":"1","name":"hello"}}) } },
+	telnyx => { ts => 1, body => sub { qq({"data":{"id":"tx_$_[0]","event_type":"message.sent"}}) } },
 );
 
 for my $name (sort keys %case) {

@@ -44,6 +44,27 @@ extract(provider p, const hmac_conf *h, const char *body, size_t len, envelope *
 	return rc;
 }
 
+/* envelope_handshake on a body; *answer NULL unless it returns 1 */
+static int
+handshake(provider p, const char *body, char **answer)
+{
+	endpoint_conf ep;
+	test_headers t = {{0}, {0}, 0};
+	request_view rv;
+	const char *reason;
+	int rc;
+
+	memset(&ep, 0, sizeof(ep));
+	ep.provider = p;
+	memset(&rv, 0, sizeof(rv));
+	rv.header = headers_lookup;
+	rv.ctx = &t;
+	rv.body = (const unsigned char *)body;
+	rv.body_len = strlen(body);
+	rc = envelope_handshake(&ep, &rv, 0, answer, &reason);
+	return rc;
+}
+
 static bool
 streq(const char *a, const char *b)
 {
@@ -251,15 +272,29 @@ test_slack(void)
 	const char *json[] = {"Content-Type", "application/json", NULL};
 	envelope env;
 	const char *reason;
+	char *answer;
 	const char *uv =
 		"{\"token\":\"Jhj5dZrVaK7ZwHHjRyZWjbDl\",\"challenge\":"
 		"\"3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P\",\"type\":\"url_verification\"}";
 
-	ok(extract(PROVIDER_SLACK, NULL, uv, strlen(uv), &env, &reason, json) == 0 &&
-		   streq(env.challenge, "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P") &&
-		   streq(env.event_id, "url_verification"),
-	   "slack: url_verification challenge");
-	envelope_release(&env);
+	ok(handshake(PROVIDER_SLACK, uv, &answer) == 1 &&
+		   streq(answer, "{\"challenge\":"
+				 "\"3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P\"}\n"),
+	   "slack: url_verification answered with its challenge");
+	free(answer);
+	ok(handshake(PROVIDER_SLACK, "{\"type\":\"url_verification\",\"challenge\":\"a\\\"b\"}",
+		     &answer) == 1 &&
+		   streq(answer, "{\"challenge\":\"a\\\"b\"}\n"),
+	   "slack: a challenge with a quote is quoted in the answer");
+	free(answer);
+	ok(handshake(PROVIDER_SLACK, "{\"type\":\"url_verification\",\"challenge\":7}", &answer) ==
+			   -1 &&
+		   answer == NULL,
+	   "slack: url_verification without a string challenge is refused");
+	ok(handshake(PROVIDER_SLACK, "{\"type\":\"event_callback\"}", &answer) == 0,
+	   "slack: an event is no handshake");
+	(void)env;
+	(void)reason;
 	check("slack: event_callback", PROVIDER_SLACK, NULL,
 	      "{\"type\":\"event_callback\",\"event_id\":\"Ev08MFMKH6\",\"event_time\":1234567890,"
 	      "\"event\":{\"type\":\"app_mention\",\"text\":\"hi\"}}",
@@ -350,6 +385,62 @@ test_hmac(void)
 	reject("hmac: header only, header missing", PROVIDER_HMAC, &h, "x", 1, NULL, "no event id");
 }
 
+static void
+test_more_providers(void)
+{
+	const char *json[] = {"Content-Type", "application/json", NULL};
+	const char *rzp[] = {"X-Razorpay-Event-Id", "Lrn8yZ0aUKh2X9", NULL};
+	const char *bb[] = {"X-Request-UUID", "a1b2", "X-Event-Key", "repo:push", NULL};
+	const char *lin[] = {"Linear-Delivery", "234d1a4e-b617-4388-90fe-adc3633d6b72",
+			     "Linear-Event", "Issue", NULL};
+	char *answer;
+
+	check("razorpay: id header, event, created_at", PROVIDER_RAZORPAY, NULL,
+	      "{\"entity\":\"event\",\"event\":\"payment.captured\",\"created_at\":1700000000}",
+	      rzp, "Lrn8yZ0aUKh2X9", "payment.captured", NULL, true, 1700000000);
+	check("bitbucket: headers", PROVIDER_BITBUCKET, NULL, "{}", bb, "a1b2", "repo:push", NULL,
+	      false, 0);
+	check("linear: delivery header, event header, data.id, webhookTimestamp", PROVIDER_LINEAR,
+	      NULL,
+	      "{\"action\":\"create\",\"data\":{\"id\":\"iss-1\"},\"webhookTimestamp\":1700000000123}",
+	      lin, "234d1a4e-b617-4388-90fe-adc3633d6b72", "Issue", "iss-1", true,
+	      INT64_C(1700000000123));
+	check("mux: id, type, object.id, created_at", PROVIDER_MUX, NULL,
+	      "{\"type\":\"video.asset.ready\",\"object\":{\"type\":\"asset\",\"id\":\"a1\"},"
+	      "\"id\":\"3a56ac3d\",\"created_at\":\"2023-11-14T22:13:20Z\"}",
+	      json, "3a56ac3d", "video.asset.ready", "a1", true, INT64_C(1700000000000000));
+	check("workos: id, event, data.id", PROVIDER_WORKOS, NULL,
+	      "{\"id\":\"event_01\",\"event\":\"user.created\",\"data\":{\"id\":\"user_1\"}}", json,
+	      "event_01", "user.created", "user_1", false, 0);
+	check("pagerduty: event.*", PROVIDER_PAGERDUTY, NULL,
+	      "{\"event\":{\"id\":\"5ac64822\",\"event_type\":\"incident.triggered\","
+	      "\"occurred_at\":\"2023-11-14T22:13:20Z\",\"data\":{\"id\":\"PGR0VU2\"}}}",
+	      json, "5ac64822", "incident.triggered", "PGR0VU2", true, INT64_C(1700000000000000));
+	check("telnyx: data.*", PROVIDER_TELNYX, NULL,
+	      "{\"data\":{\"event_type\":\"message.sent\",\"id\":\"0ccc7b54\","
+	      "\"occurred_at\":\"2023-11-14T22:13:20Z\",\"payload\":{\"id\":\"msg1\"}}}",
+	      json, "0ccc7b54", "message.sent", "msg1", true, INT64_C(1700000000000000));
+	/* sha256 of {"event":"meeting.started","event_ts":1} */
+	check("zoom: no event id: the body's hash", PROVIDER_ZOOM, NULL,
+	      "{\"event\":\"meeting.started\",\"event_ts\":1}", json,
+	      "sha256:32001b2892ba52d477b306d70e04675d7f6e9599b91191120961b415f27f4038",
+	      "meeting.started", NULL, true, 1);
+	reject("razorpay: no id header", PROVIDER_RAZORPAY, NULL, "{}", 2, json, "no event id");
+	reject("intercom: no id", PROVIDER_INTERCOM, NULL, "{\"topic\":\"ping\"}", 16, json,
+	       "no event id");
+	ok(handshake(PROVIDER_DISCORD, "{\"id\":\"1\",\"type\":1,\"application_id\":\"2\"}",
+		     &answer) == 1 &&
+		   streq(answer, "{\"type\":1}\n"),
+	   "discord: PING answered {\"type\":1}");
+	free(answer);
+	ok(handshake(PROVIDER_DISCORD, "{\"id\":\"1\",\"type\":2}", &answer) == 0,
+	   "discord: a command is no handshake");
+	ok(handshake(PROVIDER_DISCORD, "{\"id\":\"1\",\"type\":\"1\"}", &answer) == 0,
+	   "discord: type \"1\" (a string) is no PING");
+	ok(handshake(PROVIDER_RAZORPAY, "{\"type\":1}", &answer) == 0 && answer == NULL,
+	   "razorpay: no handshake");
+}
+
 int main(void);
 
 int
@@ -360,6 +451,7 @@ main(void)
 	test_standard();
 	test_shopify();
 	test_slack();
+	test_more_providers();
 	test_paddle_twilio_gitlab();
 	test_hmac();
 	return done_testing();

@@ -170,6 +170,8 @@ typedef struct pcase {
 	const char *sig_header;
 	int64_t window; /* 0: no timestamp */
 	const char *content_type;
+	/* Ed25519: the endpoint holds the public keys of good and wrong (the private seeds) */
+	const char *good_pub, *wrong_pub;
 } pcase;
 
 static const char json_body[] =
@@ -178,23 +180,74 @@ static const char form_body[] =
 	"CallSid=CA1&Caller=%2B14158675309&Digits=1234&Digits=12&Body=h%C3%A9llo+there";
 
 static const pcase cases[] = {
-	{PROVIDER_STRIPE, "stripe", "whsec_good", "whsec_wrong", "Stripe-Signature", 300, NULL},
-	{PROVIDER_GITHUB, "github", "ghsecret", "ghwrong", "X-Hub-Signature-256", 0, NULL},
+	{PROVIDER_STRIPE, "stripe", "whsec_good", "whsec_wrong", "Stripe-Signature", 300, NULL,
+	 NULL, NULL},
+	{PROVIDER_GITHUB, "github", "ghsecret", "ghwrong", "X-Hub-Signature-256", 0, NULL, NULL,
+	 NULL},
 	{PROVIDER_STANDARD, "standard", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
-	 "whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "webhook-signature", 300, NULL},
+	 "whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "webhook-signature", 300, NULL, NULL, NULL},
 	{PROVIDER_SVIX, "svix", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
-	 "whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "svix-signature", 300, NULL},
-	{PROVIDER_HMAC, "hmac", "hmacsecret", "hmacwrong", "X-Signature", 0, NULL},
-	{PROVIDER_SHOPIFY, "shopify", "shpss_good", "shpss_wrong", "X-Shopify-Hmac-Sha256", 0,
+	 "whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "svix-signature", 300, NULL, NULL, NULL},
+	{PROVIDER_HMAC, "hmac", "hmacsecret", "hmacwrong", "X-Signature", 0, NULL, NULL, NULL},
+	{PROVIDER_SHOPIFY, "shopify", "shpss_good", "shpss_wrong", "X-Shopify-Hmac-Sha256", 0, NULL,
+	 NULL, NULL},
+	{PROVIDER_SLACK, "slack", "slacksecret", "slackwrong", "X-Slack-Signature", 300, NULL, NULL,
 	 NULL},
-	{PROVIDER_SLACK, "slack", "slacksecret", "slackwrong", "X-Slack-Signature", 300, NULL},
 	{PROVIDER_PADDLE, "paddle", "pdl_ntfset_good", "pdl_ntfset_wrong", "Paddle-Signature", 5,
-	 NULL},
+	 NULL, NULL, NULL},
 	{PROVIDER_TWILIO, "twilio", "authtoken", "wrongtoken", "X-Twilio-Signature", 0,
-	 "application/x-www-form-urlencoded"},
-	{PROVIDER_GITLAB, "gitlab", "glpat-token", "glpat-wrong", "X-Gitlab-Token", 0, NULL},
+	 "application/x-www-form-urlencoded", NULL, NULL},
+	{PROVIDER_GITLAB, "gitlab", "glpat-token", "glpat-wrong", "X-Gitlab-Token", 0, NULL, NULL,
+	 NULL},
 	{PROVIDER_SQUARE, "square", "Ibxx_5AKakO-3qeNVR61Dw", "MCmhFRxGX82xMwg5FsaoQA",
-	 "X-Square-HmacSha256-Signature", 0, NULL},
+	 "X-Square-HmacSha256-Signature", 0, NULL, NULL, NULL},
+	{PROVIDER_ADYEN_PLATFORM, "adyen_platform",
+	 "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056",
+	 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "HmacSignature", 0,
+	 NULL, NULL, NULL},
+	{PROVIDER_MUX, "mux", "mux-good", "mux-wrong", "Mux-Signature", 300, NULL, NULL, NULL},
+	{PROVIDER_WORKOS, "workos", "wos-good", "wos-wrong", "WorkOS-Signature", 180, NULL, NULL,
+	 NULL},
+	{PROVIDER_RAZORPAY, "razorpay", "rzp-good", "rzp-wrong", "X-Razorpay-Signature", 0, NULL,
+	 NULL, NULL},
+	{PROVIDER_ZOOM, "zoom", "zoom-good", "zoom-wrong", "x-zm-signature", 300, NULL, NULL, NULL},
+	{PROVIDER_INTERCOM, "intercom", "ic-good", "ic-wrong", "X-Hub-Signature", 0, NULL, NULL,
+	 NULL},
+	{PROVIDER_BITBUCKET, "bitbucket", "bb-good", "bb-wrong", "X-Hub-Signature", 0, NULL, NULL,
+	 NULL},
+	{PROVIDER_TYPEFORM, "typeform", "tf-good", "tf-wrong", "Typeform-Signature", 0, NULL, NULL,
+	 NULL},
+	{PROVIDER_CALENDLY, "calendly", "cal-good", "cal-wrong", "Calendly-Webhook-Signature", 180,
+	 NULL, NULL, NULL},
+	{PROVIDER_WOOCOMMERCE, "woocommerce", "wc-good", "wc-wrong", "X-WC-Webhook-Signature", 0,
+	 NULL, NULL, NULL},
+	{PROVIDER_SENTRY, "sentry", "sn-good", "sn-wrong", "Sentry-Hook-Signature", 0, NULL, NULL,
+	 NULL},
+	{PROVIDER_PAGERDUTY, "pagerduty", "pd-good", "pd-wrong", "X-PagerDuty-Signature", 0, NULL,
+	 NULL, NULL},
+	{PROVIDER_VERCEL, "vercel", "vc-good", "vc-wrong", "x-vercel-signature", 0, NULL, NULL,
+	 NULL},
+	{PROVIDER_CHECKOUT, "checkout", "cko-good", "cko-wrong", "Cko-Signature", 0, NULL, NULL,
+	 NULL},
+	{PROVIDER_LEMONSQUEEZY, "lemonsqueezy", "ls-good", "ls-wrong", "X-Signature", 0, NULL, NULL,
+	 NULL},
+	{PROVIDER_NOTION, "notion", "nt-good", "nt-wrong", "X-Notion-Signature", 0, NULL, NULL,
+	 NULL},
+	{PROVIDER_POSTMARK, "postmark", "pm-user:pm-pass-0123", "pm-user:pm-pass-9999",
+	 "Authorization", 0, NULL, NULL, NULL},
+	{PROVIDER_CHARGEBEE, "chargebee", "cb:pass-0123", "cb:pass-9999", "Authorization", 0, NULL,
+	 NULL, NULL},
+	{PROVIDER_BOX, "box", "box-primary-key-0123", "box-primary-key-9999",
+	 "box-signature-primary", 600, NULL, NULL, NULL},
+	{PROVIDER_DISCORD, "discord",
+	 "1111111111111111111111111111111111111111111111111111111111111111",
+	 "2222222222222222222222222222222222222222222222222222222222222222", "X-Signature-Ed25519",
+	 0, NULL, "d04ab232742bb4ab3a1368bd4615e4e6d0224ab71a016baf8520a332c9778737",
+	 "a09aa5f47a6759802ff955f8dc2d2a14a5c99d23be97f864127ff9383455a4f0"},
+	{PROVIDER_TELNYX, "telnyx", "MzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzMzM=",
+	 "REREREREREREREREREREREREREREREREREREREREREQ=", "telnyx-signature-ed25519", 300, NULL,
+	 "F8t5+ytBIPKx7GXkGY1uCLKOgT/rAeSkAIObheGAgM4=",
+	 "11l5O7wTooGagnx2rbb7qKSa7gB/SfLQmS2ZuCWtLEg="},
 };
 
 #define NOW ((int64_t)1700000000)
@@ -255,10 +308,12 @@ test_provider(const pcase *c)
 {
 	const char *body =
 		c->p == PROVIDER_TWILIO || c->p == PROVIDER_SLACK ? form_body : json_body;
-	const char *rot[2] = {c->wrong, c->good};
+	const char *good = c->good_pub != NULL ? c->good_pub : c->good;
+	const char *rot[2] = {c->wrong_pub != NULL ? c->wrong_pub : c->wrong, good};
 	endpoint_conf ep;
 	test_headers t = {{0}, {0}, 0};
 	char *tampered;
+	bool unsigned_body;
 
 	memset(&ep, 0, sizeof(ep));
 	ep.provider = c->p;
@@ -267,7 +322,7 @@ test_provider(const pcase *c)
 			: c->p == PROVIDER_SQUARE ? (char *)(uintptr_t)(PUBLIC_URL "?" QUERY)
 						  : NULL;
 	ep.hmac = test_hmac;
-	ep.secrets = one_secret(c->good);
+	ep.secrets = one_secret(good);
 
 	ok(sign_into(c, c->good, body, NOW, &t), "%s: sign", c->name);
 	expect(c, &ep, &t, body, VERIFY_OK, 0, "signed request verifies");
@@ -275,9 +330,11 @@ test_provider(const pcase *c)
 	/* tampered byte */
 	tampered = xstrdup(body);
 	tampered[5] ^= 0x01;
-	expect(c, &ep, &t, tampered, c->p == PROVIDER_GITLAB ? VERIFY_OK : VERIFY_MISMATCH, 0,
-	       c->p == PROVIDER_GITLAB ? "token does not cover the body"
-				       : "tampered byte rejected");
+	/* a token or Basic credentials do not cover the body */
+	unsigned_body =
+		c->p == PROVIDER_GITLAB || c->p == PROVIDER_POSTMARK || c->p == PROVIDER_CHARGEBEE;
+	expect(c, &ep, &t, tampered, unsigned_body ? VERIFY_OK : VERIFY_MISMATCH, 0,
+	       unsigned_body ? "token does not cover the body" : "tampered byte rejected");
 	free(tampered);
 
 	/* wrong secret on the sender side */
@@ -295,7 +352,7 @@ test_provider(const pcase *c)
 	sign_into(c, c->wrong, body, NOW, &t);
 	expect(c, &ep, &t, body, VERIFY_OK, 0, "first secret matches, index 0");
 	secret_set_free(ep.secrets);
-	ep.secrets = one_secret(c->good);
+	ep.secrets = one_secret(good);
 
 	/* non-ASCII bytes and unusual JSON layout are signed as raw bytes */
 	{
@@ -355,6 +412,63 @@ test_provider(const pcase *c)
 		expect(c, &ep, &t, body, VERIFY_OK, 0, "endpoint tolerance widens the window");
 		ep.tolerance = 0;
 	}
+	headers_clear(&t);
+	secret_set_free(ep.secrets);
+}
+
+/* Linear: freshness from the signed body's webhookTimestamp (ms), 60 s */
+static void
+test_linear(void)
+{
+	static const pcase lin = {PROVIDER_LINEAR,
+				  "linear",
+				  "lin-good",
+				  "lin-wrong",
+				  "Linear-Signature",
+				  0,
+				  NULL,
+				  NULL,
+				  NULL};
+	endpoint_conf ep;
+	test_headers t = {{0}, {0}, 0};
+	struct {
+		long long ms;
+		verify_status want;
+		const char *what;
+	} at[] = {
+		{NOW * 1000 + 999, VERIFY_OK, "a fresh webhookTimestamp verifies"},
+		{(NOW - 60) * 1000, VERIFY_OK, "60 s old: at the window's edge"},
+		{(NOW - 61) * 1000, VERIFY_STALE, "61 s old: stale"},
+		{(NOW + 61) * 1000, VERIFY_FUTURE, "61 s ahead: future"},
+	};
+
+	memset(&ep, 0, sizeof(ep));
+	ep.provider = PROVIDER_LINEAR;
+	ep.secrets = one_secret("lin-good");
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		char *b = xasprintf("{\"action\":\"create\",\"webhookTimestamp\":%lld}", at[i].ms);
+
+		headers_clear(&t);
+		sign_into(&lin, "lin-good", b, NOW, &t);
+		expect(&lin, &ep, &t, b, at[i].want, 0, at[i].what);
+		free(b);
+	}
+	{
+		const char *nots[] = {"{\"action\":\"create\"}",
+				      "{\"webhookTimestamp\":\"1700000000000\"}",
+				      "{\"webhookTimestamp\":-1}", "[1]"};
+
+		for (size_t i = 0; i < sizeof(nots) / sizeof(nots[0]); i++) {
+			headers_clear(&t);
+			sign_into(&lin, "lin-good", nots[i], NOW, &t);
+			expect(&lin, &ep, &t, nots[i], VERIFY_MALFORMED, -1,
+			       "no integer webhookTimestamp: malformed");
+		}
+	}
+	headers_clear(&t);
+	sign_into(&lin, "lin-wrong", "{\"webhookTimestamp\":1700000000000}", NOW, &t);
+	expect(&lin, &ep, &t, "{\"webhookTimestamp\":1700000000000}", VERIFY_MISMATCH, -1,
+	       "wrong secret: mismatch before the timestamp is read");
 	headers_clear(&t);
 	secret_set_free(ep.secrets);
 }
@@ -565,7 +679,7 @@ test_primitives(void)
 static void
 test_square_url(void)
 {
-	static const pcase *sq = &cases[sizeof(cases) / sizeof(cases[0]) - 1];
+	static const pcase *sq = &cases[10]; /* square */
 	static const char *const other[] = {"https://hooks.example.com/in/twilio?a=1&b=tw0",
 					    "https://hooks.example.com:443/in/twilio?a=1&b=two",
 					    "https://hooks.example.com/in/twilio/?a=1&b=two",
@@ -598,6 +712,7 @@ main(void)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		test_provider(&cases[i]);
 	test_multi();
+	test_linear();
 	test_ed25519();
 	test_twilio_json();
 	test_square_url();

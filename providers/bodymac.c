@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * bodymac.c - the class of schemes that are one header carrying an HMAC
+ * of the body (scheme.h's body_mac): the generic hmac provider and every
+ * provider that is only such a row
+ */
+#include "base64.h"
+#include "ct.h"
+#include "fields.h"
+#include "hex.h"
+#include "scheme.h"
+#include "wipe.h"
+#include "xalloc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* a secret shown as hex is this long at most (Adyen's are 64 bytes) */
+#define HEX_KEY_MAX 128
+
+bool
+scheme_body_mac_id_signed(const body_mac *m)
+{
+	return m->id_header == NULL;
+}
+
+/* one signature entry: [prefix]<enc>; the decoded MAC in want, or -1 */
+static int
+decode_entry(const body_mac *m, span s, unsigned char want[HMAC_MAX_LEN + 3])
+{
+	size_t plen = m->prefix != NULL ? strlen(m->prefix) : 0;
+	long n;
+
+	while (m->list_sep != 0 && s.len > 0 && s.p[0] == ' ') {
+		s.p++;
+		s.len--;
+	}
+	if (s.len < plen || strncmp(s.p, m->prefix != NULL ? m->prefix : "", plen) != 0)
+		return -1;
+	if (m->enc == HMAC_HEX)
+		n = hex_decode(s.p + plen, s.len - plen, want, HMAC_MAX_LEN + 3);
+	else
+		n = base64_decode(s.p + plen, s.len - plen, want, HMAC_MAX_LEN + 3);
+	return n >= 0 && (size_t)n == hmac_len(m->alg) ? 0 : -1;
+}
+
+/* the key of secret i: as it is, or its hex decoded into buf; NULL when not hex */
+static const unsigned char *
+row_key(const body_mac *m, const unsigned char *s, size_t slen, unsigned char *buf, size_t *klen)
+{
+	long n;
+
+	if (!m->hex_key) {
+		*klen = slen;
+		return s;
+	}
+	n = hex_decode((const char *)s, slen, buf, HEX_KEY_MAX);
+	if (n <= 0)
+		return NULL;
+	*klen = (size_t)n;
+	return buf;
+}
+
+int
+scheme_verify_body_mac(const body_mac *m, const endpoint_conf *ep, const request_view *req,
+		       verify_result *res)
+{
+	size_t len, maclen = hmac_len(m->alg);
+	bool too_long = false;
+	span ent[SCHEME_ENTRIES_MAX];
+	unsigned char want[SCHEME_ENTRIES_MAX][HMAC_MAX_LEN + 3];
+	int n, nwant = 0;
+	const char *v;
+	hmac_part part = {req->body, req->body_len};
+
+	if (m->header == NULL)
+		return scheme_fail(res, VERIFY_MISMATCH,
+				   "endpoint has no signature header configured");
+	v = scheme_header(req, m->header, &len, &too_long);
+	if (v == NULL)
+		return scheme_fail(res, VERIFY_UNSIGNED, "missing signature header");
+	if (too_long)
+		return scheme_fail(res, VERIFY_MALFORMED, "signature header too long");
+	if (m->list_sep == 0) {
+		ent[0] = (span){v, len};
+		n = 1;
+	} else if ((n = scheme_split(v, len, m->list_sep, ent)) < 0) {
+		return scheme_fail(res, VERIFY_MALFORMED, "too many signatures");
+	}
+	for (int i = 0; i < n; i++)
+		if (decode_entry(m, ent[i], want[nwant]) == 0)
+			nwant++;
+	if (nwant == 0)
+		return scheme_fail(res, VERIFY_MALFORMED,
+				   m->prefix != NULL ? "no signature with the expected prefix"
+						     : "malformed signature header");
+	for (size_t i = 0; i < secret_count(ep->secrets); i++) {
+		unsigned char mac[HMAC_MAX_LEN], buf[HEX_KEY_MAX];
+		size_t slen, klen;
+		const unsigned char *s = secret_get(ep->secrets, i, &slen);
+		const unsigned char *key = row_key(m, s, slen, buf, &klen);
+		bool match = false;
+
+		if (key == NULL)
+			continue; /* a secret that is not hex matches nothing */
+		if (hmac_compute(m->alg, key, klen, &part, 1, mac) < 0) {
+			secure_wipe(buf, sizeof(buf));
+			return scheme_fail(res, VERIFY_MISMATCH, "signature computation failed");
+		}
+		for (int j = 0; j < nwant && !match; j++)
+			match = ct_equal(mac, maclen, want[j], maclen);
+		secure_wipe(mac, sizeof(mac));
+		secure_wipe(buf, sizeof(buf));
+		if (match)
+			return scheme_pass(res, i);
+	}
+	return scheme_fail(res, VERIFY_MISMATCH, "signature mismatch");
+}
+
+int
+scheme_extract_body_mac(const body_mac *m, const request_view *req, envelope *env,
+			const char **reason)
+{
+	const char *why = NULL;
+	jval body = env_no_value;
+	const jval *b = &body;
+	int rc = 1;
+
+	/* the body is read only when a field comes from it */
+	if (m->id_field != NULL || m->type_field != NULL || m->object_field != NULL ||
+	    m->version_field != NULL)
+		body = env_body(req, env);
+	if (m->id_header == NULL && m->id_field == NULL) {
+		if (env_take_body_hash(&env->event_id, req) < 0)
+			return *reason = "could not hash the body", -1;
+		rc = 0;
+	}
+	if (m->id_header != NULL)
+		rc = env_take_header(&env->event_id, req, m->id_header, &why);
+	if (rc > 0 && m->id_field != NULL) {
+		if (!b->present)
+			return *reason = "body is not a JSON object", -1;
+		rc = env_take_json(&env->event_id, env_json_path(b, m->id_field), true, &why);
+	}
+	if (env_need_id(rc, &why, reason) < 0)
+		return -1;
+	rc = 1;
+	if (m->type_header != NULL)
+		rc = env_take_header(&env->event_type, req, m->type_header, &why);
+	if (rc > 0 && m->type_field != NULL)
+		rc = env_take_json(&env->event_type, env_json_path(b, m->type_field), false, &why);
+	env_optional(env, rc, "type", &why);
+	if (m->object_field != NULL)
+		env_optional(env,
+			     env_take_json(&env->object_id, env_json_path(b, m->object_field), true,
+					   &why),
+			     "object id", &why);
+	if (m->version_field != NULL)
+		env_optional(env, env_take_version(env, env_json_path(b, m->version_field)),
+			     "version", &env_version_why);
+	return 0;
+}
+
+int
+scheme_sign_body_mac(const body_mac *m, const sign_input *in, sign_output *out, char *errbuf,
+		     size_t errlen)
+{
+	char mac[BASE64_ENCODED_SIZE(HMAC_MAX_LEN) > 2 * HMAC_MAX_LEN + 1
+			 ? BASE64_ENCODED_SIZE(HMAC_MAX_LEN)
+			 : 2 * HMAC_MAX_LEN + 1];
+	unsigned char buf[HEX_KEY_MAX];
+	size_t klen;
+	const unsigned char *key = row_key(m, in->secret, in->secret_len, buf, &klen);
+	hmac_part body = {in->body, in->body_len};
+	sign_input keyed = *in;
+	int rc;
+
+	if (m->header == NULL) {
+		snprintf(errbuf, errlen, "hmac signing needs a header name");
+		return -1;
+	}
+	if (key == NULL) {
+		snprintf(errbuf, errlen, "the secret is not hex");
+		return -1;
+	}
+	keyed.secret = key;
+	keyed.secret_len = klen;
+	if (m->enc == HMAC_HEX)
+		rc = sign_mac_hex(m->alg, &keyed, &body, 1, mac);
+	else
+		rc = sign_mac_b64(m->alg, key, klen, &body, 1, mac);
+	secure_wipe(buf, sizeof(buf));
+	if (rc < 0) {
+		snprintf(errbuf, errlen, "could not compute signature");
+		return -1;
+	}
+	sign_add(out, m->header, xasprintf("%s%s", m->prefix != NULL ? m->prefix : "", mac));
+	sign_add_opt(out, m->id_header, in->event_id);
+	sign_add_opt(out, m->type_header, in->event_type);
+	return 0;
+}

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * zoom.c - Zoom (Marketplace app event subscriptions)
+ *
+ * "x-zm-signature: v0=<hex>" and "x-zm-request-timestamp", HMAC-SHA256
+ * over "v0:<ts>:<body>" keyed with the app's secret token (Slack's class),
+ * 300 s window.  endpoint.url_validation is answered with its plainToken
+ * and encryptedToken, the hex HMAC-SHA256 of plainToken keyed with the
+ * secret that verified it, and not stored.  No event id is sent: the id is
+ * the body's hash, which a retry of the same event repeats.
+ */
+#include "fields.h"
+#include "hex.h"
+#include "scheme.h"
+#include "wipe.h"
+#include "xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const v0_scheme scheme = {
+	"x-zm-signature",
+	"x-zm-request-timestamp",
+	"missing x-zm-signature or x-zm-request-timestamp header",
+};
+
+static int
+verify(const endpoint_conf *ep, const request_view *req, verify_result *res)
+{
+	return scheme_verify_v0(&scheme, ep, req, res);
+}
+
+static int
+sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
+{
+	return scheme_sign_v0(&scheme, in, out, errbuf, errlen);
+}
+
+static int
+handshake(const endpoint_conf *ep, const request_view *req, size_t secret_index, char **answer,
+	  const char **reason)
+{
+	jval body = env_parse_object(req->body, req->body_len);
+	char *event = NULL, *token = NULL, *q;
+	size_t elen = 0;
+	const char *why = NULL;
+	unsigned char mac[HMAC_MAX_LEN];
+	char hex[2 * HMAC_MAX_LEN + 1];
+	bool validation = env_json_text(env_json_path(&body, "event"), &event, &elen) &&
+			  elen == strlen("endpoint.url_validation") &&
+			  memcmp(event, "endpoint.url_validation", elen) == 0;
+
+	free(event);
+	if (!validation)
+		return 0;
+	if (env_take_json(&token, env_json_path(&body, "payload.plainToken"), false, &why) != 0) {
+		*reason = "bad plainToken";
+		return -1;
+	}
+	hmac_part part = {token, strlen(token)};
+
+	if (scheme_mac_secret(HMAC_SHA256, ep, secret_index, &part, 1, mac) < 0) {
+		free(token);
+		*reason = "could not compute encryptedToken";
+		return -1;
+	}
+	hex_encode(mac, 32, hex);
+	secure_wipe(mac, sizeof(mac));
+	q = env_json_quote(token);
+	*answer = xasprintf("{\"plainToken\":%s,\"encryptedToken\":\"%s\"}\n", q, hex);
+	free(q);
+	free(token);
+	return 1;
+}
+
+/* {"event", "event_ts" (ms), "payload": {"account_id", "object": {"id", ...}}} */
+static const env_body_fields fields = {NULL, "event", "payload.object.id", "event_ts"};
+
+static const char *const headers[] = {"x-zm-trackingid", "x-zm-request-timestamp", NULL};
+
+const provider_ops provider_zoom = {
+	.name = "zoom",
+	.tolerance = 300,
+	.headers = headers,
+	.id_signed = provider_id_signed,
+	.sends_version = provider_always,
+	.replay = REPLAY_BODY,
+	.verify = verify,
+	.handshake = handshake,
+	.fields = &fields,
+	.sign = sign,
+};
