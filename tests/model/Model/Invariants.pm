@@ -247,10 +247,11 @@ sub keys_match_downstream {
 		next unless $state ne 'done' && $state ne 'stale' && $ok{$key};
 		# parked (or then dismissed or resolved by the operator) after a call
 		# whose outcome the worker recorded as unknown (a timeout, the
-		# retry window then exhausted), or after a late abandoned request
+		# retry window then exhausted) or never recorded (its worker died,
+		# then the attempts ran out), or after a late abandoned request
 		# (applied_late): the database does not claim it was not applied
 		next if ($state eq 'parked' || $state eq 'dismissed' || $state eq 'resolved')
-			&& ($error =~ /outcome unknown/ || applied_late($by_key{$key}));
+			&& ($error =~ /outcome unknown|without a recorded outcome/ || applied_late($by_key{$key}));
 		push @v, "action $id ($route) is $state ($error) but the downstream applied it; " . history($m, $key, $by_key{$key});
 	}
 	my $timeout = $m->{call_timeout};

@@ -19,6 +19,7 @@ use Model::Providers;
 use Model::Invariants ();
 use Model::OpsHarden ();
 use Model::OpsIntake ();
+use Model::OpsOrder ();
 
 my @WORKER_FAILPOINTS = qw(worker-after-claim worker-after-call worker-mid-record worker-after-fanout
 	worker-in-handler);
@@ -63,6 +64,7 @@ sub table {
 		{ name => 'route_resume', weight => 2, run => \&route_resume },
 		{ name => 'pg_stall', weight => 2, run => \&Model::OpsHarden::pg_stall },
 		{ name => 'pre_claim', weight => 3, run => \&Model::OpsIntake::pre_claim },
+		{ name => 'sent_then_parked', weight => 2, run => \&Model::OpsOrder::sent_then_parked },
 	);
 }
 

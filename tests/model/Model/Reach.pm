@@ -36,6 +36,7 @@ my %RULES = (
 	route_pause => { miss => qr/already paused/ },
 	route_resume => { miss => qr/^no route paused/ },
 	pg_restart => { effect => qr/^-m/ },
+	sent_then_parked => { miss => qr/not sent/, effect => qr/sent then parked; .*, stale$/ },
 );
 
 # adds one run of $name that returned $what to the counters in $c
