@@ -504,6 +504,8 @@ as $$
 	on conflict (route) do update
 	   set hold_until = case when p_what = 'closed' then
 				case when s.breaker = 'closed' then s.hold_until end
+			    -- a failed probe: the cool-down from now (not the probe's lease)
+			    when p_what = 'open' and s.breaker = 'probing' then excluded.hold_until
 			    else greatest(s.hold_until, excluded.hold_until) end,
 	       breaker = case when p_what = 'hold' then s.breaker else excluded.breaker end,
 	       reason = case when p_what = 'closed' then s.reason else excluded.reason end,

@@ -95,7 +95,7 @@ kill 'TERM', $pid;
 waitpid $pid, 0;
 diag(sprintf('dead: %d calls before the breaker opened, %.1f calls per minute while open (cool-down 5 s)',
 	$before, $during * 3));
-cmp_ok($during, '<=', 5, "dead: while open only probes ($during calls in 20 s, one per 5 s cool-down)");
+cmp_ok($during, '<=', 6, "dead: while open only probes ($during calls in 20 s, one per 5 s cool-down)");
 is($t->sql("select count(*) from hookinbox.action where route = 'dead' and state = 'parked'"), 0,
 	'dead: no action parked while held');
 
