@@ -3,7 +3,9 @@
 # action's last outcome, and replaying an action whose last outcome is
 # unknown (sent, then no answer) from over 24 hours ago, when the
 # downstream may have forgotten the key, needs -v blind=1 as well as
-# -v go=1; without it nothing changes.
+# -v go=1; without it nothing changes.  And held deliveries (inbox state
+# review) are not silent: --health-check counts them and is unhealthy when
+# the oldest is older than the parked-age limit.
 use strict;
 use warnings;
 use Test::More;
@@ -36,4 +38,15 @@ $t->sql("update hookinbox.action set created_at = now() - interval '1 hour' wher
 my $id2 = $t->sql("select max(id) from hookinbox.action where route = 'r'");
 ($rc, $out) = replay(action_id => $id2, go => 1);
 is($rc, 0, 'a recent unknown outcome: go=1 replays (the downstream still has the key)') or diag $out;
+
+# ---- held deliveries in --health-check
+my @h = ('--health-check', '--max-pending-age', '9999999', '--max-parked-age', '3600');
+($rc, $out) = WorkerHelp::worker($t, @h);
+is($rc, 0, 'no held delivery: healthy') or diag $out;
+like($out, qr/0 held deliveries/, 'and says so');
+$t->sql("update hookinbox.inbox set state = 'review', received_at = now() - interval '3 days' "
+	. "where id = (select min(id) from hookinbox.inbox)");
+($rc, $out) = WorkerHelp::worker($t, @h);
+is($rc, 1, 'a delivery held for 3 days: unhealthy') or diag $out;
+like($out, qr/oldest of 1 held deliveries is \d+ s old \(sql\/review\.sql\), over 3600 s/, 'and says which limit');
 done_testing;
