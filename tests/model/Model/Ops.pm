@@ -17,6 +17,7 @@ use POSIX ();
 use Time::HiRes qw(sleep time);
 use Model::Providers;
 use Model::Invariants ();
+use Model::OpsRoutes ();
 
 my @WORKER_FAILPOINTS = qw(worker-after-claim worker-after-call worker-mid-record worker-after-fanout
 	worker-in-handler);
@@ -59,6 +60,10 @@ sub table {
 		{ name => 'review_decide', weight => 2, run => \&review_decide },
 		{ name => 'route_pause', weight => 2, run => \&route_pause },
 		{ name => 'route_resume', weight => 2, run => \&route_resume },
+		{ name => 'downstream_flaky', weight => 3, run => \&Model::OpsRoutes::downstream_flaky },
+		{ name => 'downstream_dead', weight => 1, run => \&Model::OpsRoutes::downstream_dead },
+		{ name => 'route_clear', weight => 1, run => \&Model::OpsRoutes::route_clear },
+		{ name => 'loop_sighup', weight => 2, run => \&Model::OpsRoutes::loop_sighup },
 	);
 }
 
@@ -618,6 +623,13 @@ sub route_pause {
 	my ($m) = @_;
 	my $route = $m->pick(sort keys %{ $m->{routes} });
 	return "route $route already paused" if $m->{paused}{$route};
+	if ($m->t->sql("select not hookinbox.route_known('$route')") eq 't') {
+		# no worker registered it yet: route.sql refuses the name, nothing changes
+		my ($rc) = $m->t->pg->psql_file(HookTest::top() . '/sql/route.sql', role => 'hookinbox_admin',
+			vars => { route => $route, do => 'pause' });
+		die "route.sql paused $route, which no worker registered" if $rc == 0;
+		return "route $route refused (not registered yet)";
+	}
 	operator($m, 'route', route => $route, do => 'pause', reason => 'model');
 	$m->{paused}{$route} = db_now($m);
 	return "route $route paused";
