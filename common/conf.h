@@ -84,8 +84,9 @@ typedef struct route_conf {
 				    * concurrency (rounded up) when there are several
 				    * routes, all of it when there is one (worker/gate.c) */
 	double rate;		   /* calls started per second (token bucket); 0 = no limit */
-	int breaker_failures;	   /* consecutive transient failures that open the circuit
-				    * breaker, default 5; 0 = no breaker */
+	int breaker_failures;	   /* transient failures, with no answer for a window
+				    * (worker/gate.h), that open the circuit breaker,
+				    * default 5; 0 = no breaker */
 	int breaker_cooldown;	   /* seconds open before one probe call, default 30 */
 	char *response_ref_header; /* response_ref_header = NAME: the response header kept
 				    * as the action's reference; default X-Request-Id */

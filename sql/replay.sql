@@ -14,6 +14,12 @@
 -- with the same idempotency key.  The attempts before the replay are kept
 -- in hookinbox.action_history (step replay, with -v reason=...).
 -- An action whose payload was purged is not replayed (it is reported).
+-- The dry run lists the chosen actions with their last outcome.  A blind
+-- resend is refused unless -v blind=1 is given too: an action whose last
+-- outcome is unknown (sent, then no answer: the downstream may have done
+-- it) and whose first attempt is more than 24 hours old, when the
+-- downstream may have forgotten the key and would act a second time.
+-- Check with the downstream first (a route with reconcile_url asks it).
 --
 -- The lifecycle of an action: pending (waiting, in flight or retrying) ->
 -- done | stale | parked; parked -> pending (replay.sql) | dismissed
@@ -28,6 +34,7 @@
 \if :{?until} \else \set until '' \endif
 \if :{?reason} \else \set reason '' \endif
 \if :{?go} \else \set go 0 \endif
+\if :{?blind} \else \set blind 0 \endif
 select :'action_id' = '' and :'route' = '' and :'endpoint' = '' and :'error' = ''
        and :'since' = '' and :'until' = '' as missing \gset
 \if :missing
@@ -37,6 +44,15 @@ create temporary table replay_chosen as
 select id from hookinbox.find_actions('{parked}', nullif(:'action_id', '')::bigint,
 	nullif(:'route', ''), nullif(:'endpoint', ''), nullif(:'error', ''),
 	nullif(:'since', '')::timestamptz, nullif(:'until', '')::timestamptz) as id;
+select count(*) filter (where strpos(coalesce(a.last_error, ''), 'outcome unknown') > 0
+			  and coalesce(a.replayed_at, a.created_at) < now() - interval '24 hours') as blind_n
+  from hookinbox.action a where a.id in (select id from replay_chosen) \gset
+select :go::boolean and :blind_n > 0 and not :blind::boolean as refuse_blind \gset
+\if :refuse_blind
+\set msg 'replay.sql: ' :blind_n ' of the chosen actions had an unknown last outcome (sent, then no answer) over 24 hours ago: the downstream may have done it and forgotten the key, so a replay may act twice; ask the downstream first, or add -v blind=1 to replay anyway (nothing changed)'
+select set_config('hookinbox.msg', :'msg', false) \g /dev/null
+do $$ begin raise exception '%', current_setting('hookinbox.msg') using errcode = '22023'; end $$;
+\endif
 \if :go
 begin;
 select * from hookinbox.operate_actions(array(select id from replay_chosen), 'replay',
@@ -44,5 +60,9 @@ select * from hookinbox.operate_actions(array(select id from replay_chosen), 're
 commit;
 \else
 select count(*) as parked_actions_matching from replay_chosen;
+select a.id, a.route, a.attempts, a.last_status, left(a.last_error, 100) as last_outcome,
+       strpos(coalesce(a.last_error, ''), 'outcome unknown') > 0 as unknown
+  from hookinbox.action a where a.id in (select id from replay_chosen)
+ order by a.id limit 20;
 \echo 'dry run: nothing changed; add -v go=1 to replay them'
 \endif

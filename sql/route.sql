@@ -3,6 +3,7 @@
 --
 --   psql -v route=fulfil -v do=pause -v reason='downstream migration' -f sql/route.sql
 --   psql -v route=fulfil -v do=resume -f sql/route.sql
+--   psql -v route=fulfil -v do=clear -f sql/route.sql     (end a hold, close the breaker)
 --   psql -f sql/route.sql                                  (every route's state)
 --
 -- A paused route's due actions are not claimed by any worker, so they keep
@@ -11,20 +12,35 @@
 -- already in flight finish and are recorded.  The state lives in
 -- hookinbox.route_state, with the holds and circuit breakers the workers
 -- report (a 429 or Retry-After, an open breaker), and is shown by
--- sql/stats.sql.  Runs as hookinbox_admin.  Exits non-zero (3) on a usage
--- error.
+-- sql/stats.sql.  do=clear ends a hold (a Retry-After is honoured for an
+-- hour at most in any case) and closes an open breaker, for a downstream
+-- known to be back; a pause stays until do=resume.  A name no worker's
+-- configuration has registered (and without actions) is refused: a typo
+-- must not report a route paused while the real one runs.  Runs as
+-- hookinbox_admin.  Exits non-zero (3) on a usage error.
 \set ON_ERROR_STOP 1
 \pset footer off
 \if :{?route} \else \set route '' \endif
 \if :{?do} \else \set do '' \endif
 \if :{?reason} \else \set reason '' \endif
-select (:'route' = '') <> (:'do' = '') or :'do' not in ('', 'pause', 'resume') as bad \gset
+select (:'route' = '') <> (:'do' = '') or :'do' not in ('', 'pause', 'resume', 'clear') as bad \gset
 \if :bad
-do $$ begin raise exception 'route.sql: give both -v route=NAME and -v do=pause|resume (or neither, to show every route)' using errcode = '22023'; end $$;
+do $$ begin raise exception 'route.sql: give both -v route=NAME and -v do=pause|resume|clear (or neither, to show every route)' using errcode = '22023'; end $$;
 \endif
 select :'do' <> '' as act \gset
 \if :act
+select not hookinbox.route_known(:'route') as unknown \gset
+\if :unknown
+\set msg 'route.sql: no worker has registered a route named "' :route '" (see psql -f sql/route.sql and sql/stats.sql for the routes)'
+select set_config('hookinbox.msg', :'msg', false) \g /dev/null
+do $$ begin raise exception '%', current_setting('hookinbox.msg') using errcode = '22023'; end $$;
+\endif
+select :'do' = 'clear' as clear \gset
+\if :clear
+select * from hookinbox.route_clear(:'route', nullif(:'reason', ''));
+\else
 select * from hookinbox.route_pause(:'route', :'do' = 'pause', nullif(:'reason', ''));
+\endif
 \endif
 \echo 'routes paused, held or with a circuit breaker not closed (others run normally)'
 select route, paused, breaker,

@@ -219,6 +219,40 @@ as $$
 	select * from hookinbox.claim_actions(p_limit, p_lease_s, p_retry_window_s, null::text[])
 $$;
 
+-- A probe of an open breaker goes out with the call most likely to be
+-- answered: the retry due first (a downstream failing the first call of
+-- each key answers its retries), even before its backoff ends, rather than
+-- a fresh action; that retry is locked and moved to the head of its
+-- route's due actions, so that the claim below takes it.  None: the claim
+-- takes the first due action as usual.
+create or replace function hookinbox.probe_first(p_route text)
+returns void
+language plpgsql
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+	v_id bigint;
+	v_head timestamptz;
+begin
+	select a.id into v_id
+	  from hookinbox.action a
+	 where a.state = 'pending' and a.route = p_route and a.attempts > 0
+	   and a.attempts < a.max_attempts
+	 order by a.due_at
+	 limit 1
+	   for no key update skip locked;
+	if v_id is null then
+		return;
+	end if;
+	select min(a.due_at) into v_head
+	  from hookinbox.action a
+	 where a.state = 'pending' and a.route = p_route;
+	update hookinbox.action a
+	   set due_at = least(a.due_at, v_head - interval '1 millisecond', now())
+	 where a.id = v_id;
+end
+$$;
+
 -- The claim of workers with route limits (migration 006): up to
 -- p_route_limits[i] due actions of route p_routes[i], p_limit in all, the
 -- routes taken in turn so that a route with a deep backlog cannot fill a
@@ -286,6 +320,9 @@ begin
 			       p_limit - cardinality(v_ids) - cardinality(v_stale) - cardinality(v_parked)
 			       - cardinality(v_review) - v_waiting);
 		exit when v_lim <= 0;
+		if rt.probe then
+			perform hookinbox.probe_first(rt.route);
+		end if;
 		for r in
 			select a.id, a.inbox_horizon, a.route, a.object_id, a.ordered, a.sequenced,
 			       a.event_version,
@@ -466,12 +503,16 @@ set search_path = pg_catalog, pg_temp
 as $$
 	insert into hookinbox.route_state as s (route, hold_until, breaker, reason)
 	select p_route,
-	       case when p_what = 'closed' then null else now() + make_interval(secs => p_seconds) end,
+	       -- a hold is bounded (a Retry-After of years from any worker version)
+	       case when p_what = 'closed' then null
+		    else now() + make_interval(secs => least(p_seconds, 3600)) end,
 	       case p_what when 'hold' then 'closed' else p_what end, left(p_reason, 200)
 	 where p_what in ('hold', 'open', 'closed')
 	on conflict (route) do update
 	   set hold_until = case when p_what = 'closed' then
 				case when s.breaker = 'closed' then s.hold_until end
+			    -- a failed probe: the cool-down from now (not the probe's lease)
+			    when p_what = 'open' and s.breaker = 'probing' then excluded.hold_until
 			    else greatest(s.hold_until, excluded.hold_until) end,
 	       breaker = case when p_what = 'hold' then s.breaker else excluded.breaker end,
 	       reason = case when p_what = 'closed' then s.reason else excluded.reason end,
@@ -491,6 +532,38 @@ as $$
 	on conflict (route) do update
 	   set paused = p_pause, reason = coalesce(p_reason, s.reason), updated_at = now(),
 	       updated_by = current_user
+	returning s.route, s.paused, s.hold_until, s.breaker, s.reason
+$$;
+
+-- Whether any worker's configuration has registered route p_route
+-- (hookinbox.worker_routes), or it has actions or a state: an operator's
+-- step on another name is a typo, refused.
+create or replace function hookinbox.route_known(p_route text)
+returns boolean
+language sql
+stable
+set search_path = pg_catalog, pg_temp
+as $$
+	select exists (select 1 from hookinbox.worker_routes w,
+			      regexp_split_to_table(w.routes, E'\n') as l(line)
+			where split_part(l.line, '|', 1) = p_route)
+	    or exists (select 1 from hookinbox.action a where a.route = p_route)
+	    or exists (select 1 from hookinbox.route_state s where s.route = p_route)
+$$;
+
+-- An operator clears a route's hold (429, Retry-After) and closes its
+-- circuit breaker (sql/route.sql do=clear): claims take its due actions
+-- at once.  A pause stays (do=resume ends it).  Returns the state after.
+create or replace function hookinbox.route_clear(p_route text, p_reason text)
+returns table (route text, paused boolean, hold_until timestamptz, breaker text, reason text)
+language sql
+set search_path = pg_catalog, pg_temp
+as $$
+	update hookinbox.route_state s
+	   set hold_until = null, breaker = 'closed',
+	       reason = coalesce(p_reason, 'cleared by an operator'), updated_at = now(),
+	       updated_by = current_user
+	 where s.route = p_route
 	returning s.route, s.paused, s.hold_until, s.breaker, s.reason
 $$;
 

@@ -18,6 +18,7 @@ grant execute on function hookinbox.action_key(text, text, text, text, text, tex
 	hookinbox.claim_actions(integer, integer, integer, text[]),
 	hookinbox.claim_actions(integer, integer, integer, text[], integer[]),
 	hookinbox.route_report(text, text, double precision, text),
+	hookinbox.probe_first(text),
 	hookinbox.routes_check(text[], text, integer),
 	hookinbox.unserved_routes(text[]),
 	hookinbox.release_actions(bigint[], uuid[]),
@@ -50,3 +51,6 @@ grant execute on function hookinbox.reroute_unrouted(text, text, timestamptz, ti
 grant select, insert, update, delete on hookinbox.route_state to hookinbox_admin;
 revoke execute on function hookinbox.route_pause(text, boolean, text) from hookinbox_worker, public;
 grant execute on function hookinbox.route_pause(text, boolean, text) to hookinbox_admin;
+revoke execute on function hookinbox.route_clear(text, text) from hookinbox_worker, public;
+grant execute on function hookinbox.route_clear(text, text), hookinbox.route_known(text)
+	to hookinbox_admin;

@@ -31,6 +31,8 @@ backoff_delay(const backoff_policy *p, int attempt, double u, double retry_after
 	if (u >= 1.0)
 		u = 0.999999;
 	d *= 0.8 + 0.4 * u;
+	if (retry_after_s > BACKOFF_RETRY_AFTER_MAX_S)
+		retry_after_s = BACKOFF_RETRY_AFTER_MAX_S;
 	if (retry_after_s >= 0.0 && d < retry_after_s)
 		d = retry_after_s;
 	return d;

@@ -27,8 +27,11 @@ call_class backoff_classify(long status);
 /*
  * Seconds to wait after failed attempt number attempt (1-based):
  * base * 2^(attempt-1), capped, times a jitter factor in [0.8, 1.2]
- * chosen by u in [0, 1); then at least retry_after_s when that is >= 0.
+ * chosen by u in [0, 1); then at least retry_after_s when that is >= 0,
+ * taken as BACKOFF_RETRY_AFTER_MAX_S at most (a Retry-After of years would
+ * otherwise park the action at once, past its retry window).
  */
+#define BACKOFF_RETRY_AFTER_MAX_S 21600.0
 double backoff_delay(const backoff_policy *p, int attempt, double u, double retry_after_s);
 
 /*

@@ -12,7 +12,9 @@
 #include "clock.h"
 #include "db.h"
 #include "failpoint.h"
+#include "hex.h"
 #include "log.h"
+#include "sha256.h"
 #include "xalloc.h"
 
 enum {
@@ -307,16 +309,58 @@ append(char *buf, size_t cap, size_t *len, const char *a, const char *b)
 		*len += (size_t)n;
 }
 
+/*
+ * A url as hookinbox.worker_routes may keep it: credentials (user:password@,
+ * the query string, which often carries an api_key or a token) and the path
+ * of hook URLs that are themselves the secret (Slack, Discord) replaced by
+ * "***", with the first 16 hex digits of the url's SHA-256, so that two
+ * configurations that differ only there still have different fingerprints.
+ */
+static void
+redact_url(const char *url, char *out, size_t cap)
+{
+	const char *scheme_end = strstr(url, "://");
+	const char *host = scheme_end != NULL ? scheme_end + 3 : url;
+	const char *path = host + strcspn(host, "/?#");
+	const char *at = memchr(host, '@', (size_t)(path - host));
+	const char *query = strchr(path, '?');
+	bool secret_path = strstr(host, "hooks.slack.com") != NULL ||
+			   strstr(host, "discord.com") != NULL ||
+			   strstr(host, "discordapp.com") != NULL;
+	unsigned char md[SHA256_LEN];
+	char hex[2 * 8 + 1];
+	int keep_path;
+
+	if (at == NULL && query == NULL && !secret_path) {
+		snprintf(out, cap, "%s", url);
+		return;
+	}
+	if (sha256_digest(url, strlen(url), md) != 0)
+		memset(md, 0, sizeof(md));
+	hex_encode(md, 8, hex);
+	keep_path = secret_path ? 0 : (int)(query != NULL ? query - path : (long)strlen(path));
+	/* truncation only shortens the redacted form: nothing secret is left in it */
+	(void)snprintf(out, cap, "%.*s%s%.*s%.*s%s#sha256:%s", (int)(host - url), url,
+		       at != NULL ? "***@" : "", (int)(path - (at != NULL ? at + 1 : host)),
+		       at != NULL ? at + 1 : host, keep_path, path,
+		       secret_path     ? "/***"
+		       : query != NULL ? "?***"
+				       : "",
+		       hex);
+}
+
 /* one route as the fingerprint sees it: what decides where its events go */
 static void
 describe_route(const route_conf *r, db_array *out)
 {
-	char buf[4096], kind[32];
+	char buf[4096], kind[32], url[2048];
 	size_t len = 0;
 
 	snprintf(kind, sizeof(kind), "|order=%d|key=%d|", (int)r->order, (int)r->key);
 	append(buf, sizeof(buf), &len, r->name, kind);
-	append(buf, sizeof(buf), &len, r->url ? r->url : r->handler, "|endpoints=");
+	if (r->url != NULL)
+		redact_url(r->url, url, sizeof(url));
+	append(buf, sizeof(buf), &len, r->url != NULL ? url : r->handler, "|endpoints=");
 	for (size_t i = 0; i < r->n_endpoints; i++)
 		append(buf, sizeof(buf), &len, i ? "," : "", r->endpoints[i]);
 	append(buf, sizeof(buf), &len, "|events=", "");

@@ -16,10 +16,13 @@ typedef struct route_gate {
 	const route_conf *r;
 	int cap; /* calls in flight at most */
 	int inflight;
-	double tokens;	       /* rate: calls that may start now */
-	int64_t refilled_ms;   /* when tokens was last topped up */
-	int64_t hold_until_ms; /* held (Retry-After, open breaker) until then */
-	int failures;	       /* consecutive transient failures */
+	double tokens;		  /* rate: calls that may start now */
+	int64_t refilled_ms;	  /* when tokens was last topped up */
+	int64_t hold_until_ms;	  /* held (429, Retry-After) until then */
+	int64_t open_until_ms;	  /* the breaker is open: held until then, then a probe */
+	bool open;		  /* the breaker opened here and no answer came since */
+	int failures;		  /* transient failures since the last answer */
+	int64_t failing_since_ms; /* when the first of them started */
 } route_gate;
 
 struct gate {
@@ -120,7 +123,7 @@ gate_held(const gate *g, const route_conf *r, int64_t now_ms)
 {
 	const route_gate *rg = find(g, r);
 
-	return rg != NULL && now_ms < rg->hold_until_ms;
+	return rg != NULL && (now_ms < rg->hold_until_ms || now_ms < rg->open_until_ms);
 }
 
 bool
@@ -130,7 +133,7 @@ gate_may_start(gate *g, const route_conf *r, int64_t now_ms)
 
 	if (rg == NULL)
 		return true;
-	if (now_ms < rg->hold_until_ms || rg->inflight >= rg->cap)
+	if (gate_held(g, r, now_ms) || rg->inflight >= rg->cap)
 		return false;
 	refill(rg, now_ms);
 	return r->rate <= 0 || rg->tokens >= 1;
@@ -157,6 +160,21 @@ hold(route_gate *rg, int64_t until_ms)
 		rg->hold_until_ms = until_ms;
 }
 
+/*
+ * The breaker judges the route over a window: it opens only when every call
+ * that ended for GATE_BREAKER_WINDOW_MS (at least breaker_failures of them)
+ * failed transiently.  A downstream that answers some calls (one failing
+ * the first call of each key, or half of all calls) is alive: its actions'
+ * own backoff spaces their retries, and holding the whole route would only
+ * starve it.
+ */
+static bool
+breaker_trips(const route_gate *rg, const route_conf *r, int64_t now_ms)
+{
+	return r->breaker_failures > 0 && !rg->open && rg->failures >= r->breaker_failures &&
+	       now_ms - rg->failing_since_ms >= GATE_BREAKER_WINDOW_MS;
+}
+
 bool
 gate_finished(gate *g, const job *j, int64_t now_ms)
 {
@@ -178,23 +196,31 @@ gate_finished(gate *g, const job *j, int64_t now_ms)
 
 		if (s < 1)
 			s = 1;
+		if (s > GATE_HOLD_MAX_S)
+			s = GATE_HOLD_MAX_S; /* a hostile or mistaken Retry-After */
 		hold(rg, now_ms + (int64_t)(s * 1000));
 		snprintf(why, sizeof(why), "status %ld%s", j->status,
 			 j->retry_after_s > 0 ? " with Retry-After" : "");
 		report(g, r, GATE_HOLD, s, why);
 	}
 	if (!transient) {
+		/* the downstream answers: closed at once, whichever call saw it */
 		rg->failures = 0;
-		if (j->probe)
-			report(g, r, GATE_CLOSED, 0, "probe answered");
+		if (j->probe || rg->open) {
+			rg->open = false;
+			rg->open_until_ms = 0;
+			report(g, r, GATE_CLOSED, 0, j->probe ? "probe answered" : "call answered");
+		}
 		return false;
 	}
-	rg->failures++;
-	if (r->breaker_failures > 0 &&
-	    (j->probe || (rg->failures >= r->breaker_failures && now_ms >= rg->hold_until_ms))) {
-		hold(rg, now_ms + (int64_t)r->breaker_cooldown * 1000);
-		snprintf(why, sizeof(why), "%s after %d consecutive transient failures",
-			 j->probe ? "probe failed" : "breaker opened", rg->failures);
+	if (rg->failures++ == 0)
+		rg->failing_since_ms = now_ms - j->duration_ms;
+	if (r->breaker_failures > 0 && (j->probe || breaker_trips(rg, r, now_ms))) {
+		rg->open = true;
+		rg->open_until_ms = now_ms + (int64_t)r->breaker_cooldown * 1000;
+		snprintf(why, sizeof(why), "%s after %d transient failures in %lld s",
+			 j->probe ? "probe failed" : "breaker opened", rg->failures,
+			 (long long)((now_ms - rg->failing_since_ms) / 1000));
 		report(g, r, GATE_OPEN, r->breaker_cooldown, why);
 	}
 	return j->probe;
@@ -209,7 +235,7 @@ gate_claim_limit(const gate *g, const route_conf *r, size_t waiting, int claim_a
 
 	if (rg == NULL)
 		return 0;
-	if (now_ms < rg->hold_until_ms)
+	if (gate_held(g, r, now_ms))
 		return 0;
 	room = (long)(claim_ahead + 1) * rg->cap - rg->inflight - (long)waiting;
 	return room > 0 ? (int)room : 0;

@@ -5,9 +5,10 @@
  * The engine asks the gate before it starts a route's call and tells it
  * when the call ends; the gate keeps, per route of the configuration, the
  * calls in flight, a token bucket (rate), a hold (a 429 or Retry-After:
- * the whole route waits) and a circuit breaker (after breaker_failures
- * consecutive transient failures the route is held for breaker_cooldown
- * seconds, then one probe call goes out).  What other workers must know
+ * the whole route waits, GATE_HOLD_MAX_S at most) and a circuit breaker
+ * (when every call for GATE_BREAKER_WINDOW_MS failed transiently, at least
+ * breaker_failures of them, the route is held for breaker_cooldown
+ * seconds, then one probe call goes out; any answer closes it).  What other workers must know
  * (holds, breaker changes) is queued as reports for the engine to write
  * to hookinbox.route_state; claim_actions() honours them there.
  *
@@ -26,6 +27,11 @@
 #include "job.h"
 
 typedef struct gate gate;
+
+/* the breaker opens only after this long without an answer */
+#define GATE_BREAKER_WINDOW_MS 10000
+/* a Retry-After holds the route this long at most (seconds) */
+#define GATE_HOLD_MAX_S 3600
 
 typedef enum gate_report_kind {
 	GATE_HOLD,  /* no claims for seconds (429 / Retry-After) */

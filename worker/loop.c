@@ -6,7 +6,8 @@
  * under a lease, calls downstream concurrently (or applies the route's SQL
  * function) and records each outcome under the lease token, until nothing
  * is due (--once), or it is told to stop, or its deadline nears.  With
- * --loop it sleeps about a second when idle, reloads between sweeps and
+ * --loop it sleeps about a second when idle, reloads on SIGHUP (when busy,
+ * once the calls in flight are recorded, claiming nothing meanwhile) and
  * reconnects with backoff when the database goes away.
  *
  * Everything the engine uses is in one struct worker on loop_run's stack;
@@ -84,6 +85,9 @@ typedef struct worker {
 	bool in_db;	/* inside db_exec: the connection is busy */
 	bool pumping;	/* inside pump: w->done and w->claimed are being walked */
 	bool db_failed; /* the connection is gone */
+	/* SIGHUP while busy: claim nothing more, hand back what has not started,
+	 * and reload once the calls in flight are recorded (on the old routes) */
+	bool reload_pending;
 	int64_t started_wall, started_ms, last_metrics_ms, last_routes_check_ms;
 } worker;
 
@@ -291,7 +295,7 @@ route_held(const worker *w, const job *j, int64_t now)
 static bool
 hand_back(const worker *w, const job *j, int64_t now)
 {
-	return too_late(w, j, now) || route_held(w, j, now);
+	return too_late(w, j, now) || route_held(w, j, now) || (calls(j) && w->reload_pending);
 }
 
 /* take the claimed jobs for which pred holds out of w->claimed, in order */
@@ -748,8 +752,11 @@ sweep(worker *w)
 			w->stopping = true;
 		if (w->ctl->loop && now - w->last_metrics_ms >= METRICS_EVERY_MS)
 			write_metrics(w);
+		if (w->ctl->loop && !w->reload_pending && w->ctl->reload_requested != NULL &&
+		    w->ctl->reload_requested(w->ctl->arg))
+			w->reload_pending = true;
 
-		if (!w->stopping && now >= next_fan) {
+		if (!w->stopping && !w->reload_pending && now >= next_fan) {
 			fanout_result fr;
 			int64_t t0 = clock_mono_us();
 			int frc = fanout_run(w->conn, w->ctl->c, w->batch, &fr);
@@ -783,7 +790,7 @@ sweep(worker *w)
 		 * nothing more is claimed.
 		 */
 		inflight = deliver_inflight(w->dl);
-		if (!w->stopping && now >= next_claim &&
+		if (!w->stopping && !w->reload_pending && now >= next_claim &&
 		    (w->deadline_ms == 0 || now + w->shortest_timeout_ms <= w->deadline_ms) &&
 		    w->n_claimed < (size_t)(w->claim_ahead > 0 ? w->claim_ahead : 1) *
 					   (size_t)w->concurrency &&
@@ -863,6 +870,18 @@ sweep(worker *w)
 
 		if (inflight == 0 && w->n_claimed > 0 && !busy)
 			sleep_ms(10); /* claimed jobs wait for their route's rate */
+		if (w->reload_pending && inflight == 0 && w->n_finished == 0 && w->n_claimed == 0 &&
+		    w->n_handback == 0) {
+			/* no job borrows a route of the running configuration now */
+			w->reload_pending = false;
+			if (!w->stopping)
+				reload(w);
+			if (w->db_failed)
+				break;
+			fan_idle = claim_idle = false;
+			next_fan = next_claim = 0;
+			continue;
+		}
 		if (inflight == 0 && w->n_finished == 0 && w->n_claimed == 0 &&
 		    w->n_handback == 0) {
 			if (w->stopping) {

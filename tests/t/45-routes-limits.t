@@ -29,8 +29,14 @@ sub route_sql {
 	return $t->pg->psql_file("$top/sql/route.sql", role => 'hookinbox_admin', vars => \%v);
 }
 
-# ---- pause / resume
-my ($rc, $out) = route_sql(route => 'p', do => 'pause', reason => 'downstream migration');
+# ---- pause / resume (a route exists once a worker has registered it)
+my ($rc, $out) = route_sql(route => 'q', do => 'pause');
+isnt($rc, 0, 'route.sql: an unknown route is refused');
+like($out, qr/no worker has registered a route named "q"/, 'and says so');
+is($t->sql("select count(*) from hookinbox.route_state"), 0, 'nothing was paused');
+($rc, $out) = WorkerHelp::worker($t, '--once');
+is($rc, 0, 'a worker registers its routes') or diag $out;
+($rc, $out) = route_sql(route => 'p', do => 'pause', reason => 'downstream migration');
 is($rc, 0, 'route.sql pauses a route') or diag $out;
 like($out, qr/\bp\s*\|\s*t\b/, 'route.sql shows it paused');
 ($rc, $out) = route_sql(route => 'p');
@@ -84,6 +90,27 @@ cmp_ok($h[1]{t} - $h[0]{t}, '>=', 1.9, sprintf('no call to the route during its 
 is($t->sql("select string_agg(attempts::text, ',' order by attempts) from hookinbox.action where route = 'h'"),
 	'1,1,1,2', 'held actions used no attempt; the one that got 429 used two');
 is($t->sql("select count(*) from hookinbox.action where route = 'h' and state = 'done'"), 4, '429: all done');
+
+# ---- a Retry-After of years: the route is held an hour at most, the action
+# not parked; do=clear ends the hold at once
+WorkerHelp::accept_many($t, 3, prefix => 'hy', type => 'h.x');
+$key = $t->sql("select hookinbox.action_key('h', 'event', 'stripe', 'shop', 'default', 'hy_1', null, 'h.x')");
+$d->plan("key:$key", '503 Retry-After: 999999999,200');
+$t->sql("update hookinbox.inbox set received_at = received_at - interval '1 minute' where event_id = 'hy_1'");
+($rc, $out) = WorkerHelp::worker($t, '--once');
+is($t->sql("select (hold_until between now() + interval '59 minutes' and now() + interval '61 minutes')::text "
+	. "from hookinbox.route_state where route = 'h'"), 'true', 'Retry-After 999999999: the route is held one hour');
+my $a1 = WorkerHelp::action($t, 'hy_1');
+is($a1->{state}, 'pending', 'the action that got it is not parked');
+is($t->sql("select (due_at <= now() + interval '6 hours 1 minute')::text from hookinbox.action where id = $a1->{id}"),
+	'true', 'and is due again within 6 hours');
+($rc, $out) = route_sql(route => 'h', do => 'clear');
+is($rc, 0, 'route.sql do=clear') or diag $out;
+is($t->sql("select coalesce(hold_until::text, 'none') || ' ' || breaker from hookinbox.route_state where route = 'h'"),
+	'none closed', 'cleared: no hold, breaker closed');
+($rc, $out) = WorkerHelp::worker($t, '--once');
+is($t->sql("select count(*) from hookinbox.action a join hookinbox.inbox i on i.id = a.inbox_id "
+	. "where i.event_id in ('hy_2', 'hy_3') and a.state = 'done'"), 2, 'after the clear, the route delivers again');
 
 # ---- concurrency cap: never more than 3 in flight on /slow
 WorkerHelp::accept_many($t, 12, prefix => 'ss', type => 's.x');

@@ -50,6 +50,10 @@ main(void)
 	ok(near(backoff_delay(&p, 3, 0.5, 3), 20.0),
 	   "a short Retry-After does not shorten the backoff");
 	ok(near(backoff_delay(&p, 1, 0.5, 9000), 9000.0), "Retry-After may exceed the cap");
+	ok(near(backoff_delay(&p, 1, 0.5, 999999999), BACKOFF_RETRY_AFTER_MAX_S),
+	   "a Retry-After of years is taken as BACKOFF_RETRY_AFTER_MAX_S");
+	ok(!backoff_exhausted(&p, 1, 12, 0, backoff_delay(&p, 1, 0.5, 999999999)),
+	   "and does not park the action at once");
 
 	for (int a = 1; a < 12; a++)
 		total += backoff_delay(&p, a, 0.999999, -1);

@@ -71,7 +71,12 @@ main(void)
 	gate_started(g, &a, t);
 	j = call(&a, 502, -1, false);
 	(void)gate_finished(g, &j, t);
-	ok(gate_held(g, &a, t), "three: open, the route is held");
+	ok(!gate_held(g, &a, t), "three at once: still closed (not failing for a window yet)");
+	t += GATE_BREAKER_WINDOW_MS;
+	gate_started(g, &a, t);
+	j = call(&a, 502, -1, false);
+	(void)gate_finished(g, &j, t);
+	ok(gate_held(g, &a, t), "failing for the whole window: open, the route is held");
 	ok(gate_claim_limit(g, &a, 0, 2, t) == 0, "held: nothing claimed");
 	ok(!gate_may_start(g, &a, t + 29999), "held for the cool-down");
 	ok(gate_may_start(g, &a, t + 30000) && !gate_held(g, &a, t + 30000),
@@ -95,6 +100,30 @@ main(void)
 	ok(n == 2 && rep[0].what == GATE_OPEN && rep[1].what == GATE_CLOSED,
 	   "reports: open, then closed");
 
+	/* a flaky downstream (every other call answered) never opens it */
+	t += 60000;
+	for (int i = 0; i < 40; i++) {
+		gate_started(g, &a, t);
+		j = call(&a, i % 2 ? 200 : 500, -1, false);
+		(void)gate_finished(g, &j, t);
+		ok(!gate_held(g, &a, t), "half failing for %d s: closed", i);
+		t += 1000;
+	}
+	/* open, then a call in flight answers: closed at once */
+	for (int i = 0; i < 4; i++) {
+		gate_started(g, &a, t);
+		j = call(&a, 0, -1, false);
+		(void)gate_finished(g, &j, t);
+		t += GATE_BREAKER_WINDOW_MS / 2;
+	}
+	ok(gate_held(g, &a, t), "failing for the window again: open");
+	j = call(&a, 200, -1, false);
+	(void)gate_finished(g, &j, t);
+	ok(!gate_held(g, &a, t), "a call that was in flight answers: closed at once");
+	n = (int)gate_take_reports(g, rep, 8);
+	ok(n == 2 && rep[0].what == GATE_OPEN && rep[1].what == GATE_CLOSED,
+	   "reports: open, then closed (no probe needed)");
+
 	/* 429 and Retry-After hold the whole route */
 	gate_started(g, &a, t);
 	j = call(&a, 429, 7, false);
@@ -108,6 +137,17 @@ main(void)
 	(void)gate_finished(g, &j, t + 7000);
 	ok(gate_held(g, &a, t + 11999) && !gate_held(g, &a, t + 12000),
 	   "429 alone: held for the backoff delay");
+	t += 12000;
+	(void)gate_take_reports(g, rep, 8);
+	gate_started(g, &a, t);
+	j = call(&a, 503, 999999999, false);
+	(void)gate_finished(g, &j, t);
+	ok(gate_held(g, &a, t + GATE_HOLD_MAX_S * 1000 - 1) &&
+		   !gate_held(g, &a, t + GATE_HOLD_MAX_S * 1000),
+	   "Retry-After: 999999999 holds GATE_HOLD_MAX_S at most");
+	n = (int)gate_take_reports(g, rep, 8);
+	ok(n == 1 && rep[0].seconds == GATE_HOLD_MAX_S, "and is reported capped");
+	t += GATE_HOLD_MAX_S * 1000;
 
 	/* rate: 2/s, a burst of 2 */
 	ok(gate_may_start(g, &b, t), "rate: first call");

@@ -20,6 +20,7 @@ use Model::Invariants ();
 use Model::OpsHarden ();
 use Model::OpsIntake ();
 use Model::OpsOrder ();
+use Model::OpsRoutes ();
 
 my @WORKER_FAILPOINTS = qw(worker-after-claim worker-after-call worker-mid-record worker-after-fanout
 	worker-in-handler);
@@ -65,6 +66,10 @@ sub table {
 		{ name => 'pg_stall', weight => 2, run => \&Model::OpsHarden::pg_stall },
 		{ name => 'pre_claim', weight => 3, run => \&Model::OpsIntake::pre_claim },
 		{ name => 'sent_then_parked', weight => 2, run => \&Model::OpsOrder::sent_then_parked },
+		{ name => 'downstream_flaky', weight => 3, run => \&Model::OpsRoutes::downstream_flaky },
+		{ name => 'downstream_dead', weight => 1, run => \&Model::OpsRoutes::downstream_dead },
+		{ name => 'route_clear', weight => 1, run => \&Model::OpsRoutes::route_clear },
+		{ name => 'loop_sighup', weight => 2, run => \&Model::OpsRoutes::loop_sighup },
 	);
 }
 
@@ -456,6 +461,14 @@ sub replay_parked {
 	my ($m) = @_;
 	my $route = $m->pick(sort keys %{ $m->{routes} });
 	my ($rc, $out) = $m->t->pg->psql_file(HookTest::top() . '/sql/replay.sql', vars => { route => $route, go => 1 });
+	if ($rc != 0 && $out =~ /unknown last outcome .* add -v blind=1/) {
+		# a blind replay needs its own confirmation; this downstream never forgets a key
+		my $n = $m->t->sql("select count(*) from hookinbox.action where route = '$route' and state = 'parked'");
+		($rc, $out) = $m->t->pg->psql_file(HookTest::top() . '/sql/replay.sql',
+			vars => { route => $route, go => 1, blind => 1 });
+		die "replay.sql blind=1: exit $rc: $out" if $rc != 0;
+		return "route $route: blind replay confirmed ($n parked)";
+	}
 	die "replay.sql: exit $rc: $out" if $rc != 0;
 	return "route $route: exit $rc";
 }
@@ -624,6 +637,13 @@ sub route_pause {
 	my ($m) = @_;
 	my $route = $m->pick(sort keys %{ $m->{routes} });
 	return "route $route already paused" if $m->{paused}{$route};
+	if ($m->t->sql("select not hookinbox.route_known('$route')") eq 't') {
+		# no worker registered it yet: route.sql refuses the name, nothing changes
+		my ($rc) = $m->t->pg->psql_file(HookTest::top() . '/sql/route.sql', role => 'hookinbox_admin',
+			vars => { route => $route, do => 'pause' });
+		die "route.sql paused $route, which no worker registered" if $rc == 0;
+		return "route $route refused (not registered yet)";
+	}
 	operator($m, 'route', route => $route, do => 'pause', reason => 'model');
 	$m->{paused}{$route} = db_now($m);
 	return "route $route paused";

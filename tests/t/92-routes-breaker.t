@@ -1,0 +1,102 @@
+# SPDX-License-Identifier: ISC
+# The circuit breaker does not starve a route whose downstream answers some
+# calls.  Two routes side by side in one --loop worker, the same downstream
+# behaviour, the breaker on (defaults) and off (breaker_failures = 0):
+#   fail-first: every key's first call gets 500, its retry 200;
+#   flaky: each call of a key fails with probability 1/2 (a plan per key);
+# every event is delivered, once, on both, and the breaker-on route takes
+# at most 1.25x the time of the other (goal: >= 0.8x the throughput).  A
+# dead downstream (503 to everything): the breaker opens and, while open,
+# calls come only as probes, one per cool-down.  The figures are printed.
+use strict;
+use warnings;
+use Test::More;
+use Time::HiRes qw(sleep time);
+use HookTest;
+use Downstream;
+use WorkerHelp;
+
+my $n = 100;
+my $tmpd = File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+my $d = Downstream->new(dir => $tmpd, plan => { '/dead' => '503' });
+my $t = WorkerHelp::setup(routes => {
+	on => { endpoint => 'shop', events => 'on.*', url => $d->url('/on'), timeout => 2 },
+	off => { endpoint => 'shop', events => 'off.*', url => $d->url('/off'), timeout => 2,
+		breaker_failures => 0 },
+	dead => { endpoint => 'shop', events => 'dead.*', url => $d->url('/dead'), timeout => 2,
+		breaker_cooldown => 5 },
+}, worker => { lease => 20, concurrency => 8, backoff_base => 1, backoff_cap => 4 });
+
+sub key_of {
+	my ($route, $ev, $type) = @_;
+	return $t->sql("select hookinbox.action_key('$route', 'event', 'stripe', 'shop', 'default', '$ev', null, '$type')");
+}
+
+# plans per key, then accept both routes' events, run until done; seconds each route took
+sub run_case {
+	my ($name, $plan_of) = @_;
+	for my $route (qw(on off)) {
+		for my $i (1 .. $n) {
+			$d->plan('key:' . key_of($route, "${name}${route}_$i", "$route.x"), $plan_of->());
+		}
+	}
+	my $t0 = $t->sql('select extract(epoch from clock_timestamp())');
+	WorkerHelp::accept_many($t, $n, prefix => "${name}on", type => 'on.x');
+	WorkerHelp::accept_many($t, $n, prefix => "${name}off", type => 'off.x');
+	my ($pid, $log) = WorkerHelp::worker_bg($t, '--loop');
+	my $until = time() + 120;
+	my $q = "select count(*) from hookinbox.action a join hookinbox.inbox i on i.id = a.inbox_id "
+		. "where i.event_id like '${name}%' and a.state <> 'done'";
+	sleep 0.2 while time() < $until && ($t->sql("select count(*) from hookinbox.inbox where event_id like '${name}%' "
+		. "and state = 'pending'") > 0 || $t->sql($q) > 0);
+	kill 'TERM', $pid;
+	waitpid $pid, 0;
+	my %took;
+	for my $route (qw(on off)) {
+		$took{$route} = $t->sql("select coalesce(extract(epoch from max(a.done_at)) - $t0, 999) from hookinbox.action a "
+			. "join hookinbox.inbox i on i.id = a.inbox_id where i.event_id like '${name}${route}_%' "
+			. "and a.route = '$route' and a.state = 'done'");
+		is($t->sql("select count(*) from hookinbox.action a join hookinbox.inbox i on i.id = a.inbox_id "
+			. "where i.event_id like '${name}${route}_%' and a.state = 'done'"), $n,
+			"$name, breaker $route: every event delivered") or diag HookTest::slurp($log);
+	}
+	my %eff = $d->effects;
+	my @keys = split /\n/, $t->sql("select a.idem_key from hookinbox.action a join hookinbox.inbox i "
+		. "on i.id = a.inbox_id where i.event_id like '${name}%'");
+	is(scalar(grep { ($eff{$_} // 0) == 1 } @keys), 2 * $n, "$name: every key had exactly one effect");
+	my $ratio = $took{off} / ($took{on} > 0.1 ? $took{on} : 0.1);
+	diag(sprintf('%s: breaker on %.1f s, off %.1f s: throughput on/off = %.2fx', $name, $took{on}, $took{off}, $ratio));
+	cmp_ok($ratio, '>=', 0.8, "$name: breaker on delivers at >= 0.8x the rate of breaker off");
+	return $ratio;
+}
+
+run_case('ff', sub { '500,200' });
+srand(25);
+run_case('fl', sub {
+	my @p;
+	push @p, '500' while rand() < 0.5 && @p < 8;
+	return join(',', @p, '200');
+});
+
+# ---- dead: 503 to everything
+WorkerHelp::accept_many($t, 40, prefix => 'dd', type => 'dead.x');
+my $t0 = time();
+my ($pid, $log) = WorkerHelp::worker_bg($t, '--loop');
+my $opened;
+while (time() < $t0 + 60) {
+	last if ($opened = $t->sql("select count(*) from hookinbox.route_state where route = 'dead' and breaker <> 'closed'"));
+	sleep 0.2;
+}
+ok($opened, sprintf('dead: the breaker opened (after %.1f s)', time() - $t0));
+my $before = scalar(grep { $_->{path} eq '/dead' } $d->requests);
+sleep 20;
+my $during = scalar(grep { $_->{path} eq '/dead' } $d->requests) - $before;
+kill 'TERM', $pid;
+waitpid $pid, 0;
+diag(sprintf('dead: %d calls before the breaker opened, %.1f calls per minute while open (cool-down 5 s)',
+	$before, $during * 3));
+cmp_ok($during, '<=', 6, "dead: while open only probes ($during calls in 20 s, one per 5 s cool-down)");
+is($t->sql("select count(*) from hookinbox.action where route = 'dead' and state = 'parked'"), 0,
+	'dead: no action parked while held');
+
+done_testing;
