@@ -130,6 +130,8 @@ push @v, ['hmac-512', req('hmac-512', [['X-Signature', hmac_sha512_hex('{}', $pl
 		my $bts = '2023-11-14T22:13:20Z';
 		push @v, ['box', req('box', [['box-signature-primary', encode_base64(hmac_sha256($bx . $bts, $plain), '')], ['box-delivery-timestamp', $bts], ['box-delivery-id', 'bd-1']], $bx)];
 	}
+	my $wf = '{"triggerType":"form_submission","payload":{"id":"w1"}}';
+	push @v, ['webflow', req('webflow', [['x-webflow-signature', hmac_sha256_hex("$ms:$wf", $plain)], ['x-webflow-timestamp', $ms]], $wf)];
 	push @v, ['postmark', req('postmark', [['Authorization', 'Basic ' . encode_base64('fuzz-user:fuzz-password', '')]], '{"RecordType":"Delivery","MessageID":"m1"}')];
 	push @v, ['telnyx', req('telnyx', [['telnyx-signature-ed25519', encode_base64($ed->("\x33" x 32, "$now|$tx"), '')], ['telnyx-timestamp', $now]], $tx)];
 }

@@ -42,6 +42,7 @@ my %secrets = (
 	(map { ($_ => "sender-$_-secret-0123456789") } qw(mux workos razorpay zoom linear intercom
 		bitbucket typeform calendly woocommerce sentry pagerduty vercel checkout lemonsqueezy notion)),
 	box => 'sender-box-primary-key-0123',
+	webflow => 'sender-webflow-secret-0123',
 	postmark => 'pm-user:sender-postmark-pass-0123',
 	chargebee => 'cb-user:sender-chargebee-pass-0123',
 	adyen_platform => '44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056',
@@ -140,6 +141,7 @@ my %case = (
 	lemonsqueezy => { flags => ['--type=order_created'], body => sub { qq({"data":{"id":"$_[0]"}}) } },
 	notion => { body => sub { qq({"id":"nt_$_[0]","type":"page.created"}) } },
 	adyen_platform => { body => sub { qq({"data":{"id":"$_[0]"},"type":"balancePlatform.balanceAccount.updated"}) } },
+	webflow => { ts => 1, body => sub { qq({"triggerType":"form_submission","payload":{"id":"$_[0]"}}) } },
 	box => { ts => 1, body => sub { qq({"type":"webhook_event","trigger":"FILE.UPLOADED","source":{"id":"$_[0]"}}) } },
 	postmark => { body => sub { qq({"RecordType":"Delivery","MessageID":"$_[0]"}) } },
 	chargebee => { body => sub { qq({"id":"ev_$_[0]","event_type":"customer_created","occurred_at":1700000000}) } },

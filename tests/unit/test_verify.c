@@ -239,6 +239,8 @@ static const pcase cases[] = {
 	 NULL, NULL},
 	{PROVIDER_BOX, "box", "box-primary-key-0123", "box-primary-key-9999",
 	 "box-signature-primary", 600, NULL, NULL, NULL},
+	{PROVIDER_WEBFLOW, "webflow", "wf-good-0123", "wf-wrong-9999", "x-webflow-signature", 300,
+	 NULL, NULL, NULL},
 	{PROVIDER_DISCORD, "discord",
 	 "1111111111111111111111111111111111111111111111111111111111111111",
 	 "2222222222222222222222222222222222222222222222222222222222222222", "X-Signature-Ed25519",
