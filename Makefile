@@ -28,7 +28,9 @@ CFLAGS ?= -O2 -g
 LDFLAGS ?=
 PKG_CONFIG ?= pkg-config
 PROVE ?= prove
-VERSION := 0.1.0
+# one source of truth: the newest entry of debian/changelog (a package built
+# as 0.1.1 holds programs, metrics and User-Agents that say 0.1.1)
+VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
 
 WARN = -std=c17 -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wstrict-prototypes \
 	-Wold-style-definition -Wmissing-prototypes -Wpointer-arith -Wcast-qual \
@@ -146,13 +148,18 @@ else
 	HOOKINBOX_VALGRIND=1 $(PROVE_ALL) $(wildcard tests/t/9*.t)
 endif
 
-# make soak SOAK_SECONDS=3600: the model checker (tests/model/README), one
-# seeded schedule after another until the time is up; prints the operations
-# done and the invariants checked, or the first failure and how to replay it
+# make soak SOAK_SECONDS=3600: the model checker (tests/model/README),
+# SOAK_JOBS seeded schedules at once (default: the cores) until the time is
+# up, the SOAK_SEEDS first (the fixed regression seeds), then random ones;
+# prints schedules/hour, operations, invariant checks and how often each
+# operation reached its target, or each failure and the line that replays it
 SOAK_SECONDS ?= 600
 SOAK_OPS ?= 200
+SOAK_JOBS ?= 0
+SOAK_SEEDS ?= 151922 44 33
 soak: all build-tests
-	HOOKINBOX_TOP=$(CURDIR) perl -I tests/lib -I tests/model tests/model/run.pl --soak $(SOAK_SECONDS) --ops $(SOAK_OPS)
+	HOOKINBOX_TOP=$(CURDIR) nice perl -I tests/lib -I tests/model tests/model/run.pl --soak $(SOAK_SECONDS) \
+		--ops $(SOAK_OPS) --jobs $(SOAK_JOBS) --seeds '$(SOAK_SEEDS)'
 .PHONY: soak
 
 # make mutants: the proof that the model checker catches real bugs
@@ -214,7 +221,8 @@ install: all
 		chmod 644 $(DESTDIR)$(DATADIR)/etc/$$f || exit 1; done
 	for f in $(MAN_PAGES); do s=$${f##*.}; \
 		install -d $(DESTDIR)$(MANDIR)/man$$s && \
-		$(SUBST_PATHS) $$f > $(DESTDIR)$(MANDIR)/man$$s/$${f##*/} && \
+		$(SUBST_PATHS) -e '1s/"hookinbox [^"]*"/"hookinbox $(VERSION)"/' $$f \
+			> $(DESTDIR)$(MANDIR)/man$$s/$${f##*/} && \
 		chmod 644 $(DESTDIR)$(MANDIR)/man$$s/$${f##*/} || exit 1; done
 
 # removes what install wrote (and DATADIR, which is hookinbox's own)

@@ -34,18 +34,39 @@ typedef struct transfer {
 	bool too_big;
 } transfer;
 
+/*
+ * url for a message: the userinfo of its authority ("user:password@"), a
+ * credential, written as "***@".  Works on text that is not a URL too; the
+ * caller frees the copy.
+ */
+static char *
+redacted(const char *url)
+{
+	const char *sep = strstr(url, "://");
+	const char *auth = sep != NULL ? sep + 3 : url;
+	size_t alen = strcspn(auth, "/?#");
+	const char *at = NULL;
+
+	for (const char *p = auth; p < auth + alen; p++)
+		if (*p == '@')
+			at = p;
+	if (at == NULL)
+		return xstrdup(url);
+	return xasprintf("%.*s***%s", (int)(auth - url), url, at);
+}
+
 /* whether url is https, or http on a loopback host (the tests' fake API) */
 static int
 check_base(const char *url, char *err, size_t errlen)
 {
 	CURLU *u = curl_url();
-	char *scheme = NULL, *host = NULL;
+	char *scheme = NULL, *host = NULL, *shown = redacted(url);
 	int rc = -1;
 
 	if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
 	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
 	    curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK) {
-		snprintf(err, errlen, "API URL \"%s\" is not a URL", url);
+		snprintf(err, errlen, "API URL \"%s\" is not a URL", shown);
 		goto out;
 	}
 	if (strcmp(scheme, "https") == 0 ||
@@ -58,8 +79,9 @@ check_base(const char *url, char *err, size_t errlen)
 	snprintf(err, errlen,
 		 "API URL \"%s\" must be https (http only on a loopback host): the credential "
 		 "goes with every request",
-		 url);
+		 shown);
 out:
+	free(shown);
 	curl_free(scheme);
 	curl_free(host);
 	curl_url_cleanup(u);
@@ -236,8 +258,11 @@ api_http_get(api_http *h, const char *path_and_query, int absolute, api_response
 	if (absolute) {
 		/* a pagination link: only to the API the credential is for */
 		if (strncmp(path_and_query, h->base, blen) != 0 || path_and_query[blen] != '/') {
+			char *shown = redacted(h->base);
+
 			snprintf(err, errlen, "the API's next-page link leads outside %s: refused",
-				 h->base);
+				 shown);
+			free(shown);
 			return -1;
 		}
 		url = xstrdup(path_and_query);

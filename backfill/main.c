@@ -40,6 +40,8 @@
 
 #define PROG "hookinbox-backfill"
 #define EXIT_PARTIAL 1
+/* --max-pages' default: 100 events or deliveries a page */
+#define MAX_PAGES_DEFAULT 1000
 
 typedef struct options {
 	const char *config;
@@ -50,6 +52,7 @@ typedef struct options {
 	const char *api_url;
 	const char *conninfo;
 	source_query q;
+	long max_pages;
 	bool dry_run;
 } options;
 
@@ -92,11 +95,13 @@ usage(FILE *f)
 		"                         https://api.github.com); https, http only on loopback\n"
 		"      --conninfo=STRING  connect with this (default: [database] conninfo as\n"
 		"                         user hookinbox_backfill)\n"
+		"      --max-pages=N      stop after N pages of the API's listing (default 1000;\n"
+		"                         100 events a page); exit 1 when more remain\n"
 		"      --dry-run          list what would be stored, store nothing\n"
 		"  -h, --help             show this help and exit\n"
 		"  -V, --version          show the version and exit\n\n"
 		"Exit status: 0 ok, 1 partial failure (some events not stored, or the\n"
-		"listing broke off: run it again), 64 usage error, 75 database unavailable,\n"
+		"listing broke off or went round in a loop: run it again), 64 usage error, 75 database unavailable,\n"
 		"78 configuration, credential or permission problem (also: the API\n"
 		"refused the credential).\n");
 }
@@ -130,6 +135,7 @@ parse_options(int argc, char **argv, options *o)
 		OPT_HOOK_ID,
 		OPT_API_URL,
 		OPT_CONNINFO,
+		OPT_MAX_PAGES,
 		OPT_DRY_RUN
 	};
 	static const struct option longopts[] = {
@@ -142,6 +148,7 @@ parse_options(int argc, char **argv, options *o)
 		{"hook-id", required_argument, NULL, OPT_HOOK_ID},
 		{"api-url", required_argument, NULL, OPT_API_URL},
 		{"conninfo", required_argument, NULL, OPT_CONNINFO},
+		{"max-pages", required_argument, NULL, OPT_MAX_PAGES},
 		{"dry-run", no_argument, NULL, OPT_DRY_RUN},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
@@ -178,6 +185,18 @@ parse_options(int argc, char **argv, options *o)
 		case OPT_CONNINFO:
 			o->conninfo = optarg;
 			break;
+		case OPT_MAX_PAGES: {
+			long long n;
+
+			if (decimal_parse(optarg, 1, 1000000, &n) != 0) {
+				log_error("--max-pages must be a number between 1 and 1000000, not "
+					  "\"%s\"",
+					  optarg);
+				return -1;
+			}
+			o->max_pages = (long)n;
+			break;
+		}
 		case OPT_DRY_RUN:
 			o->dry_run = true;
 			break;
@@ -386,26 +405,61 @@ out:
 	return rc;
 }
 
+/*
+ * Whether cursor was handed out before (then the listing goes round in a
+ * loop: an API answering has_more with the same page, a next link to
+ * itself); else it is remembered.  seen holds count cursors.
+ */
+static bool
+cursor_repeats(char ***seen, long *count, const char *cursor)
+{
+	for (long i = 0; i < *count; i++)
+		if (strcmp((*seen)[i], cursor) == 0)
+			return true;
+	*seen = xrealloc(*seen, (size_t)(*count + 1) * sizeof(**seen));
+	(*seen)[(*count)++] = xstrdup(cursor);
+	return false;
+}
+
 static int
 backfill(run *rn)
 {
-	char *cursor = NULL;
+	char *cursor = NULL, **seen = NULL;
+	long nseen = 0, max_pages = rn->o->max_pages ? rn->o->max_pages : MAX_PAGES_DEFAULT;
 	bool done = false;
 	int rc = 0;
 
-	for (int n = 1; !done && rc == 0; n++) {
+	for (long n = 1; !done && rc == 0; n++) {
 		bf_page page = {0};
 		source_error e = {0};
 
+		if (n > max_pages) {
+			log_error(
+				"stopped after %ld pages (--max-pages): the listing has more; run "
+				"again with a later --since or a larger --max-pages",
+				max_pages);
+			rc = EXIT_PARTIAL;
+			break;
+		}
+		if (cursor != NULL && cursor_repeats(&seen, &nseen, cursor)) {
+			log_error("the API's listing went round in a loop (page %ld is one listed "
+				  "before): stopped",
+				  n);
+			rc = EXIT_PARTIAL;
+			break;
+		}
 		if (rn->ops->next_page(rn->http, &rn->o->q, &cursor, &page, &done, &e) != 0) {
 			log_error("%s", e.msg);
 			rc = e.status == 401 || e.status == 403 || e.status == 404 ? EX_CONFIG
 										   : EXIT_PARTIAL;
 		} else {
-			rc = backfill_page(rn, &page, n);
+			rc = backfill_page(rn, &page, (int)n);
 		}
 		bf_page_release(&page);
 	}
+	for (long i = 0; i < nseen; i++)
+		free(seen[i]);
+	free(seen);
 	free(cursor);
 	return rc;
 }

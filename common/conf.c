@@ -914,6 +914,15 @@ check_route(conf *c, route_conf *r)
 			return;
 		}
 	}
+	if (r->order != ROUTE_ORDER_NONE && r->key == ROUTE_KEY_OBJECT_TYPE) {
+		/* one action per (object, type) keeps only the first version: a later one
+		 * would collapse into it and never be sent */
+		conf_error(c,
+			   "route \"%s\": order = %s and key = object-type cannot be combined (the "
+			   "later versions of an object would never be sent); use key = event",
+			   r->name, r->order == ROUTE_ORDER_SEQUENCE ? "sequence" : "newest");
+		return;
+	}
 	if ((r->url == NULL) == (r->handler == NULL)) {
 		conf_error(c, "route \"%s\" needs exactly one of url and handler", r->name);
 		return;

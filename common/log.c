@@ -7,9 +7,11 @@
  * server's error log) do not interleave.
  */
 #include "log.h"
+#include "utf8.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -48,7 +50,21 @@ line_puts(line *l, const char *s)
 		line_putc(l, *s++);
 }
 
-/* quote a value: printable ASCII kept, the rest escaped as \xNN */
+/* n bytes that belong together (one UTF-8 sequence): all of them, or none */
+static void
+line_putn(line *l, const unsigned char *p, size_t n)
+{
+	if (n > sizeof(l->buf) - 2 - l->len)
+		return;
+	memcpy(l->buf + l->len, p, n);
+	l->len += n;
+}
+
+/*
+ * Quote a value.  Text: printable ASCII kept, the rest escaped as \xNN.
+ * JSON: well-formed UTF-8 kept as it is, what JSON requires escaped, and
+ * a byte that is not part of a well-formed sequence written as U+FFFD.
+ */
 static void
 line_put_value(line *l, const char *v, int json)
 {
@@ -67,6 +83,16 @@ line_put_value(line *l, const char *v, int json)
 		if (*p == '"' || *p == '\\') {
 			line_putc(l, '\\');
 			line_putc(l, (char)*p);
+		} else if (json && *p >= 0x80) {
+			uint32_t cp;
+			size_t n = utf8_next(p, strnlen((const char *)p, 4), &cp);
+
+			if (n == 0) {
+				line_puts(l, "\\ufffd");
+			} else {
+				line_putn(l, p, n);
+				p += n - 1;
+			}
 		} else if (*p < 0x20 || *p >= 0x7f) {
 			line_puts(l, json ? "\\u00" : "\\x");
 			line_putc(l, hex[*p >> 4]);

@@ -323,6 +323,12 @@ typedef struct served {
 	char *answer; /* a handshake's */
 	char *note;
 	char *event_id;
+	/*
+	 * A duplicate found by its signed content under another, unsigned id:
+	 * event_id is the request's, not the stored delivery's (that one is
+	 * o.id), and is logged as request_event_id.
+	 */
+	bool event_id_unstored;
 } served;
 
 static outcome
@@ -420,6 +426,7 @@ serve(handler *h, const http_io *io, served *sv)
 			env.note = NULL;
 			sv->event_id = env.event_id; /* verified, stored: logged quoted */
 			env.event_id = NULL;
+			sv->event_id_unstored = so.duplicate && d.body_dedup;
 		}
 	}
 	free(hdrs);
@@ -490,9 +497,10 @@ handler_serve(handler *h, const http_io *io)
 	snprintf(idx, sizeof(idx), "%d", o.secret_index);
 	log_kv("request", "endpoint", ep ? ep->name : "(unknown)", "outcome", o.what, LOG_NUM,
 	       "status", status, "reason", o.reason, LOG_NUM, "id", o.id >= 0 ? id : NULL, LOG_NUM,
-	       "secret", o.secret_index >= 0 ? idx : NULL, "event_id", sv.event_id, "note", sv.note,
-	       LOG_NUM, "ms", ms, "request_id", rid, "upstream_request_id", upstream_request_id(io),
-	       LOG_END);
+	       "secret", o.secret_index >= 0 ? idx : NULL, "event_id",
+	       sv.event_id_unstored ? NULL : sv.event_id, "request_event_id",
+	       sv.event_id_unstored ? sv.event_id : NULL, "note", sv.note, LOG_NUM, "ms", ms,
+	       "request_id", rid, "upstream_request_id", upstream_request_id(io), LOG_END);
 	free(sv.note);
 	free(sv.event_id);
 	/* handshakes are counted with the other requests that store nothing */

@@ -76,6 +76,21 @@ load(const char *path)
 	return c;
 }
 
+/*
+ * The responder's own bound on one delivery's wait for the database:
+ * statement_timeout, which the server enforces when it is alive (its
+ * error is the clearer one), plus this margin.
+ */
+#define WAIT_MARGIN_MS 500
+
+static store_options
+store_opts(const conf *cfg)
+{
+	return (store_options){conf_conninfo(cfg), conf_lock_timeout_ms(cfg),
+			       conf_statement_timeout_ms(cfg),
+			       conf_statement_timeout_ms(cfg) + WAIT_MARGIN_MS};
+}
+
 static const char *
 cgi_param(void *ctx, const char *name)
 {
@@ -111,8 +126,7 @@ static void
 serve_cgi(const conf *cfg)
 {
 	const http_io io = {cgi_param, cgi_read, cgi_write, NULL};
-	store_options opt = {conf_conninfo(cfg), conf_lock_timeout_ms(cfg),
-			     conf_statement_timeout_ms(cfg)};
+	store_options opt = store_opts(cfg);
 	store *st = store_new(&opt);
 	handler *h = handler_new(cfg, st);
 
@@ -162,8 +176,7 @@ static int
 serve(conf *cfg, const char *path)
 {
 	sigset_t set;
-	store_options opt = {conf_conninfo(cfg), conf_lock_timeout_ms(cfg),
-			     conf_statement_timeout_ms(cfg)};
+	store_options opt = store_opts(cfg);
 	store *st;
 	server *srv;
 	int sig, rc;

@@ -4,17 +4,21 @@
  */
 #include "store.h"
 
+#include "clock.h"
 #include "failpoint.h"
 #include "log.h"
 #include "pgarray.h"
 #include "xalloc.h"
 
+#include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <libpq-fe.h>
 
@@ -33,19 +37,25 @@
 #define ACCEPT_NPARAMS 13
 /* a batch's bodies together stay under this (each is at most max_body) */
 #define BATCH_BYTES (32 * 1024 * 1024)
+/* a new connection's budget while the server is thought frozen (ensure_connection) */
+#define PROBE_US (300 * 1000)
 
 /* one delivery waiting for the committer */
 typedef struct pending {
 	const store_delivery *d;
 	store_outcome out;
 	int rc;
-	sem_t done; /* posted by the committer once id/duplicate/rc are set */
+	int64_t deadline; /* clock_mono_us() by which it is answered, stored or not */
+	sem_t done;	  /* posted by the committer once id/duplicate/rc are set */
 	struct pending *next;
 } pending;
 
 struct store {
 	char *conninfo;
 	char lock_timeout[16], statement_timeout[16]; /* "1000ms" */
+	int64_t wait_us;			      /* store_options.wait_ms */
+	int64_t late_at; /* when the server last missed a deadline, or 0 (conn_lock) */
+	int rotation;	 /* connection attempts that hung, modulo the hosts (connect_start) */
 	PGconn *conn;
 	pthread_mutex_t conn_lock;	/* one user of conn and param at a time */
 	pgarray *param[ACCEPT_NPARAMS]; /* accept_batch()'s arrays, reused */
@@ -83,6 +93,7 @@ store_new(const store_options *opt)
 	snprintf(s->lock_timeout, sizeof(s->lock_timeout), "%dms", opt->lock_timeout_ms);
 	snprintf(s->statement_timeout, sizeof(s->statement_timeout), "%dms",
 		 opt->statement_timeout_ms);
+	s->wait_us = (int64_t)opt->wait_ms * 1000;
 	pthread_mutex_init(&s->conn_lock, NULL);
 	for (int k = 0; k < ACCEPT_NPARAMS; k++)
 		s->param[k] = pgarray_new(param_type[k]);
@@ -167,33 +178,231 @@ named_statement_lost(store *s, const PGresult *res)
 	return true;
 }
 
-/* connect and prepare; 0 or -1 (logged).  Caller holds conn_lock. */
+/*
+ * Wait until the connection's socket is ready for events or the deadline
+ * passes: 1 ready, 0 deadline passed, -1 poll failed.  A frozen server
+ * (SIGSTOP, a partition) never answers, and statement_timeout is the
+ * server's own: this is the responder's bound.
+ */
 static int
-ensure_connection(store *s)
+wait_socket(PGconn *conn, short events, int64_t deadline)
 {
-	static const char *const keys[] = {"dbname", "fallback_application_name", NULL};
-	const char *vals[] = {s->conninfo, "hookinbox.fcgi", NULL};
+	struct pollfd pfd = {.fd = PQsocket(conn), .events = events};
+
+	if (pfd.fd < 0)
+		return -1;
+	for (;;) {
+		int64_t left = deadline - clock_mono_us();
+		int n;
+
+		if (left <= 0)
+			return 0;
+		n = poll(&pfd, 1, (int)((left + 999) / 1000));
+		if (n > 0)
+			return 1;
+		if (n < 0 && errno != EINTR)
+			return -1;
+	}
+}
+
+/*
+ * The one result of the statement just sent, or NULL when the connection
+ * failed (*late false) or the deadline passed (*late true).  The caller
+ * drops the connection after NULL: a statement may still be in flight.
+ */
+static PGresult *
+await_result(PGconn *conn, int64_t deadline, bool *late)
+{
+	PGresult *res = NULL, *r;
+	int f;
+
+	*late = false;
+	while ((f = PQflush(conn)) == 1) {
+		int w = wait_socket(conn, POLLIN | POLLOUT, deadline);
+
+		if (w <= 0) {
+			*late = w == 0;
+			return NULL;
+		}
+		if (!PQconsumeInput(conn))
+			return NULL;
+	}
+	if (f < 0)
+		return NULL;
+	for (;;) {
+		while (PQisBusy(conn)) {
+			int w = wait_socket(conn, POLLIN, deadline);
+
+			if (w <= 0 || !PQconsumeInput(conn)) {
+				*late = w == 0;
+				PQclear(res);
+				return NULL;
+			}
+		}
+		r = PQgetResult(conn);
+		if (r == NULL)
+			break;
+		if (res == NULL)
+			res = r;
+		else
+			PQclear(r);
+	}
+	return res;
+}
+
+/* the error of a failed call: the result's, else the connection's */
+static const char *
+call_error(PGconn *conn, const PGresult *res, bool late, char *buf, size_t len)
+{
+	if (late)
+		return "no answer before the deadline";
+	return first_line(res != NULL ? PQresultErrorMessage(res) : PQerrorMessage(conn), buf, len);
+}
+
+/* the number of items of a comma-separated list */
+static int
+list_items(const char *list)
+{
+	int n = 1;
+
+	for (const char *p = list; *p; p++)
+		n += *p == ',';
+	return n;
+}
+
+/* list (n items) rotated left by k, xmalloc'd */
+static char *
+list_rotated(const char *list, int n, int k)
+{
+	const char *cut = list;
+	char *out;
+
+	for (int i = 0; i < k % n; i++)
+		cut = strchr(cut, ',') + 1;
+	if (cut == list)
+		return xstrdup(list);
+	out = xasprintf("%s,%.*s", cut, (int)(cut - list - 1), list);
+	return out;
+}
+
+/*
+ * Start connecting.  With several hosts, libpq tries them in turn and
+ * moves on when one refuses; one that never answers holds the attempt to
+ * the deadline, as libpq's connect_timeout is not applied to a connection
+ * polled by its caller.  So after such an attempt (s->rotation counts
+ * them) the host list is rotated: the next attempt starts with the next host.
+ */
+static PGconn *
+connect_start(store *s, int *nhosts)
+{
+	PQconninfoOption *opts = PQconninfoParse(s->conninfo, NULL);
+	const char **keys, **vals;
+	char *rotated[3] = {NULL, NULL, NULL};
+	int n = 0, k = 0, hosts = 1;
+	PGconn *conn;
+
+	*nhosts = 1;
+	if (opts == NULL) {
+		/* not parseable: libpq says why when connecting */
+		static const char *const dk[] = {"dbname", "fallback_application_name", NULL};
+		const char *dv[] = {s->conninfo, "hookinbox.fcgi", NULL};
+
+		return PQconnectStartParams(dk, dv, 1);
+	}
+	for (PQconninfoOption *o = opts; o->keyword != NULL; o++)
+		n++;
+	keys = xcalloc((size_t)n + 2, sizeof(*keys));
+	vals = xcalloc((size_t)n + 2, sizeof(*vals));
+	for (PQconninfoOption *o = opts; o->keyword != NULL; o++)
+		if (o->val != NULL &&
+		    (strcmp(o->keyword, "host") == 0 || strcmp(o->keyword, "hostaddr") == 0))
+			hosts = list_items(o->val) > hosts ? list_items(o->val) : hosts;
+	for (PQconninfoOption *o = opts; o->keyword != NULL; o++) {
+		const char *v = o->val;
+
+		if (v == NULL)
+			continue;
+		if (hosts > 1 && s->rotation % hosts != 0 && list_items(v) == hosts &&
+		    (strcmp(o->keyword, "host") == 0 || strcmp(o->keyword, "hostaddr") == 0 ||
+		     strcmp(o->keyword, "port") == 0)) {
+			char **slot = &rotated[o->keyword[0] == 'p' ? 2 : o->keyword[4] == 'a'];
+
+			*slot = list_rotated(v, hosts, s->rotation % hosts);
+			v = *slot;
+		}
+		keys[k] = o->keyword;
+		vals[k++] = v;
+	}
+	keys[k] = "fallback_application_name";
+	vals[k++] = "hookinbox.fcgi";
+	conn = PQconnectStartParams(keys, vals, 0);
+	for (int i = 0; i < 3; i++)
+		free(rotated[i]);
+	free(keys);
+	free(vals);
+	PQconninfoFree(opts);
+	*nhosts = hosts;
+	return conn;
+}
+
+/*
+ * Connect without blocking, by the deadline: a server that accepts the
+ * connection and then says nothing (frozen) would hold PQconnectdb
+ * forever.
+ */
+static int
+connect_by(store *s, int64_t deadline, bool *late)
+{
+	PostgresPollingStatusType st = PGRES_POLLING_WRITING;
+	char msg[256];
+	int hosts;
+
+	*late = false;
+	s->conn = connect_start(s, &hosts);
+	if (s->conn == NULL)
+		abort(); /* out of memory */
+	while (PQstatus(s->conn) != CONNECTION_BAD && st != PGRES_POLLING_OK &&
+	       st != PGRES_POLLING_FAILED) {
+		int w = wait_socket(s->conn, st == PGRES_POLLING_READING ? POLLIN : POLLOUT,
+				    deadline);
+
+		if (w <= 0) {
+			*late = w == 0;
+			break;
+		}
+		st = PQconnectPoll(s->conn);
+	}
+	if (PQstatus(s->conn) == CONNECTION_OK && PQsetnonblocking(s->conn, 1) == 0)
+		return 0;
+	log_error("could not connect to the database: %s%s",
+		  *late ? "no answer before the deadline"
+			: first_line(PQerrorMessage(s->conn), msg, sizeof(msg)),
+		  *late && hosts > 1 ? " (the next attempt starts with the next host)" : "");
+	if (*late && hosts > 1)
+		s->rotation = (s->rotation + 1) % hosts;
+	drop_connection(s);
+	return -1;
+}
+
+/* connect and prepare by the deadline; 0 or -1 (logged) */
+static int
+connect_session(store *s, int64_t deadline, bool *late)
+{
 	char msg[256];
 	PGresult *res;
 
-	if (s->conn != NULL && PQstatus(s->conn) == CONNECTION_OK)
-		return 0;
 	drop_connection(s);
-	/* expand_dbname: conninfo is a full connection string */
-	s->conn = PQconnectdbParams(keys, vals, 1);
-	if (PQstatus(s->conn) != CONNECTION_OK) {
-		log_error("could not connect to the database: %s",
-			  first_line(PQerrorMessage(s->conn), msg, sizeof(msg)));
-		drop_connection(s);
+	if (connect_by(s, deadline, late) != 0)
 		return -1;
-	}
 	{
 		const char *set[2] = {s->lock_timeout, s->statement_timeout};
 
-		res = PQexecParams(s->conn, SESSION_SQL, 2, NULL, set, NULL, NULL, 0);
+		res = PQsendQueryParams(s->conn, SESSION_SQL, 2, NULL, set, NULL, NULL, 0)
+			      ? await_result(s->conn, deadline, late)
+			      : NULL;
 		if (PQresultStatus(res) != PGRES_TUPLES_OK) {
 			log_error("could not set up the database session: %s",
-				  first_line(PQresultErrorMessage(res), msg, sizeof(msg)));
+				  call_error(s->conn, res, *late, msg, sizeof(msg)));
 			PQclear(res);
 			drop_connection(s);
 			return -1;
@@ -201,15 +410,20 @@ ensure_connection(store *s)
 		PQclear(res);
 	}
 	/* unnamed too: it checks that the schema has accept_batch() */
-	res = PQprepare(s->conn, s->unnamed ? "" : "accept", ACCEPT_SQL, ACCEPT_NPARAMS, NULL);
-	if (PQresultStatus(res) != PGRES_COMMAND_OK && named_statement_lost(s, res)) {
+	res = PQsendPrepare(s->conn, s->unnamed ? "" : "accept", ACCEPT_SQL, ACCEPT_NPARAMS, NULL)
+		      ? await_result(s->conn, deadline, late)
+		      : NULL;
+	if (res != NULL && PQresultStatus(res) != PGRES_COMMAND_OK &&
+	    named_statement_lost(s, res)) {
 		PQclear(res);
-		res = PQprepare(s->conn, "", ACCEPT_SQL, ACCEPT_NPARAMS, NULL);
+		res = PQsendPrepare(s->conn, "", ACCEPT_SQL, ACCEPT_NPARAMS, NULL)
+			      ? await_result(s->conn, deadline, late)
+			      : NULL;
 	}
 	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
 		log_error(
 			"could not prepare hookinbox.accept_batch: %s (is sql/install.sql applied?)",
-			first_line(PQresultErrorMessage(res), msg, sizeof(msg)));
+			call_error(s->conn, res, *late, msg, sizeof(msg)));
 		PQclear(res);
 		drop_connection(s);
 		return -1;
@@ -218,11 +432,41 @@ ensure_connection(store *s)
 	return 0;
 }
 
+/*
+ * A connection, by the deadline; 0 or -1 (logged).  Caller holds conn_lock.
+ *
+ * Once the server has not answered by a deadline, it is probably still
+ * frozen: while that is recent, a new connection gets PROBE_US, not the
+ * whole wait, so that the deliveries queued behind the one that timed out
+ * (in the web server, with one request thread) are answered 503 at once
+ * instead of one full wait each.  The first probe that connects ends it.
+ */
+static int
+ensure_connection(store *s, int64_t deadline, bool *late)
+{
+	int64_t now;
+
+	*late = false;
+	if (s->conn != NULL && PQstatus(s->conn) == CONNECTION_OK)
+		return 0;
+	now = clock_mono_us();
+	if (s->late_at != 0 && now - s->late_at < s->wait_us && deadline - now > PROBE_US)
+		deadline = now + PROBE_US;
+	if (connect_session(s, deadline, late) == 0) {
+		s->late_at = 0;
+		return 0;
+	}
+	if (*late)
+		s->late_at = clock_mono_us();
+	return -1;
+}
+
 /* why a call failed: what to do next depends on it */
 typedef enum failure {
 	FAIL_ROW,     /* the statement failed (one bad row?): try each delivery alone */
 	FAIL_TIMEOUT, /* lock_timeout or statement_timeout: each alone would wait again */
-	FAIL_LOST     /* the connection is gone: re-make it */
+	FAIL_LOST,    /* the connection is gone: re-make it */
+	FAIL_LATE     /* no answer by the deadline: the connection is dropped, no retry */
 } failure;
 
 static failure
@@ -254,19 +498,26 @@ connection_lost(PGconn *conn, const PGresult *res)
 	return classify(conn, res) == FAIL_LOST;
 }
 
-/* the accept_batch() statement: prepared, unless that stopped working */
+/* the accept_batch() statement: prepared, unless that stopped working; NULL as await_result */
 static PGresult *
-accept_exec(store *s, const char *const *vals, const int *lens, const int *fmts)
+accept_exec(store *s, const char *const *vals, const int *lens, const int *fmts, int64_t deadline,
+	    bool *late)
 {
+	*late = false;
 	if (!s->unnamed) {
 		PGresult *res =
-			PQexecPrepared(s->conn, "accept", ACCEPT_NPARAMS, vals, lens, fmts, 0);
+			PQsendQueryPrepared(s->conn, "accept", ACCEPT_NPARAMS, vals, lens, fmts, 0)
+				? await_result(s->conn, deadline, late)
+				: NULL;
 
-		if (PQresultStatus(res) != PGRES_FATAL_ERROR || !named_statement_lost(s, res))
+		if (res == NULL || PQresultStatus(res) != PGRES_FATAL_ERROR ||
+		    !named_statement_lost(s, res))
 			return res;
 		PQclear(res);
 	}
-	return PQexecParams(s->conn, ACCEPT_SQL, ACCEPT_NPARAMS, NULL, vals, lens, fmts, 0);
+	return PQsendQueryParams(s->conn, ACCEPT_SQL, ACCEPT_NPARAMS, NULL, vals, lens, fmts, 0)
+		       ? await_result(s->conn, deadline, late)
+		       : NULL;
 }
 
 /*
@@ -276,12 +527,13 @@ accept_exec(store *s, const char *const *vals, const int *lens, const int *fmts)
  * a connection.
  */
 static int
-accept_call(store *s, pending **batch, int n, failure *why)
+accept_call(store *s, pending **batch, int n, int64_t deadline, failure *why)
 {
 	const char *vals[ACCEPT_NPARAMS];
 	int lens[ACCEPT_NPARAMS], fmts[ACCEPT_NPARAMS];
 	char msg[256];
 	PGresult *res;
+	bool late;
 	int rc = -1;
 
 	for (int k = 0; k < ACCEPT_NPARAMS; k++)
@@ -313,7 +565,7 @@ accept_call(store *s, pending **batch, int n, failure *why)
 		vals[k] = pgarray_value(s->param[k], &lens[k]);
 		fmts[k] = 1;
 	}
-	res = accept_exec(s, vals, lens, fmts);
+	res = accept_exec(s, vals, lens, fmts, deadline, &late);
 	*why = FAIL_ROW;
 	if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == n && PQnfields(res) == 3) {
 		for (int i = 0; i < n; i++) {
@@ -323,27 +575,36 @@ accept_call(store *s, pending **batch, int n, failure *why)
 		}
 		rc = 0;
 	} else {
-		*why = classify(s->conn, res);
+		*why = late ? FAIL_LATE : classify(s->conn, res);
 		if (n == 1)
 			log_error("could not store delivery for endpoint \"%s\": %s",
 				  batch[0]->d->endpoint,
-				  first_line(PQresultErrorMessage(res), msg, sizeof(msg)));
+				  call_error(s->conn, res, late, msg, sizeof(msg)));
 		else
 			log_error("could not store a batch of %d deliveries: %s", n,
-				  first_line(PQresultErrorMessage(res), msg, sizeof(msg)));
+				  call_error(s->conn, res, late, msg, sizeof(msg)));
+		/* an answer may still come for the statement in flight: not on this connection */
+		if (late) {
+			drop_connection(s);
+			s->late_at = clock_mono_us();
+		}
 	}
 	PQclear(res);
 	return rc;
 }
 
-/* accept_call with one reconnect; *why as there.  Caller holds conn_lock. */
+/* accept_call with one reconnect, by the deadline; *why as there.  Caller holds conn_lock. */
 static int
-accept_locked(store *s, pending **batch, int n, failure *why)
+accept_locked(store *s, pending **batch, int n, int64_t deadline, failure *why)
 {
+	bool late;
+
 	*why = FAIL_LOST;
-	if (ensure_connection(s) != 0)
+	if (ensure_connection(s, deadline, &late) != 0) {
+		*why = late ? FAIL_LATE : FAIL_LOST;
 		return -1;
-	if (accept_call(s, batch, n, why) == 0)
+	}
+	if (accept_call(s, batch, n, deadline, why) == 0)
 		return 0;
 	if (*why != FAIL_LOST)
 		return -1;
@@ -354,22 +615,70 @@ accept_locked(store *s, pending **batch, int n, failure *why)
 	 * is safe.
 	 */
 	drop_connection(s);
-	if (ensure_connection(s) != 0)
+	if (ensure_connection(s, deadline, &late) != 0) {
+		*why = late ? FAIL_LATE : FAIL_LOST;
 		return -1;
-	if (accept_call(s, batch, n, why) == 0)
+	}
+	if (accept_call(s, batch, n, deadline, why) == 0)
 		return 0;
 	if (*why == FAIL_LOST)
 		drop_connection(s);
 	return -1;
 }
 
-static void
-commit_batch(store *s, pending **batch, int n)
+/*
+ * conn_lock by the deadline: a request thread waiting behind another whose
+ * statement hangs must not wait longer than its own deadline.  0 or -1.
+ */
+static int
+lock_by(store *s, int64_t deadline)
 {
+	int64_t left = deadline - clock_mono_us();
+	struct timespec ts;
+
+	if (left <= 0)
+		return pthread_mutex_trylock(&s->conn_lock) == 0 ? 0 : -1;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += (time_t)(left / 1000000);
+	ts.tv_nsec += (long)(left % 1000000) * 1000;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	if (pthread_mutex_timedlock(&s->conn_lock, &ts) == 0)
+		return 0;
+	log_error("could not store delivery: the database connection is busy past the deadline");
+	return -1;
+}
+
+/* batch: room for n entries; all stays as it is, for the caller's wake-ups */
+static void
+commit_batch(store *s, pending **all, int n, pending **batch)
+{
+	int64_t now = clock_mono_us(), deadline = INT64_MAX;
+	int live = 0;
 	failure why;
 
-	pthread_mutex_lock(&s->conn_lock);
-	if (accept_locked(s, batch, n, &why) == 0) {
+	/*
+	 * A delivery that waited out its deadline behind a batch that hung is
+	 * answered now, not sent: its statement would be late at once and cost
+	 * the connection.  The batch is due by its earliest deadline.
+	 */
+	for (int i = 0; i < n; i++) {
+		if (all[i]->deadline <= now)
+			continue;
+		if (all[i]->deadline < deadline)
+			deadline = all[i]->deadline;
+		batch[live++] = all[i];
+	}
+	if (live < n)
+		log_error("could not store %d deliveries: their deadline passed while the database "
+			  "did not answer",
+			  n - live);
+	n = live;
+	if (n == 0 || lock_by(s, deadline) != 0)
+		return;
+	if (accept_locked(s, batch, n, deadline, &why) == 0) {
 		for (int i = 0; i < n; i++)
 			batch[i]->rc = 0;
 	} else if (n > 1 && why == FAIL_ROW && s->conn != NULL) {
@@ -383,7 +692,7 @@ commit_batch(store *s, pending **batch, int n)
 		 * again.
 		 */
 		for (int i = 0; i < n; i++)
-			batch[i]->rc = accept_locked(s, &batch[i], 1, &why);
+			batch[i]->rc = accept_locked(s, &batch[i], 1, deadline, &why);
 	}
 	pthread_mutex_unlock(&s->conn_lock);
 }
@@ -410,6 +719,7 @@ committer_main(void *arg)
 {
 	store *s = arg;
 	pending **batch = xmalloc((size_t)s->max_batch * sizeof(*batch));
+	pending **live = xmalloc((size_t)s->max_batch * sizeof(*live));
 
 	for (;;) {
 		pending *todo;
@@ -431,7 +741,7 @@ committer_main(void *arg)
 				batch[n] = todo;
 				todo = todo->next;
 			}
-			commit_batch(s, batch, n);
+			commit_batch(s, batch, n, live);
 			/*
 			 * Wake exactly the deliveries of this batch, one futex each.
 			 * The post is the last touch of an entry: its owner may
@@ -441,6 +751,7 @@ committer_main(void *arg)
 				sem_post(&batch[i]->done);
 		}
 	}
+	free(live);
 	free(batch);
 	return NULL;
 }
@@ -448,17 +759,17 @@ committer_main(void *arg)
 int
 store_accept(store *s, const store_delivery *d, store_outcome *out)
 {
-	pending p = {.d = d, .rc = -1};
+	pending p = {.d = d, .rc = -1, .deadline = clock_mono_us() + s->wait_us};
 	pending *head;
 	int rc;
 
 	if (!s->group) {
 		pending *one = &p;
-
 		failure why;
 
-		pthread_mutex_lock(&s->conn_lock);
-		rc = accept_locked(s, &one, 1, &why);
+		if (lock_by(s, p.deadline) != 0)
+			return -1;
+		rc = accept_locked(s, &one, 1, p.deadline, &why);
 		pthread_mutex_unlock(&s->conn_lock);
 		*out = p.out;
 		return rc;
@@ -488,17 +799,24 @@ store_count_rejection(store *s, const char *endpoint, const char *reason, long n
 {
 	char count[24], msg[256];
 	const char *vals[3] = {endpoint, reason, count};
+	int64_t deadline = clock_mono_us() + s->wait_us;
 	PGresult *res;
+	bool late;
 
-	pthread_mutex_lock(&s->conn_lock);
-	if (ensure_connection(s) != 0)
+	if (lock_by(s, deadline) != 0)
+		return;
+	if (ensure_connection(s, deadline, &late) != 0)
 		goto out;
 	snprintf(count, sizeof(count), "%ld", n);
-	res = PQexecParams(s->conn, REJECT_SQL, 3, NULL, vals, NULL, NULL, 0);
+	res = PQsendQueryParams(s->conn, REJECT_SQL, 3, NULL, vals, NULL, NULL, 0)
+		      ? await_result(s->conn, deadline, &late)
+		      : NULL;
 	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
 		log_warn("could not count rejections: %s",
-			 first_line(PQresultErrorMessage(res), msg, sizeof(msg)));
-		if (connection_lost(s->conn, res))
+			 call_error(s->conn, res, late, msg, sizeof(msg)));
+		if (late)
+			s->late_at = clock_mono_us();
+		if (late || connection_lost(s->conn, res))
 			drop_connection(s);
 	}
 	PQclear(res);

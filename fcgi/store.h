@@ -59,6 +59,17 @@ typedef struct store_options {
 	const char *conninfo;	  /* copied */
 	int lock_timeout_ms;	  /* > 0 */
 	int statement_timeout_ms; /* > 0 */
+	/*
+	 * The responder's own bound, > 0: a delivery is answered (stored, or
+	 * -1 from store_accept) at most this long after store_accept is
+	 * called, whatever the server does: waiting for the connection lock,
+	 * the committer, connecting and the statement included.  A server
+	 * that stops answering (frozen, a partition) cannot enforce its own
+	 * statement_timeout.  After the deadline the connection is dropped;
+	 * the statement may still commit when the server wakes, which a retry
+	 * finds as a duplicate.
+	 */
+	int wait_ms;
 } store_options;
 
 /* nothing is connected until the first call */

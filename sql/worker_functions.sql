@@ -168,7 +168,7 @@ begin
 				      and o.applied_version > r.event_version)
 			   or exists (select 1 from hookinbox.action s
 				    where s.route = r.route and s.object_id = r.object_id and s.ordered
-				      and s.id <> r.id and s.state in ('pending', 'done')
+				      and s.id <> r.id and s.state <> 'stale'
 				      and s.event_version > r.event_version)) then
 				update hookinbox.action a
 				   set state = 'stale', lease_token = null, lease_until = null,
@@ -348,7 +348,7 @@ begin
 					      and o.applied_version > r.event_version)
 				   or exists (select 1 from hookinbox.action s
 					    where s.route = r.route and s.object_id = r.object_id and s.ordered
-					      and s.id <> r.id and s.state in ('pending', 'done')
+					      and s.id <> r.id and s.state <> 'stale'
 					      and s.event_version > r.event_version)) then
 					update hookinbox.action a
 					   set state = 'stale', lease_token = null, lease_until = null,
@@ -392,6 +392,13 @@ begin
 						 where o.route = r.route and o.object_id = r.object_id
 						   and o.applied_version > r.event_version;
 					end if;
+				end if;
+				-- an action sent before (a retry, or a replay after it was sent) was
+				-- placed then, and the downstream may have applied it: it goes on
+				if v_why is not null and (r.attempts > 0
+				   or exists (select 1 from hookinbox.action_history h
+					       where h.action_id = r.id and h.attempts > 0)) then
+					v_why := null;
 				end if;
 				if v_why is not null then
 					update hookinbox.action a

@@ -120,8 +120,8 @@ sub write_config {
 sub post {
 	my ($self, $ep, $body, $headers, %o) = @_;
 	# signature headers are secrets for t/99; Twilio's I-Twilio-Idempotency-Token
-	# is its delivery id, which is stored on purpose, and Discord's
-	# X-Signature-Timestamp a time
+	# is its delivery id and Discord's X-Signature-Timestamp a timestamp, both
+	# stored on purpose
 	record_secret(map { $headers->{$_} } grep { /signature|hmac|token/i && !/idempotency-token|timestamp/i }
 		keys %{ $headers // {} });
 	my $r = $self->{http}->request($o{method} // 'POST', $o{url} // $self->url($ep),

@@ -34,6 +34,7 @@ use Model::Defects;
 use Model::Providers;
 use Model::Ops;
 use Model::Invariants;
+use Model::Reach;
 
 our $ROUTE_TIMEOUT = 2;
 
@@ -358,6 +359,7 @@ sub run {
 			last;
 		}
 		$self->note(sprintf('%4d %s%s', $i, $op->{name}, defined $what ? " $what" : ''));
+		Model::Reach::count($self->{reach} //= {}, $op->{name}, $what);
 		$self->reap;
 		if ($i % 25 == 0) {
 			push @fail, $self->check('along');

@@ -50,6 +50,16 @@ isnt($rc, 78, 'order = none on github: accepted') or diag $out;
 ($rc, $out) = load('provider = stripe', 'order = sequence-of-sorts');
 like($out, qr/order must be none, newest or sequence, not "sequence-of-sorts"/, 'an unknown order is refused');
 
+# an ordered route with key = object-type would keep the first version only
+for my $o (qw(newest sequence)) {
+	($rc, $out) = load('provider = stripe', "order = $o\nkey = object-type");
+	is($rc, 78, "order = $o with key = object-type: refused");
+	like($out, qr/c\.conf:\d+: route "r": order = $o and key = object-type cannot be combined/,
+		"order = $o with key = object-type: file, line and why");
+}
+($rc, $out) = load('provider = stripe', "order = none\nkey = object-type");
+isnt($rc, 78, 'key = object-type without order: accepted') or diag $out;
+
 for my $bad ('concurrency = 0', 'concurrency = 1001', 'rate = -1', 'rate = 1.5x', 'breaker_failures = -1',
 	'breaker_cooldown = 0') {
 	($rc, $out) = load('provider = stripe', $bad);

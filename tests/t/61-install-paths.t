@@ -53,7 +53,7 @@ my %named = (
 	'etc/systemd/hookinbox-worker.service' => qr{^ExecStart=/usr/sbin/hookinbox-worker }m,
 	'etc/apache/hookinbox-fcgid.conf' => qr{^\s*FcgidWrapper /usr/sbin/hookinbox\.fcgi virtual$}m,
 	'etc/lighttpd/hookinbox.conf' => qr{"bin-path"\s*=> "/usr/sbin/hookinbox\.fcgi"},
-	'etc/cron.d/hookinbox' => qr{^\* \* \* \* \*\thookinbox\t/usr/sbin/hookinbox-worker .*\n(?s:.*)-f /usr/share/hookinbox/sql/purge\.sql }m,
+	'etc/cron.d/hookinbox' => qr{^\* \* \* \* \*\thookinbox\ttest -x /usr/sbin/hookinbox-worker && /usr/sbin/hookinbox-worker .*\n(?s:.*)\ttest -r /usr/share/hookinbox/sql/purge\.sql && psql .*-f /usr/share/hookinbox/sql/purge\.sql }m,
 );
 for my $rel (sort keys %named) {
 	like(HookTest::slurp("$share/$rel"), $named{$rel}, "$rel names the installed path");

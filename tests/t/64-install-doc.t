@@ -8,6 +8,8 @@
 # page says systemctl reload.  Then the delivery sent in step 5 must have
 # reached the downstream once, from the worker run as the hookinbox user
 # through peer authentication, and the metrics file and backups must exist.
+# Then the uninstall section runs: Apache's configuration tests good, the
+# metrics file, the statoverride, the user and the roles are gone.
 # Everything is undone at the end (cluster dropped, package purged, Apache
 # stopped and its configuration restored).
 #
@@ -107,14 +109,24 @@ my %subst = (
 	'/etc/postgresql/15/main' => "/etc/postgresql/$ver/$cluster",
 	'https://api.example.internal/hooks' => $d->url('/hooks'),
 	'whsec_REPLACE_WITH_THE_ENDPOINT_SECRET' => $secret,
-	"apache2ctl configtest\n" => "apache2ctl configtest\napache2ctl start\n",
+	"a2enconf -q hookinbox\napache2ctl configtest\n" => "a2enconf -q hookinbox\napache2ctl configtest\napache2ctl start\n",
+	'apt-get install ./hookinbox_NEW_amd64.deb' => "dpkg -i $deb",
+	'hookinbox_NEW_amd64.deb' => $deb,
+	'apt-get remove hookinbox' => 'dpkg -r hookinbox',
+	'apt-get purge hookinbox' => 'dpkg -P hookinbox',
 );
 my $doc = HookTest::slurp("$top/docs/install.md");
-my @blocks = $doc =~ /^```sh\n(.*?)^```$/msg;
-ok(@blocks >= 10, scalar(@blocks) . ' blocks to run');
+# the uninstall section runs last, after the checks of what the rest promised
+my ($before, $uninstall) = split /^## \d+\. Uninstalling$/m, $doc, 2;
+ok(defined $uninstall, 'the page has an uninstall section');
+my @blocks = $before =~ /^```sh\n(.*?)^```$/msg;
+my @ublocks = ($uninstall // '') =~ /^```sh\n(.*?)^```$/msg;
+ok(@blocks >= 10, scalar(@blocks) . ' blocks to run, then ' . scalar(@ublocks) . ' to uninstall');
 my $script = "set -eu\n" . join('', map { "echo '>>> step " . ($_ + 1) . "'\n$blocks[$_]" } 0 .. $#blocks);
+my $uscript = "set -eu\n" . join('', map { "echo '>>> uninstall " . ($_ + 1) . "'\n$ublocks[$_]" } 0 .. $#ublocks);
 for my $from (sort keys %subst) {
-	ok($script =~ s/\Q$from\E/$subst{$from}/g, "the page still holds \"$from\"");
+	my $n = ($script =~ s/\Q$from\E/$subst{$from}/g) + ($uscript =~ s/\Q$from\E/$subst{$from}/g);
+	ok($n, "the page still holds \"$from\"");
 }
 open my $fh, '>', "$d->{dir}/install.sh" or die $!;
 print $fh $script;
@@ -141,4 +153,22 @@ like(HookTest::slurp("$nodeexp_dir/hookinbox.prom"), qr/^hookinbox_worker_last_r
 ok(-s '/var/backups/hookinbox.dump' && -s '/var/backups/hookinbox-etc.tar.gz', 'step 8: both backups written');
 is((stat '/etc/hookinbox/secrets/stripe-live')[2] & 07777, 0640, 'the secret file: 0640');
 is(getgrgid((stat '/etc/hookinbox/secrets/stripe-live')[5]), 'www-data', 'group www-data');
+like($out, qr{^Unpacking hookinbox \([^)]+\) over }m, 'step 9: the new package installed over the old one, after its schema script');
+
+# ---- the uninstall section: the host stays healthy
+open $fh, '>', "$d->{dir}/uninstall.sh" or die $!;
+print $fh $uscript;
+close $fh;
+($rc, $out) = sh("cd / && env PGCLUSTER=$ver/$cluster bash $d->{dir}/uninstall.sh");
+is($rc, 0, 'every block of the uninstall section runs (apache2ctl configtest good after removal)') or diag $out;
+$done{dpkg} = 0 if $rc == 0;
+ok(!-e '/etc/apache2/conf-enabled/hookinbox.conf', 'the Apache configuration of the responder is disabled');
+($rc, $out) = sh('apache2ctl configtest');
+is($rc, 0, 'apache2ctl configtest') or diag $out;
+ok(!-e "$nodeexp_dir/hookinbox.prom", 'the metrics file is gone');
+is(`dpkg-statoverride --list | grep -w hookinbox`, '', 'no statoverride names hookinbox');
+ok(!-e '/etc/hookinbox' && !-e '/etc/cron.d/hookinbox', '/etc/hookinbox and the cron file are gone');
+ok(!defined getpwnam('hookinbox'), 'the system user is gone');
+is(`runuser -u postgres -- env PGCLUSTER=$ver/$cluster psql -X -A -t -d postgres -c "select count(*) from pg_roles where rolname like 'hookinbox%'"`,
+	"0\n", 'the roles are gone');
 done_testing();

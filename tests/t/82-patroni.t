@@ -109,7 +109,8 @@ isnt($pg->sql('show synchronous_standby_names'), '', 'synchronous again');
 
 # synchronous_mode_strict: the standby is lost again, and now a commit
 # waits for a standby instead of going ahead alone, so no delivery is
-# acknowledged on one machine; it is answered once the standby is back
+# acknowledged on one machine.  The responder bounds its wait and answers
+# 503; the provider's retries are answered 2xx once the standby is back.
 $p->patch_config($new, { synchronous_mode_strict => JSON::PP::true() });
 $p->wait_for(sub { ($p->rest($new, '/config'))[1]{synchronous_mode_strict} }, 10, 'strict mode');
 sleep 2;   # a loop of each node
@@ -119,21 +120,29 @@ isnt($pg->sql('show synchronous_standby_names'), '', 'strict: still waiting for 
 my $ans = "$dir/strict.answer";
 my $kid = fork // die "fork: $!";
 if ($kid == 0) {
+	# the provider: retries until a 2xx, and records when it came
 	my $body = JSON::PP::encode_json({ id => 'evt_strict_1', object => 'event', type => 'invoice.paid',
 		created => 1700000000, data => { object => { id => 'in_strict' } } });
-	my $res = HTTP::Tiny->new(timeout => 120)->request('POST', $t->url('st'), { content => $body,
-		headers => { 'Stripe-Signature' => HookTest::stripe_sig($secret, $body), 'Content-Type' => 'application/json' } });
-	open my $fh, '>', "$ans.tmp" or POSIX::_exit(2);
-	print $fh "$res->{status} " . time() . "\n";
-	close $fh;
-	rename "$ans.tmp", $ans;
-	POSIX::_exit(0);
+	my $deadline = time() + 150;
+	while (time() < $deadline) {
+		my $res = HTTP::Tiny->new(timeout => 30)->request('POST', $t->url('st'), { content => $body,
+			headers => { 'Stripe-Signature' => HookTest::stripe_sig($secret, $body), 'Content-Type' => 'application/json' } });
+		if ($res->{status} =~ /^2/) {
+			open my $fh, '>', "$ans.tmp" or POSIX::_exit(2);
+			print $fh "$res->{status} " . time() . "\n";
+			close $fh;
+			rename "$ans.tmp", $ans;
+			POSIX::_exit(0);
+		}
+		sleep 0.5;
+	}
+	POSIX::_exit(1);
 }
 my $sent = time();
-sleep 3;
-ok(!-e $ans, 'strict: no answer while no standby has the commit (3 s)');
+sleep 5;
+ok(!-e $ans, 'strict: no 2xx while no standby has the commit (5 s)');
 $p->rejoin($old);
-$p->wait_for(sub { -e $ans }, 90, 'the answer after the rejoin');
+$p->wait_for(sub { -e $ans }, 120, 'the answer after the rejoin');
 waitpid $kid, 0;
 my ($status, $at) = split ' ', HookTest::slurp($ans);
 is($status, 200, 'strict: answered 2xx once the standby was back');

@@ -7,7 +7,9 @@
  */
 #include "log.h"
 #include "tap.h"
+#include "utf8.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +44,25 @@ after_event(void)
 		return p + strlen("\"event\":\"e\"");
 	p = strstr(captured, "event=e");
 	return p != NULL ? p + strlen("event=e") : "";
+}
+
+/* s is well-formed UTF-8 throughout */
+static int
+well_formed(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t left = strlen(s);
+	uint32_t cp;
+
+	while (left > 0) {
+		size_t n = utf8_next(p, left, &cp);
+
+		if (n == 0)
+			return 0;
+		p += n;
+		left -= n;
+	}
+	return 1;
 }
 
 static int
@@ -84,7 +105,34 @@ main(void)
 	ok(strcmp(after_event(), ",\"k\":\"v\"}\n") == 0,
 	   "json: LOG_NUM then LOG_END ends the line");
 
+	/* UTF-8 as it is; a stray byte (an invalid lead, a cut sequence, an overlong form) as
+	 * U+FFFD */
+	CAPTURE("e", "id", "evt_\xc3\xa9\xe6\x97\xa5\xe6\x9c\xac", LOG_END);
+	ok(strcmp(after_event(), ",\"id\":\"evt_\xc3\xa9\xe6\x97\xa5\xe6\x9c\xac\"}\n") == 0,
+	   "json: well-formed UTF-8 is written as it is");
+	CAPTURE("e", "id",
+		"a\xff"
+		"b\xe6\x97"
+		"c\xc0\xaf\x7f",
+		LOG_END);
+	ok(strcmp(after_event(), ",\"id\":\"a\\ufffdb\\ufffd\\ufffdc\\ufffd\\ufffd\\u007f\"}\n") ==
+		   0,
+	   "json: bytes that are not well-formed UTF-8 become \\ufffd");
+	{
+		static char big[6001];
+
+		memset(big, 'a', sizeof(big) - 1);
+		for (size_t i = 0; i + 2 < sizeof(big) - 1; i += 3)
+			memcpy(big + i, "\xe2\x82\xac", 3);
+		CAPTURE("e", "v", big, LOG_END);
+		ok(captured[strlen(captured) - 1] == '\n' && well_formed(captured),
+		   "json: a long line is cut between characters, never inside one");
+	}
+
 	log_set_format(LOG_FORMAT_TEXT);
+	CAPTURE("e", "id", "evt_\xc3\xa9", LOG_END);
+	ok(strcmp(after_event(), " id=\"evt_\\xc3\\xa9\"\n") == 0,
+	   "text: non-ASCII escaped as \\xNN as before");
 	CAPTURE("e", LOG_NUM, "status", "200", "s", "200", LOG_NUM, "bad", "1 2", LOG_END);
 	ok(strcmp(after_event(), " status=200 s=200 bad=\"1 2\"\n") == 0,
 	   "text: the same with or without LOG_NUM");

@@ -54,6 +54,12 @@ sub need {
 	Test::More::plan(skip_all => "no $fcgi (make build-tests)") unless -x $fcgi;
 }
 
+# whether every named program or module is installed (and the responder built)
+sub have {
+	my (@what) = @_;
+	return !grep({ !-e ($BIN{$_} // $_) } @what) && -x HookTest::top() . '/obj/test/hookinbox.fcgi';
+}
+
 # (name, uid, gid) of the user servers and responder run as, or () when
 # the tests run unprivileged already
 sub run_user {
@@ -515,6 +521,51 @@ sub stripe_event {
 sub rows {
 	my ($self, $where) = @_;
 	return $self->sql('select count(*) from hookinbox.inbox' . ($where ? " where $where" : ''));
+}
+
+# Slow senders must not take the responder: `senders` connections each send
+# headers declaring `length` bytes, the first `fast` bytes at once (past a
+# server's read-ahead, 16 KB for Apache's mod_proxy) and then trickle the
+# rest at 600 B/s (one per request thread of the responder is enough to
+# starve it when the server hands the request over before its body
+# arrived).  Meanwhile a signed delivery must be stored at once.  Returns
+# that delivery's seconds.  o: label, senders (default 2), length (default
+# 40000), fast (default 20000), within (seconds, default 2)
+sub slow_body_check {
+	my ($self, %o) = @_;
+	my ($senders, $len, $fast) = ($o{senders} // 2, $o{length} // 40000, $o{fast} // 20000);
+	my ($port) = $self->{web}->url =~ m{:(\d+)/};
+	my @kids;
+	for my $k (1 .. $senders) {
+		my $pid = fork // die "fork: $!";
+		if ($pid == 0) {
+			my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $port) or POSIX::_exit(1);
+			$s->autoflush(1);
+			print $s "POST /hooks/stripe-live HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+				. "Stripe-Signature: t=1,v1=00\r\nContent-Length: $len\r\n\r\n";
+			local $SIG{PIPE} = 'IGNORE';
+			print $s ('x' x $fast);
+			for (my $sent = $fast; $sent < $len; $sent += 60) {
+				print $s ('x' x ($len - $sent < 60 ? $len - $sent : 60)) or last;
+				Time::HiRes::sleep(0.1);
+			}
+			POSIX::_exit(0);
+		}
+		push @kids, $pid;
+	}
+	Time::HiRes::sleep(1); # the slow bodies have started
+	my $ev = 'evt_web_slow_' . int(rand(1e9));
+	my $b = stripe_event($ev);
+	my $t0 = Time::HiRes::time();
+	my $r = $self->post('stripe-live', $b, { 'Stripe-Signature' => HookTest::stripe_sig($STRIPE, $b) });
+	my $took = Time::HiRes::time() - $t0;
+	Test::More::is($r->{status}, 200, "$o{label}: a delivery while $senders bodies trickle in at 600 B/s: 200");
+	Test::More::cmp_ok($took, '<', $o{within} // 2, sprintf("%s: within %d s (%.2f s), not after the slow bodies "
+		. "(%d s)", $o{label}, $o{within} // 2, $took, ($len - $fast) / 600));
+	Test::More::is($self->rows("event_id = '$ev'"), 1, "$o{label}: and stored");
+	kill 'TERM', @kids;
+	waitpid($_, 0) for @kids;
+	return $took;
 }
 
 # o: limit (the server's body limit in the snippet, bytes), max_body (the

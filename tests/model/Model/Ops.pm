@@ -17,6 +17,7 @@ use POSIX ();
 use Time::HiRes qw(sleep time);
 use Model::Providers;
 use Model::Invariants ();
+use Model::OpsHarden ();
 
 my @WORKER_FAILPOINTS = qw(worker-after-claim worker-after-call worker-mid-record worker-after-fanout
 	worker-in-handler);
@@ -59,6 +60,7 @@ sub table {
 		{ name => 'review_decide', weight => 2, run => \&review_decide },
 		{ name => 'route_pause', weight => 2, run => \&route_pause },
 		{ name => 'route_resume', weight => 2, run => \&route_resume },
+		{ name => 'pg_stall', weight => 2, run => \&Model::OpsHarden::pg_stall },
 	);
 }
 

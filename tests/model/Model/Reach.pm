@@ -1,0 +1,76 @@
+# SPDX-License-Identifier: ISC
+# Model::Reach - did an operation reach what it targets?  Read from the
+# description each operation returns (the schedule's log line), one row
+# per operation:
+#   miss     the precondition did not hold: the operation did nothing
+#            ("no loop running", "nothing parked", a purge refused)
+#   effect   what shows the operation did what it is for (a crash point
+#            reached: exit 99; a delivery answered; a loop told to stop)
+# An operation without a row is counted as run only; one with a miss
+# pattern and no effect pattern counts every run that did not miss as an
+# effect.  The soak summary prints, per operation, runs, held (the
+# precondition) and effect.
+package Model::Reach;
+
+use strict;
+use warnings;
+
+my %RULES = (
+	deliver_new => { effect => qr/-> 2\d\d$/ },
+	deliver_duplicate => { effect => qr/-> 2\d\d$/ },
+	deliver_concurrent_duplicates => { effect => qr/-> 2\d\d( 2\d\d)+$/ },
+	deliver_older_version => { effect => qr/-> 2\d\d$/ },
+	deliver_equal_version => { effect => qr/-> 2\d\d$/ },
+	replay_under_fresh_id => { effect => qr/-> 2\d\d$/ },
+	bad_signature => { effect => qr/-> 401$/ },
+	worker_background => { miss => qr/^skipped/ },
+	worker_stop => { miss => qr/^no loop running/ },
+	worker_crash => { effect => qr/exit 99$/ },
+	responder_crash => { effect => qr/-> .*\b(?:5\d\d|0)\b/ },
+	clock_forward => { miss => qr/^skipped/ },
+	purge => { miss => qr/refused|^skipped/ },
+	purge_over_parked => { miss => qr/refused|^skipped/ },
+	close_parked => { miss => qr/^nothing/ },
+	resend => { miss => qr/^nothing/ },
+	review_decide => { miss => qr/^nothing/ },
+	route_pause => { miss => qr/already paused/ },
+	route_resume => { miss => qr/^no route paused/ },
+	pg_restart => { effect => qr/^-m/ },
+);
+
+# adds one run of $name that returned $what to the counters in $c
+sub count {
+	my ($c, $name, $what) = @_;
+	my $r = $RULES{$name};
+	my $k = $c->{$name} //= { runs => 0, held => 0, effect => 0, measured => $r ? 1 : 0 };
+	$k->{runs}++;
+	return unless $r;
+	$what //= '';
+	return if $r->{miss} && $what =~ $r->{miss};
+	$k->{held}++;
+	$k->{effect}++ if $r->{effect} ? $what =~ $r->{effect} : 1;
+}
+
+sub add {
+	my ($into, $from) = @_;
+	for my $name (keys %$from) {
+		my $k = $into->{$name} //= { runs => 0, held => 0, effect => 0, measured => $from->{$name}{measured} };
+		$k->{$_} += $from->{$name}{$_} for qw(runs held effect);
+	}
+}
+
+# one line per operation: name runs held effect (- when not measured)
+sub report {
+	my ($c) = @_;
+	my @l = sprintf('  %-30s %6s %6s %6s', 'operation', 'runs', 'held', 'effect');
+	for my $name (sort keys %$c) {
+		my $k = $c->{$name};
+		push @l, $k->{measured}
+			? sprintf('  %-30s %6d %5.0f%% %5.0f%%', $name, $k->{runs}, 100 * $k->{held} / $k->{runs},
+				100 * $k->{effect} / $k->{runs})
+			: sprintf('  %-30s %6d %6s %6s', $name, $k->{runs}, '-', '-');
+	}
+	return join("\n", @l) . "\n";
+}
+
+1;
