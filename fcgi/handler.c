@@ -369,6 +369,8 @@ serve(handler *h, const http_io *io, served *sv)
 	case 0:
 		break;
 	case 1:
+		/* counted with the other requests that store nothing */
+		count_rejection(h, ep->name, "handshake answered");
 		return (outcome){.status = 200,
 				 .what = "handshake",
 				 .reason = "handshake answered",
@@ -503,7 +505,6 @@ handler_serve(handler *h, const http_io *io)
 	       "request_id", rid, "upstream_request_id", upstream_request_id(io), LOG_END);
 	free(sv.note);
 	free(sv.event_id);
-	/* handshakes are counted with the other requests that store nothing */
-	if (strcmp(o.what, "rejected") == 0 || strcmp(o.what, "handshake") == 0)
+	if (strcmp(o.what, "rejected") == 0)
 		count_rejection(h, ep ? ep->name : "(unknown)", o.reason);
 }
