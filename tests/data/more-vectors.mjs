@@ -160,6 +160,8 @@ const rows = [
 		'{"type":"webhook_event","id":"eb0c4e06-751f-442c-86f8-fd5bb404dbec","created_at":"2024-05-03T08:00:00-07:00","trigger":"FILE.UPLOADED","source":{"id":"1234567890","type":"file"}}', { now }],
 	['webflow', (s, b) => ({ 'x-webflow-signature': hmac('sha256', s, `${now * 1000}:${b}`, 'hex'), 'x-webflow-timestamp': String(now * 1000) }),
 		'{"triggerType":"form_submission","payload":{"name":"Contact","siteId":"65427cf400e02b306eaa049c","data":{"Name":"Ada"},"id":"6321a6d4c4f0a6a1b6a8d7e5"}}', { now }],
+	['gocardless', (s, b) => ({ 'Webhook-Signature': hmac('sha256', s, b, 'hex') }),
+		'{"events":[{"id":"EV00BD5DHBHD6C","created_at":"2024-05-03T08:00:00.000Z","resource_type":"payments","action":"confirmed","links":{"payment":"PM000260X9VKF4"},"details":{"origin":"gocardless","cause":"payment_confirmed"}}],"meta":{"webhook_id":"WB00012Q3QY2Q1"}}'],
 	['postmark', (s) => ({ Authorization: 'Basic ' + Buffer.from(s).toString('base64') }),
 		'{"RecordType":"Delivery","ServerID":23,"MessageStream":"outbound","MessageID":"883953f4-6105-42a2-a16a-77a8eac79483","Recipient":"john@example.com","DeliveredAt":"2024-05-03T08:00:00Z"}', { unsigned_body: true }],
 	['chargebee', (s) => ({ Authorization: 'Basic ' + Buffer.from(s).toString('base64') }),

@@ -64,5 +64,5 @@ for my $now (sort keys %by_now) {
 		}
 	}
 }
-is(scalar(@cases), 124, 'all 124 vectors replayed');
+is(scalar(@cases), 127, 'all 127 vectors replayed');
 done_testing();

@@ -41,6 +41,7 @@ my %secrets = (
 	square => 'sender-square-sigkey-012345',
 	(map { ($_ => "sender-$_-secret-0123456789") } qw(mux workos razorpay zoom linear intercom
 		bitbucket typeform calendly woocommerce sentry pagerduty vercel checkout lemonsqueezy notion)),
+	gocardless => 'sender-gocardless-secret-0123',
 	box => 'sender-box-primary-key-0123',
 	webflow => 'sender-webflow-secret-0123',
 	postmark => 'pm-user:sender-postmark-pass-0123',
@@ -143,6 +144,7 @@ my %case = (
 	adyen_platform => { body => sub { qq({"data":{"id":"$_[0]"},"type":"balancePlatform.balanceAccount.updated"}) } },
 	webflow => { ts => 1, body => sub { qq({"triggerType":"form_submission","payload":{"id":"$_[0]"}}) } },
 	box => { ts => 1, body => sub { qq({"type":"webhook_event","trigger":"FILE.UPLOADED","source":{"id":"$_[0]"}}) } },
+	gocardless => { body => sub { qq({"events":[{"id":"EV$_[0]","resource_type":"payments","action":"confirmed"}]}) } },
 	postmark => { body => sub { qq({"RecordType":"Delivery","MessageID":"$_[0]"}) } },
 	chargebee => { body => sub { qq({"id":"ev_$_[0]","event_type":"customer_created","occurred_at":1700000000}) } },
 	discord => { body => sub { qq({"id":"ix_$_[0]","type":2,"data":{"id":"1","name":"hello"}}) } },

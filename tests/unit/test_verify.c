@@ -250,6 +250,8 @@ static const pcase cases[] = {
 	 "REREREREREREREREREREREREREREREREREREREREREQ=", "telnyx-signature-ed25519", 300, NULL,
 	 "F8t5+ytBIPKx7GXkGY1uCLKOgT/rAeSkAIObheGAgM4=",
 	 "11l5O7wTooGagnx2rbb7qKSa7gB/SfLQmS2ZuCWtLEg="},
+	{PROVIDER_GOCARDLESS, "gocardless", "gc-good", "gc-wrong", "Webhook-Signature", 0, NULL,
+	 NULL, NULL},
 };
 
 #define NOW ((int64_t)1700000000)
