@@ -62,6 +62,7 @@ typedef enum provider {
 	PROVIDER_BOX,
 	PROVIDER_WEBFLOW,
 	PROVIDER_GOCARDLESS,
+	PROVIDER_META,
 	PROVIDER__COUNT
 } provider;
 

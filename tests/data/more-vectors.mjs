@@ -162,6 +162,8 @@ const rows = [
 		'{"triggerType":"form_submission","payload":{"name":"Contact","siteId":"65427cf400e02b306eaa049c","data":{"Name":"Ada"},"id":"6321a6d4c4f0a6a1b6a8d7e5"}}', { now }],
 	['gocardless', (s, b) => ({ 'Webhook-Signature': hmac('sha256', s, b, 'hex') }),
 		'{"events":[{"id":"EV00BD5DHBHD6C","created_at":"2024-05-03T08:00:00.000Z","resource_type":"payments","action":"confirmed","links":{"payment":"PM000260X9VKF4"},"details":{"origin":"gocardless","cause":"payment_confirmed"}}],"meta":{"webhook_id":"WB00012Q3QY2Q1"}}'],
+	['meta', (s, b) => ({ 'X-Hub-Signature-256': 'sha256=' + hmac('sha256', s, b, 'hex') }),
+		'{"object":"whatsapp_business_account","entry":[{"id":"102290129340398","changes":[{"value":{"messaging_product":"whatsapp","metadata":{"display_phone_number":"15550783881","phone_number_id":"106540352242922"},"messages":[{"from":"16315551181","id":"wamid.ABGGFlA5Fpa","timestamp":"1714723200","text":{"body":"hello"},"type":"text"}]},"field":"messages"}]}]}'],
 	['postmark', (s) => ({ Authorization: 'Basic ' + Buffer.from(s).toString('base64') }),
 		'{"RecordType":"Delivery","ServerID":23,"MessageStream":"outbound","MessageID":"883953f4-6105-42a2-a16a-77a8eac79483","Recipient":"john@example.com","DeliveredAt":"2024-05-03T08:00:00Z"}', { unsigned_body: true }],
 	['chargebee', (s) => ({ Authorization: 'Basic ' + Buffer.from(s).toString('base64') }),

@@ -73,7 +73,8 @@ static const char conf_text[] =
 	"[endpoint chargebee]\nprovider = chargebee\nsecret_file = secrets\n"
 	"[endpoint box]\nprovider = box\nsecret_file = secrets\n"
 	"[endpoint webflow]\nprovider = webflow\nsecret_file = secrets\n"
-	"[endpoint gocardless]\nprovider = gocardless\nsecret_file = secrets\n";
+	"[endpoint gocardless]\nprovider = gocardless\nsecret_file = secrets\n"
+	"[endpoint meta]\nprovider = meta\nsecret_file = secrets\n";
 
 static conf *the_conf;
 static char dir[] = "/tmp/hookinbox-fuzz-XXXXXX";

@@ -133,6 +133,7 @@ push @v, ['hmac-512', req('hmac-512', [['X-Signature', hmac_sha512_hex('{}', $pl
 	my $wf = '{"triggerType":"form_submission","payload":{"id":"w1"}}';
 	push @v, ['webflow', req('webflow', [['x-webflow-signature', hmac_sha256_hex("$ms:$wf", $plain)], ['x-webflow-timestamp', $ms]], $wf)];
 	push @v, ['gocardless', req('gocardless', [['Webhook-Signature', hmac_sha256_hex('{"events":[{"id":"EV1","action":"confirmed"}]}', $plain)]], '{"events":[{"id":"EV1","action":"confirmed"}]}')];
+	push @v, ['meta', req('meta', [['X-Hub-Signature-256', 'sha256=' . hmac_sha256_hex('{"object":"page","entry":[{"id":"1","time":1700000000}]}', $plain)]], '{"object":"page","entry":[{"id":"1","time":1700000000}]}')];
 	push @v, ['postmark', req('postmark', [['Authorization', 'Basic ' . encode_base64('fuzz-user:fuzz-password', '')]], '{"RecordType":"Delivery","MessageID":"m1"}')];
 	push @v, ['telnyx', req('telnyx', [['telnyx-signature-ed25519', encode_base64($ed->("\x33" x 32, "$now|$tx"), '')], ['telnyx-timestamp', $now]], $tx)];
 }

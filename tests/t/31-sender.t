@@ -42,6 +42,7 @@ my %secrets = (
 	(map { ($_ => "sender-$_-secret-0123456789") } qw(mux workos razorpay zoom linear intercom
 		bitbucket typeform calendly woocommerce sentry pagerduty vercel checkout lemonsqueezy notion)),
 	gocardless => 'sender-gocardless-secret-0123',
+	meta => 'sender-meta-app-secret-0123',
 	box => 'sender-box-primary-key-0123',
 	webflow => 'sender-webflow-secret-0123',
 	postmark => 'pm-user:sender-postmark-pass-0123',
@@ -145,6 +146,7 @@ my %case = (
 	webflow => { ts => 1, body => sub { qq({"triggerType":"form_submission","payload":{"id":"$_[0]"}}) } },
 	box => { ts => 1, body => sub { qq({"type":"webhook_event","trigger":"FILE.UPLOADED","source":{"id":"$_[0]"}}) } },
 	gocardless => { body => sub { qq({"events":[{"id":"EV$_[0]","resource_type":"payments","action":"confirmed"}]}) } },
+	meta => { body => sub { qq({"object":"whatsapp_business_account","entry":[{"id":"$_[0]","changes":[]}]}) } },
 	postmark => { body => sub { qq({"RecordType":"Delivery","MessageID":"$_[0]"}) } },
 	chargebee => { body => sub { qq({"id":"ev_$_[0]","event_type":"customer_created","occurred_at":1700000000}) } },
 	discord => { body => sub { qq({"id":"ix_$_[0]","type":2,"data":{"id":"1","name":"hello"}}) } },

@@ -252,6 +252,8 @@ static const pcase cases[] = {
 	 "11l5O7wTooGagnx2rbb7qKSa7gB/SfLQmS2ZuCWtLEg="},
 	{PROVIDER_GOCARDLESS, "gocardless", "gc-good", "gc-wrong", "Webhook-Signature", 0, NULL,
 	 NULL, NULL},
+	{PROVIDER_META, "meta", "meta-good", "meta-wrong", "X-Hub-Signature-256", 0, NULL, NULL,
+	 NULL},
 };
 
 #define NOW ((int64_t)1700000000)
