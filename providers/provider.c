@@ -17,7 +17,8 @@ extern const provider_ops provider_stripe, provider_github, provider_standard, p
 	provider_intercom, provider_bitbucket, provider_typeform, provider_calendly,
 	provider_woocommerce, provider_sentry, provider_pagerduty, provider_vercel,
 	provider_checkout, provider_lemonsqueezy, provider_notion, provider_postmark,
-	provider_chargebee, provider_box, provider_webflow, provider_gocardless, provider_meta;
+	provider_chargebee, provider_box, provider_webflow, provider_gocardless, provider_meta,
+	provider_clerk;
 
 static const provider_ops *const table[PROVIDER__COUNT] = {
 	[PROVIDER_STRIPE] = &provider_stripe,
@@ -56,6 +57,7 @@ static const provider_ops *const table[PROVIDER__COUNT] = {
 	[PROVIDER_WEBFLOW] = &provider_webflow,
 	[PROVIDER_GOCARDLESS] = &provider_gocardless,
 	[PROVIDER_META] = &provider_meta,
+	[PROVIDER_CLERK] = &provider_clerk,
 };
 
 const char *const provider_common_headers[] = {"Content-Type", "User-Agent", NULL};

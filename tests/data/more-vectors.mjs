@@ -172,6 +172,18 @@ const rows = [
 for (const [p, signer, body, extra] of rows)
 	await triple(p, `${p}-user:secret-0123456789`, `${p}-user:secret-9876543210`, body, signer, none, extra);
 
+// Clerk sends Svix's scheme as it is: svix-* headers, a whsec_ key
+{
+	const svixSign = (s, b) => { const id = 'msg_2hOv4pmBCpTb9LnvhCfAHyAZ6hw';
+		const k = Buffer.from(s.replace(/^whsec_/, ''), 'base64');
+		return { 'svix-id': id, 'svix-timestamp': String(now),
+			'svix-signature': 'v1,' + hmac('sha256', k, `${id}.${now}.${b}`, 'base64') }; };
+	await triple('clerk', 'whsec_' + Buffer.from('clerk-signing-key-0123456789').toString('base64'),
+		'whsec_' + Buffer.from('clerk-signing-key-9876543210').toString('base64'),
+		'{"data":{"id":"user_29w83sxmDNGwOuEthce5gg56FcC","object":"user","first_name":"Ada"},"instance_id":"ins_2ZM6ksJqr2TX4uByAfLYh1fH8g3","object":"event","timestamp":1714723200000,"type":"user.created"}',
+		svixSign, none, { now });
+}
+
 process.stdout.write(JSON.stringify({
 	description: 'Vectors for the providers added after provider-vectors.json, written by more-vectors.mjs: SDK-checked where the provider ships an official Node SDK verifier (sdk_check.sdk names it), else derived from the documented algorithm.',
 	verify_now_semantics: 'verify.now = receiver clock (unix seconds) at which the vector verifies; 0 = scheme has no timestamp',

@@ -64,5 +64,5 @@ for my $now (sort keys %by_now) {
 		}
 	}
 }
-is(scalar(@cases), 130, 'all 130 vectors replayed');
+is(scalar(@cases), 133, 'all 133 vectors replayed');
 done_testing();

@@ -254,6 +254,8 @@ static const pcase cases[] = {
 	 NULL, NULL},
 	{PROVIDER_META, "meta", "meta-good", "meta-wrong", "X-Hub-Signature-256", 0, NULL, NULL,
 	 NULL},
+	{PROVIDER_CLERK, "clerk", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+	 "whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "svix-signature", 300, NULL, NULL, NULL},
 };
 
 #define NOW ((int64_t)1700000000)
