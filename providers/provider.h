@@ -64,6 +64,7 @@ typedef enum provider {
 	PROVIDER_GOCARDLESS,
 	PROVIDER_META,
 	PROVIDER_CLERK,
+	PROVIDER_RESEND,
 	PROVIDER__COUNT
 } provider;
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * standard.c - Standard Webhooks, and Svix (the same scheme under svix-*
- * header names), which Clerk sends as it is
+ * header names), which Clerk and Resend send as it is
  *
  * "webhook-id", "webhook-timestamp", "webhook-signature: v1,<b64> v1a,<b64>
  * ..." (or the svix- names; both families are accepted, as the Svix SDKs
@@ -37,7 +37,7 @@
 static bool
 svix_names(provider p)
 {
-	return p == PROVIDER_SVIX || p == PROVIDER_CLERK;
+	return p == PROVIDER_SVIX || p == PROVIDER_CLERK || p == PROVIDER_RESEND;
 }
 
 typedef enum standard_key_kind {
@@ -311,3 +311,4 @@ static const char *const headers[] = {"webhook-id", "webhook-timestamp", "svix-i
 const provider_ops provider_standard = STANDARD_ROW("standard");
 const provider_ops provider_svix = STANDARD_ROW("svix");
 const provider_ops provider_clerk = STANDARD_ROW("clerk");
+const provider_ops provider_resend = STANDARD_ROW("resend");

@@ -184,6 +184,18 @@ for (const [p, signer, body, extra] of rows)
 		svixSign, none, { now });
 }
 
+// Resend too: Svix's scheme as it is
+{
+	const svixSign = (s, b) => { const id = 'msg_2hPvXjDY0ZbLQ4MCDfHWsg5Ky7N';
+		const k = Buffer.from(s.replace(/^whsec_/, ''), 'base64');
+		return { 'svix-id': id, 'svix-timestamp': String(now),
+			'svix-signature': 'v1,' + hmac('sha256', k, `${id}.${now}.${b}`, 'base64') }; };
+	await triple('resend', 'whsec_' + Buffer.from('resend-signing-key-012345678').toString('base64'),
+		'whsec_' + Buffer.from('resend-signing-key-987654321').toString('base64'),
+		'{"type":"email.delivered","created_at":"2024-05-03T08:00:00.126Z","data":{"created_at":"2024-05-03T07:59:59.000Z","email_id":"56761188-7520-42d8-8898-ff6fc54ce618","from":"Acme <onboarding@resend.dev>","to":["delivered@resend.dev"],"subject":"Sending this example"}}',
+		svixSign, none, { now });
+}
+
 process.stdout.write(JSON.stringify({
 	description: 'Vectors for the providers added after provider-vectors.json, written by more-vectors.mjs: SDK-checked where the provider ships an official Node SDK verifier (sdk_check.sdk names it), else derived from the documented algorithm.',
 	verify_now_semantics: 'verify.now = receiver clock (unix seconds) at which the vector verifies; 0 = scheme has no timestamp',

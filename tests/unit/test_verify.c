@@ -256,6 +256,8 @@ static const pcase cases[] = {
 	 NULL},
 	{PROVIDER_CLERK, "clerk", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
 	 "whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "svix-signature", 300, NULL, NULL, NULL},
+	{PROVIDER_RESEND, "resend", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+	 "whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "svix-signature", 300, NULL, NULL, NULL},
 };
 
 #define NOW ((int64_t)1700000000)
