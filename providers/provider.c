@@ -18,7 +18,7 @@ extern const provider_ops provider_stripe, provider_github, provider_standard, p
 	provider_woocommerce, provider_sentry, provider_pagerduty, provider_vercel,
 	provider_checkout, provider_lemonsqueezy, provider_notion, provider_postmark,
 	provider_chargebee, provider_box, provider_webflow, provider_gocardless, provider_meta,
-	provider_clerk, provider_resend;
+	provider_clerk, provider_resend, provider_okta;
 
 static const provider_ops *const table[PROVIDER__COUNT] = {
 	[PROVIDER_STRIPE] = &provider_stripe,
@@ -59,6 +59,7 @@ static const provider_ops *const table[PROVIDER__COUNT] = {
 	[PROVIDER_META] = &provider_meta,
 	[PROVIDER_CLERK] = &provider_clerk,
 	[PROVIDER_RESEND] = &provider_resend,
+	[PROVIDER_OKTA] = &provider_okta,
 };
 
 const char *const provider_common_headers[] = {"Content-Type", "User-Agent", NULL};

@@ -65,6 +65,7 @@ typedef enum provider {
 	PROVIDER_META,
 	PROVIDER_CLERK,
 	PROVIDER_RESEND,
+	PROVIDER_OKTA,
 	PROVIDER__COUNT
 } provider;
 

@@ -437,6 +437,11 @@ test_more_providers(void)
 	      "{\"RecordType\":\"Delivery\",\"MessageID\":\"m1\"}", json,
 	      "sha256:05a811d06cb8f64ddc866665de0e41b29ee4cbfb966952f1cce0a184f6988fd5", "Delivery",
 	      "m1", false, 0);
+	check("okta: eventId, eventType, eventTime", PROVIDER_OKTA, NULL,
+	      "{\"eventType\":\"com.okta.event_hook\",\"eventId\":\"b5a1\","
+	      "\"eventTime\":\"2023-11-14T22:13:20Z\"}",
+	      json, "b5a1", "com.okta.event_hook", NULL, true, INT64_C(1700000000000000));
+	reject("okta: no eventId", PROVIDER_OKTA, NULL, "{}", 2, json, "no event id");
 	reject("box: no delivery id", PROVIDER_BOX, NULL, "{}", 2, json, "no event id");
 	reject("razorpay: no id header", PROVIDER_RAZORPAY, NULL, "{}", 2, json, "no event id");
 	reject("intercom: no id", PROVIDER_INTERCOM, NULL, "{\"topic\":\"ping\"}", 16, json,
