@@ -18,7 +18,7 @@ extern const provider_ops provider_stripe, provider_github, provider_standard, p
 	provider_woocommerce, provider_sentry, provider_pagerduty, provider_vercel,
 	provider_checkout, provider_lemonsqueezy, provider_notion, provider_postmark,
 	provider_chargebee, provider_box, provider_webflow, provider_gocardless, provider_meta,
-	provider_clerk, provider_resend, provider_okta;
+	provider_clerk, provider_resend, provider_okta, provider_zendesk;
 
 static const provider_ops *const table[PROVIDER__COUNT] = {
 	[PROVIDER_STRIPE] = &provider_stripe,
@@ -60,6 +60,7 @@ static const provider_ops *const table[PROVIDER__COUNT] = {
 	[PROVIDER_CLERK] = &provider_clerk,
 	[PROVIDER_RESEND] = &provider_resend,
 	[PROVIDER_OKTA] = &provider_okta,
+	[PROVIDER_ZENDESK] = &provider_zendesk,
 };
 
 const char *const provider_common_headers[] = {"Content-Type", "User-Agent", NULL};

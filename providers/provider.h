@@ -66,6 +66,7 @@ typedef enum provider {
 	PROVIDER_CLERK,
 	PROVIDER_RESEND,
 	PROVIDER_OKTA,
+	PROVIDER_ZENDESK,
 	PROVIDER__COUNT
 } provider;
 

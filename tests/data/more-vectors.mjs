@@ -166,6 +166,10 @@ const rows = [
 		'{"object":"whatsapp_business_account","entry":[{"id":"102290129340398","changes":[{"value":{"messaging_product":"whatsapp","metadata":{"display_phone_number":"15550783881","phone_number_id":"106540352242922"},"messages":[{"from":"16315551181","id":"wamid.ABGGFlA5Fpa","timestamp":"1714723200","text":{"body":"hello"},"type":"text"}]},"field":"messages"}]}]}'],
 	['okta', (s) => ({ Authorization: s }),
 		'{"eventType":"com.okta.event_hook","eventTypeVersion":"1.0","cloudEventsVersion":"0.1","source":"https://example.okta.com/api/v1/eventHooks/whoql0HfiLGPWc8Jx0g3","eventId":"b5a188b9-5ece-4980-b7cc-5ebb2fbc6e38","data":{"events":[{"uuid":"5f3d7a5e-50b0-11e9-9d1f-0b7d3e6e1c5b","eventType":"user.session.start"}]},"eventTime":"2024-05-03T08:00:00.032Z","contentType":"application/json"}', { unsigned_body: true }],
+	['zendesk', (s, b) => { const ts = new Date(now * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
+		return { 'X-Zendesk-Webhook-Signature': createHmac('sha256', s).update(ts).update(b).digest('base64'),
+			'X-Zendesk-Webhook-Signature-Timestamp': ts, 'x-zendesk-webhook-invocation-id': '8350205582' }; },
+		'{"account_id":22129848,"detail":{"id":"1","status":"NEW","subject":"Help"},"event":{},"id":"cbe4028c-7239-495d-b020-f22348516046","subject":"zen:ticket:1","time":"2024-05-03T08:00:00.000Z","type":"zen:event-type:ticket.created","zendesk_event_version":"2022-11-06"}', { now }],
 	['postmark', (s) => ({ Authorization: 'Basic ' + Buffer.from(s).toString('base64') }),
 		'{"RecordType":"Delivery","ServerID":23,"MessageStream":"outbound","MessageID":"883953f4-6105-42a2-a16a-77a8eac79483","Recipient":"john@example.com","DeliveredAt":"2024-05-03T08:00:00Z"}', { unsigned_body: true }],
 	['chargebee', (s) => ({ Authorization: 'Basic ' + Buffer.from(s).toString('base64') }),

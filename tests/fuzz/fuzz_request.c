@@ -77,7 +77,8 @@ static const char conf_text[] =
 	"[endpoint meta]\nprovider = meta\nsecret_file = secrets\n"
 	"[endpoint clerk]\nprovider = clerk\nsecret_file = secrets\n"
 	"[endpoint resend]\nprovider = resend\nsecret_file = secrets\n"
-	"[endpoint okta]\nprovider = okta\nsecret_file = secrets\n";
+	"[endpoint okta]\nprovider = okta\nsecret_file = secrets\n"
+	"[endpoint zendesk]\nprovider = zendesk\nsecret_file = secrets\n";
 
 static conf *the_conf;
 static char dir[] = "/tmp/hookinbox-fuzz-XXXXXX";

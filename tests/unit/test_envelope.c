@@ -391,6 +391,7 @@ test_more_providers(void)
 	const char *json[] = {"Content-Type", "application/json", NULL};
 	const char *rzp[] = {"X-Razorpay-Event-Id", "Lrn8yZ0aUKh2X9", NULL};
 	const char *box[] = {"box-delivery-id", "bd-1", NULL};
+	const char *zd[] = {"x-zendesk-webhook-invocation-id", "zi-1", NULL};
 	const char *bb[] = {"X-Request-UUID", "a1b2", "X-Event-Key", "repo:push", NULL};
 	const char *lin[] = {"Linear-Delivery", "234d1a4e-b617-4388-90fe-adc3633d6b72",
 			     "Linear-Event", "Issue", NULL};
@@ -442,6 +443,11 @@ test_more_providers(void)
 	      "\"eventTime\":\"2023-11-14T22:13:20Z\"}",
 	      json, "b5a1", "com.okta.event_hook", NULL, true, INT64_C(1700000000000000));
 	reject("okta: no eventId", PROVIDER_OKTA, NULL, "{}", 2, json, "no event id");
+	check("zendesk: invocation id header, type, detail.id, time", PROVIDER_ZENDESK, NULL,
+	      "{\"type\":\"zen:event-type:ticket.created\",\"detail\":{\"id\":\"7\"},"
+	      "\"time\":\"2023-11-14T22:13:20Z\"}",
+	      zd, "zi-1", "zen:event-type:ticket.created", "7", true, INT64_C(1700000000000000));
+	reject("zendesk: no invocation id", PROVIDER_ZENDESK, NULL, "{}", 2, json, "no event id");
 	reject("box: no delivery id", PROVIDER_BOX, NULL, "{}", 2, json, "no event id");
 	reject("razorpay: no id header", PROVIDER_RAZORPAY, NULL, "{}", 2, json, "no event id");
 	reject("intercom: no id", PROVIDER_INTERCOM, NULL, "{\"topic\":\"ping\"}", 16, json,

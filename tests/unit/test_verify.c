@@ -260,6 +260,8 @@ static const pcase cases[] = {
 	 "whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "svix-signature", 300, NULL, NULL, NULL},
 	{PROVIDER_OKTA, "okta", "okta-hook-secret-0123", "okta-hook-secret-9999", "Authorization",
 	 0, NULL, NULL, NULL},
+	{PROVIDER_ZENDESK, "zendesk", "zd-good-0123", "zd-wrong-9999",
+	 "X-Zendesk-Webhook-Signature", 300, NULL, NULL, NULL},
 };
 
 #define NOW ((int64_t)1700000000)
