@@ -460,6 +460,8 @@ serve(handler *h, const http_io *io, served *sv)
 	case 0:
 		break;
 	case 1:
+		/* counted with the other requests that store nothing */
+		count_rejection(h, ep->name, "handshake answered");
 		return (outcome){.status = 200,
 				 .what = "handshake",
 				 .reason = "handshake answered",
@@ -595,9 +597,9 @@ handler_serve(handler *h, const http_io *io)
 	free(sv.note);
 	free(sv.event_id);
 	/*
-	 * refusals, storage failures (503) and handshakes: the requests that
-	 * store nothing, by endpoint and reason
+	 * refusals and storage failures (503): requests that store nothing, by
+	 * endpoint and reason (a handshake is counted where it is answered)
 	 */
-	if (strcmp(o.what, "rejected") == 0 || strcmp(o.what, "handshake") == 0 || o.status == 503)
+	if (strcmp(o.what, "rejected") == 0 || o.status == 503)
 		count_rejection(h, ep ? ep->name : "(unknown)", o.reason);
 }

@@ -17,7 +17,8 @@ extern const provider_ops provider_stripe, provider_github, provider_standard, p
 	provider_intercom, provider_bitbucket, provider_typeform, provider_calendly,
 	provider_woocommerce, provider_sentry, provider_pagerduty, provider_vercel,
 	provider_checkout, provider_lemonsqueezy, provider_notion, provider_postmark,
-	provider_chargebee, provider_box;
+	provider_chargebee, provider_box, provider_webflow, provider_gocardless, provider_meta,
+	provider_clerk, provider_resend, provider_okta, provider_zendesk;
 
 static const provider_ops *const table[PROVIDER__COUNT] = {
 	[PROVIDER_STRIPE] = &provider_stripe,
@@ -53,6 +54,13 @@ static const provider_ops *const table[PROVIDER__COUNT] = {
 	[PROVIDER_POSTMARK] = &provider_postmark,
 	[PROVIDER_CHARGEBEE] = &provider_chargebee,
 	[PROVIDER_BOX] = &provider_box,
+	[PROVIDER_WEBFLOW] = &provider_webflow,
+	[PROVIDER_GOCARDLESS] = &provider_gocardless,
+	[PROVIDER_META] = &provider_meta,
+	[PROVIDER_CLERK] = &provider_clerk,
+	[PROVIDER_RESEND] = &provider_resend,
+	[PROVIDER_OKTA] = &provider_okta,
+	[PROVIDER_ZENDESK] = &provider_zendesk,
 };
 
 const char *const provider_common_headers[] = {"Content-Type", "User-Agent", NULL};

@@ -348,16 +348,18 @@ scheme_verify_v0(const v0_scheme *sc, const endpoint_conf *ep, const request_vie
 	const char *v = scheme_header(req, sc->sig_header, &len, &too_long);
 	const char *tsv = scheme_header(req, sc->ts_header, &tslen, &too_long);
 
+	size_t pre = sc->bare ? 0 : 3;
+
 	if (v == NULL || tsv == NULL)
 		return scheme_fail(res, VERIFY_UNSIGNED, sc->missing);
-	if (too_long || len != 3 + 64 || strncmp(v, "v0=", 3) != 0 ||
-	    hex_decode(v + 3, 64, want, sizeof(want)) != 32)
+	if (too_long || len != pre + 64 || strncmp(v, "v0=", pre) != 0 ||
+	    hex_decode(v + pre, 64, want, sizeof(want)) != 32)
 		return scheme_fail(res, VERIFY_MALFORMED, "malformed signature header");
-	if (scheme_timestamp(tsv, tslen, &ts) < 0)
+	if ((sc->ms ? scheme_timestamp_ms(tsv, tslen, &ts) : scheme_timestamp(tsv, tslen, &ts)) < 0)
 		return scheme_fail(res, VERIFY_MALFORMED, "bad timestamp header");
-	if ((st = scheme_window(ep, req, ts)) != VERIFY_OK)
+	if ((st = scheme_window(ep, req, sc->ms ? ts / 1000 : ts)) != VERIFY_OK)
 		return scheme_window_fail(res, st);
-	snprintf(base, sizeof(base), "v0:%lld:", (long long)ts);
+	snprintf(base, sizeof(base), "%s%lld:", sc->bare ? "" : "v0:", (long long)ts);
 	hmac_part parts[2] = {{base, strlen(base)}, {req->body, req->body_len}};
 
 	return scheme_match_secrets(HMAC_SHA256, ep, parts, 2, want, 32, res);
@@ -368,11 +370,12 @@ scheme_sign_v0(const v0_scheme *sc, const sign_input *in, sign_output *out, char
 	       size_t errlen)
 {
 	char hex[2 * HMAC_MAX_LEN + 1], pre[48];
+	long long ts = (long long)in->timestamp * (sc->ms ? 1000 : 1);
 
-	snprintf(pre, sizeof(pre), "v0:%lld:", (long long)in->timestamp);
+	snprintf(pre, sizeof(pre), "%s%lld:", sc->bare ? "" : "v0:", ts);
 	if (sign_body_hex(in, pre, hex, errbuf, errlen) < 0)
 		return -1;
-	sign_add(out, sc->ts_header, xasprintf("%lld", (long long)in->timestamp));
-	sign_add(out, sc->sig_header, xasprintf("v0=%s", hex));
+	sign_add(out, sc->ts_header, xasprintf("%lld", ts));
+	sign_add(out, sc->sig_header, xasprintf("%s%s", sc->bare ? "" : "v0=", hex));
 	return 0;
 }

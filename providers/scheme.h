@@ -138,11 +138,14 @@ bool scheme_body_mac_id_signed(const body_mac *m);
 
 /*
  * Slack's and Zoom's class: "<sig header>: v0=<hex>" with the timestamp in
- * its own header, HMAC-SHA256 over "v0:<ts>:<body>".
+ * its own header, HMAC-SHA256 over "v0:<ts>:<body>".  Webflow's is the same
+ * with no "v0" and the timestamp in milliseconds: "<hex>", "<ts>:<body>".
  */
 typedef struct v0_scheme {
 	const char *sig_header, *ts_header;
 	const char *missing; /* reason when either header is absent */
+	bool bare;	     /* no "v0=" before the signature, no "v0:" before the timestamp */
+	bool ms;	     /* the timestamp is in milliseconds */
 } v0_scheme;
 
 int scheme_verify_v0(const v0_scheme *sc, const endpoint_conf *ep, const request_view *req,

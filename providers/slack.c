@@ -19,9 +19,9 @@
 #include <string.h>
 
 static const v0_scheme scheme = {
-	"X-Slack-Signature",
-	"X-Slack-Request-Timestamp",
-	"missing X-Slack-Signature or X-Slack-Request-Timestamp header",
+	.sig_header = "X-Slack-Signature",
+	.ts_header = "X-Slack-Request-Timestamp",
+	.missing = "missing X-Slack-Signature or X-Slack-Request-Timestamp header",
 };
 
 static int

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * standard.c - Standard Webhooks, and Svix (the same scheme under svix-*
- * header names)
+ * header names), which Clerk and Resend send as it is
  *
  * "webhook-id", "webhook-timestamp", "webhook-signature: v1,<b64> v1a,<b64>
  * ..." (or the svix- names; both families are accepted, as the Svix SDKs
@@ -32,6 +32,13 @@
 #include <string.h>
 
 #define ED25519_TRIES_MAX 4
+
+/* the providers that send the svix-* names (Svix, and senders built on it) */
+static bool
+svix_names(provider p)
+{
+	return p == PROVIDER_SVIX || p == PROVIDER_CLERK || p == PROVIDER_RESEND;
+}
 
 typedef enum standard_key_kind {
 	STANDARD_KEY_NONE,   /* unusable: bad base64 after a prefix, bad length */
@@ -98,7 +105,7 @@ verify(const endpoint_conf *ep, const request_view *req, verify_result *res)
 		{"webhook-id", "webhook-timestamp", "webhook-signature"},
 		{"svix-id", "svix-timestamp", "svix-signature"},
 	};
-	int first = ep->provider == PROVIDER_SVIX ? 1 : 0;
+	int first = svix_names(ep->provider) ? 1 : 0;
 	const char *id = NULL, *tsv = NULL, *sig = NULL;
 	size_t idlen = 0, tslen = 0, siglen = 0;
 	bool too_long = false;
@@ -208,8 +215,8 @@ out:
 static int
 extract(const endpoint_conf *ep, const request_view *req, envelope *env, const char **reason)
 {
-	const char *first = ep->provider == PROVIDER_SVIX ? "svix-id" : "webhook-id";
-	const char *second = ep->provider == PROVIDER_SVIX ? "webhook-id" : "svix-id";
+	const char *first = svix_names(ep->provider) ? "svix-id" : "webhook-id";
+	const char *second = svix_names(ep->provider) ? "webhook-id" : "svix-id";
 	const char *why = NULL;
 	jval body = env_body(req, env);
 	const jval *b = &body;
@@ -232,7 +239,7 @@ extract(const endpoint_conf *ep, const request_view *req, envelope *env, const c
 static int
 sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 {
-	bool svix = in->provider == PROVIDER_SVIX;
+	bool svix = svix_names(in->provider);
 	unsigned char *key = NULL, *msg = NULL;
 	size_t klen, kcap, msglen;
 	char tsbuf[32], b64[BASE64_ENCODED_SIZE(ED25519_SIG_LEN)];
@@ -293,7 +300,7 @@ out:
 static const char *const headers[] = {"webhook-id", "webhook-timestamp", "svix-id",
 				      "svix-timestamp", NULL};
 
-/* two rows alike but for the name: verify and sign read the id for the header names */
+/* rows alike but for the name: verify and sign read the id for the header names */
 #define STANDARD_ROW(n)                                                                            \
 	{                                                                                          \
 		.name = (n), .tolerance = 300, .headers = headers,                                 \
@@ -303,3 +310,5 @@ static const char *const headers[] = {"webhook-id", "webhook-timestamp", "svix-i
 
 const provider_ops provider_standard = STANDARD_ROW("standard");
 const provider_ops provider_svix = STANDARD_ROW("svix");
+const provider_ops provider_clerk = STANDARD_ROW("clerk");
+const provider_ops provider_resend = STANDARD_ROW("resend");

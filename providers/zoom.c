@@ -19,9 +19,9 @@
 #include <string.h>
 
 static const v0_scheme scheme = {
-	"x-zm-signature",
-	"x-zm-request-timestamp",
-	"missing x-zm-signature or x-zm-request-timestamp header",
+	.sig_header = "x-zm-signature",
+	.ts_header = "x-zm-request-timestamp",
+	.missing = "missing x-zm-signature or x-zm-request-timestamp header",
 };
 
 static int

@@ -158,6 +158,18 @@ const rows = [
 			'box-signature-secondary': 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=',
 			'box-delivery-timestamp': ts, 'box-delivery-id': 'f96bb54b-ee16-4fc5-aa65-8c2d9e5b546f' }; },
 		'{"type":"webhook_event","id":"eb0c4e06-751f-442c-86f8-fd5bb404dbec","created_at":"2024-05-03T08:00:00-07:00","trigger":"FILE.UPLOADED","source":{"id":"1234567890","type":"file"}}', { now }],
+	['webflow', (s, b) => ({ 'x-webflow-signature': hmac('sha256', s, `${now * 1000}:${b}`, 'hex'), 'x-webflow-timestamp': String(now * 1000) }),
+		'{"triggerType":"form_submission","payload":{"name":"Contact","siteId":"65427cf400e02b306eaa049c","data":{"Name":"Ada"},"id":"6321a6d4c4f0a6a1b6a8d7e5"}}', { now }],
+	['gocardless', (s, b) => ({ 'Webhook-Signature': hmac('sha256', s, b, 'hex') }),
+		'{"events":[{"id":"EV00BD5DHBHD6C","created_at":"2024-05-03T08:00:00.000Z","resource_type":"payments","action":"confirmed","links":{"payment":"PM000260X9VKF4"},"details":{"origin":"gocardless","cause":"payment_confirmed"}}],"meta":{"webhook_id":"WB00012Q3QY2Q1"}}'],
+	['meta', (s, b) => ({ 'X-Hub-Signature-256': 'sha256=' + hmac('sha256', s, b, 'hex') }),
+		'{"object":"whatsapp_business_account","entry":[{"id":"102290129340398","changes":[{"value":{"messaging_product":"whatsapp","metadata":{"display_phone_number":"15550783881","phone_number_id":"106540352242922"},"messages":[{"from":"16315551181","id":"wamid.ABGGFlA5Fpa","timestamp":"1714723200","text":{"body":"hello"},"type":"text"}]},"field":"messages"}]}]}'],
+	['okta', (s) => ({ Authorization: s }),
+		'{"eventType":"com.okta.event_hook","eventTypeVersion":"1.0","cloudEventsVersion":"0.1","source":"https://example.okta.com/api/v1/eventHooks/whoql0HfiLGPWc8Jx0g3","eventId":"b5a188b9-5ece-4980-b7cc-5ebb2fbc6e38","data":{"events":[{"uuid":"5f3d7a5e-50b0-11e9-9d1f-0b7d3e6e1c5b","eventType":"user.session.start"}]},"eventTime":"2024-05-03T08:00:00.032Z","contentType":"application/json"}', { unsigned_body: true }],
+	['zendesk', (s, b) => { const ts = new Date(now * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
+		return { 'X-Zendesk-Webhook-Signature': createHmac('sha256', s).update(ts).update(b).digest('base64'),
+			'X-Zendesk-Webhook-Signature-Timestamp': ts, 'x-zendesk-webhook-invocation-id': '8350205582' }; },
+		'{"account_id":22129848,"detail":{"id":"1","status":"NEW","subject":"Help"},"event":{},"id":"cbe4028c-7239-495d-b020-f22348516046","subject":"zen:ticket:1","time":"2024-05-03T08:00:00.000Z","type":"zen:event-type:ticket.created","zendesk_event_version":"2022-11-06"}', { now }],
 	['postmark', (s) => ({ Authorization: 'Basic ' + Buffer.from(s).toString('base64') }),
 		'{"RecordType":"Delivery","ServerID":23,"MessageStream":"outbound","MessageID":"883953f4-6105-42a2-a16a-77a8eac79483","Recipient":"john@example.com","DeliveredAt":"2024-05-03T08:00:00Z"}', { unsigned_body: true }],
 	['chargebee', (s) => ({ Authorization: 'Basic ' + Buffer.from(s).toString('base64') }),
@@ -165,6 +177,30 @@ const rows = [
 ];
 for (const [p, signer, body, extra] of rows)
 	await triple(p, `${p}-user:secret-0123456789`, `${p}-user:secret-9876543210`, body, signer, none, extra);
+
+// Clerk sends Svix's scheme as it is: svix-* headers, a whsec_ key
+{
+	const svixSign = (s, b) => { const id = 'msg_2hOv4pmBCpTb9LnvhCfAHyAZ6hw';
+		const k = Buffer.from(s.replace(/^whsec_/, ''), 'base64');
+		return { 'svix-id': id, 'svix-timestamp': String(now),
+			'svix-signature': 'v1,' + hmac('sha256', k, `${id}.${now}.${b}`, 'base64') }; };
+	await triple('clerk', 'whsec_' + Buffer.from('clerk-signing-key-0123456789').toString('base64'),
+		'whsec_' + Buffer.from('clerk-signing-key-9876543210').toString('base64'),
+		'{"data":{"id":"user_29w83sxmDNGwOuEthce5gg56FcC","object":"user","first_name":"Ada"},"instance_id":"ins_2ZM6ksJqr2TX4uByAfLYh1fH8g3","object":"event","timestamp":1714723200000,"type":"user.created"}',
+		svixSign, none, { now });
+}
+
+// Resend too: Svix's scheme as it is
+{
+	const svixSign = (s, b) => { const id = 'msg_2hPvXjDY0ZbLQ4MCDfHWsg5Ky7N';
+		const k = Buffer.from(s.replace(/^whsec_/, ''), 'base64');
+		return { 'svix-id': id, 'svix-timestamp': String(now),
+			'svix-signature': 'v1,' + hmac('sha256', k, `${id}.${now}.${b}`, 'base64') }; };
+	await triple('resend', 'whsec_' + Buffer.from('resend-signing-key-012345678').toString('base64'),
+		'whsec_' + Buffer.from('resend-signing-key-987654321').toString('base64'),
+		'{"type":"email.delivered","created_at":"2024-05-03T08:00:00.126Z","data":{"created_at":"2024-05-03T07:59:59.000Z","email_id":"56761188-7520-42d8-8898-ff6fc54ce618","from":"Acme <onboarding@resend.dev>","to":["delivered@resend.dev"],"subject":"Sending this example"}}',
+		svixSign, none, { now });
+}
 
 process.stdout.write(JSON.stringify({
 	description: 'Vectors for the providers added after provider-vectors.json, written by more-vectors.mjs: SDK-checked where the provider ships an official Node SDK verifier (sdk_check.sdk names it), else derived from the documented algorithm.',

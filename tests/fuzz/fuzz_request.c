@@ -71,7 +71,14 @@ static const char conf_text[] =
 	"[endpoint notion]\nprovider = notion\nsecret_file = secrets\n"
 	"[endpoint postmark]\nprovider = postmark\nsecret_file = secrets\n"
 	"[endpoint chargebee]\nprovider = chargebee\nsecret_file = secrets\n"
-	"[endpoint box]\nprovider = box\nsecret_file = secrets\n";
+	"[endpoint box]\nprovider = box\nsecret_file = secrets\n"
+	"[endpoint webflow]\nprovider = webflow\nsecret_file = secrets\n"
+	"[endpoint gocardless]\nprovider = gocardless\nsecret_file = secrets\n"
+	"[endpoint meta]\nprovider = meta\nsecret_file = secrets\n"
+	"[endpoint clerk]\nprovider = clerk\nsecret_file = secrets\n"
+	"[endpoint resend]\nprovider = resend\nsecret_file = secrets\n"
+	"[endpoint okta]\nprovider = okta\nsecret_file = secrets\n"
+	"[endpoint zendesk]\nprovider = zendesk\nsecret_file = secrets\n";
 
 static conf *the_conf;
 static char dir[] = "/tmp/hookinbox-fuzz-XXXXXX";

@@ -130,6 +130,18 @@ push @v, ['hmac-512', req('hmac-512', [['X-Signature', hmac_sha512_hex('{}', $pl
 		my $bts = '2023-11-14T22:13:20Z';
 		push @v, ['box', req('box', [['box-signature-primary', encode_base64(hmac_sha256($bx . $bts, $plain), '')], ['box-delivery-timestamp', $bts], ['box-delivery-id', 'bd-1']], $bx)];
 	}
+	my $wf = '{"triggerType":"form_submission","payload":{"id":"w1"}}';
+	push @v, ['webflow', req('webflow', [['x-webflow-signature', hmac_sha256_hex("$ms:$wf", $plain)], ['x-webflow-timestamp', $ms]], $wf)];
+	push @v, ['gocardless', req('gocardless', [['Webhook-Signature', hmac_sha256_hex('{"events":[{"id":"EV1","action":"confirmed"}]}', $plain)]], '{"events":[{"id":"EV1","action":"confirmed"}]}')];
+	push @v, ['meta', req('meta', [['X-Hub-Signature-256', 'sha256=' . hmac_sha256_hex('{"object":"page","entry":[{"id":"1","time":1700000000}]}', $plain)]], '{"object":"page","entry":[{"id":"1","time":1700000000}]}')];
+	push @v, ['clerk', req('clerk', [['svix-id', 'msg_3'], ['svix-timestamp', $now], ['svix-signature', 'v1,' . encode_base64(hmac_sha256("msg_3.$now.{\"type\":\"user.created\",\"object\":\"event\",\"timestamp\":1700000000000,\"data\":{\"id\":\"user_1\"}}", $stdkey), '')]], '{"type":"user.created","object":"event","timestamp":1700000000000,"data":{"id":"user_1"}}')];
+	push @v, ['resend', req('resend', [['svix-id', 'msg_4'], ['svix-timestamp', $now], ['svix-signature', 'v1,' . encode_base64(hmac_sha256("msg_4.$now.{\"type\":\"email.sent\",\"created_at\":\"2024-01-01T00:00:00.000Z\",\"data\":{\"email_id\":\"e1\"}}", $stdkey), '')]], '{"type":"email.sent","created_at":"2024-01-01T00:00:00.000Z","data":{"email_id":"e1"}}')];
+	push @v, ['okta', req('okta', [['Authorization', $plain]], '{"eventType":"com.okta.event_hook","eventId":"b5a1","eventTime":"2023-11-14T22:13:20.000Z","data":{"events":[]}}')];
+	{
+		my $zd = '{"type":"zen:event-type:ticket.created","time":"2023-11-14T22:13:20Z","detail":{"id":"1"}}';
+		my $zts = '2023-11-14T22:13:20Z';
+		push @v, ['zendesk', req('zendesk', [['X-Zendesk-Webhook-Signature', encode_base64(hmac_sha256($zts . $zd, $plain), '')], ['X-Zendesk-Webhook-Signature-Timestamp', $zts], ['x-zendesk-webhook-invocation-id', 'zi-1']], $zd)];
+	}
 	push @v, ['postmark', req('postmark', [['Authorization', 'Basic ' . encode_base64('fuzz-user:fuzz-password', '')]], '{"RecordType":"Delivery","MessageID":"m1"}')];
 	push @v, ['telnyx', req('telnyx', [['telnyx-signature-ed25519', encode_base64($ed->("\x33" x 32, "$now|$tx"), '')], ['telnyx-timestamp', $now]], $tx)];
 }

@@ -64,5 +64,5 @@ for my $now (sort keys %by_now) {
 		}
 	}
 }
-is(scalar(@cases), 121, 'all 121 vectors replayed');
+is(scalar(@cases), 141, 'all 141 vectors replayed');
 done_testing();

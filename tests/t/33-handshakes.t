@@ -18,6 +18,7 @@ my $tmp = tempdir(CLEANUP => 1);
 system("openssl genpkey -algorithm ed25519 -out $tmp/d.pem 2>/dev/null") == 0 or BAIL_OUT('openssl genpkey ed25519');
 my $pub = unpack 'H*', substr(`openssl pkey -in $tmp/d.pem -pubout -outform DER`, -32);
 my $zoom_secret = 'zoom-secret-token-0123456789';
+HookTest::record_secret($zoom_secret, 'zoom-old-secret-token-abcd');
 
 my $t = HookTest->new(procs => 1, endpoints => {
 	discord => { provider => 'discord', secrets => [$pub] },

@@ -392,6 +392,8 @@ test_more_providers(void)
 {
 	const char *json[] = {"Content-Type", "application/json", NULL};
 	const char *rzp[] = {"X-Razorpay-Event-Id", "Lrn8yZ0aUKh2X9", NULL};
+	const char *box[] = {"box-delivery-id", "bd-1", NULL};
+	const char *zd[] = {"x-zendesk-webhook-invocation-id", "zi-1", NULL};
 	const char *bb[] = {"X-Request-UUID", "a1b2", "X-Event-Key", "repo:push", NULL};
 	const char *lin[] = {"Linear-Delivery", "234d1a4e-b617-4388-90fe-adc3633d6b72",
 			     "Linear-Event", "Issue", NULL};
@@ -427,6 +429,28 @@ test_more_providers(void)
 	      "{\"event\":\"meeting.started\",\"event_ts\":1}", json,
 	      "sha256:32001b2892ba52d477b306d70e04675d7f6e9599b91191120961b415f27f4038",
 	      "meeting.started", NULL, true, 1);
+	check("box: delivery id header, trigger, source.id, created_at", PROVIDER_BOX, NULL,
+	      "{\"trigger\":\"FILE.UPLOADED\",\"source\":{\"id\":\"f1\"},"
+	      "\"created_at\":\"2023-11-14T22:13:20Z\"}",
+	      box, "bd-1", "FILE.UPLOADED", "f1", true, INT64_C(1700000000000000));
+	check("chargebee: id, event_type, occurred_at", PROVIDER_CHARGEBEE, NULL,
+	      "{\"id\":\"ev_1\",\"event_type\":\"customer_created\",\"occurred_at\":1700000000}",
+	      json, "ev_1", "customer_created", NULL, true, 1700000000);
+	check("postmark: the body's hash, RecordType, MessageID", PROVIDER_POSTMARK, NULL,
+	      "{\"RecordType\":\"Delivery\",\"MessageID\":\"m1\"}", json,
+	      "sha256:05a811d06cb8f64ddc866665de0e41b29ee4cbfb966952f1cce0a184f6988fd5", "Delivery",
+	      "m1", false, 0);
+	check("okta: eventId, eventType, eventTime", PROVIDER_OKTA, NULL,
+	      "{\"eventType\":\"com.okta.event_hook\",\"eventId\":\"b5a1\","
+	      "\"eventTime\":\"2023-11-14T22:13:20Z\"}",
+	      json, "b5a1", "com.okta.event_hook", NULL, true, INT64_C(1700000000000000));
+	reject("okta: no eventId", PROVIDER_OKTA, NULL, "{}", 2, json, "no event id");
+	check("zendesk: invocation id header, type, detail.id, time", PROVIDER_ZENDESK, NULL,
+	      "{\"type\":\"zen:event-type:ticket.created\",\"detail\":{\"id\":\"7\"},"
+	      "\"time\":\"2023-11-14T22:13:20Z\"}",
+	      zd, "zi-1", "zen:event-type:ticket.created", "7", true, INT64_C(1700000000000000));
+	reject("zendesk: no invocation id", PROVIDER_ZENDESK, NULL, "{}", 2, json, "no event id");
+	reject("box: no delivery id", PROVIDER_BOX, NULL, "{}", 2, json, "no event id");
 	reject("razorpay: no id header", PROVIDER_RAZORPAY, NULL, "{}", 2, json, "no event id");
 	reject("intercom: no id", PROVIDER_INTERCOM, NULL, "{\"topic\":\"ping\"}", 16, json,
 	       "no event id");
