@@ -5,7 +5,8 @@
 // with that SDK's verifier at generation time (sdk_check).
 //
 //   npm install razorpay@2.9.8 @mux/mux-node@15.3.0 @workos-inc/node@8.13.0 \
-//     discord-interactions@4.4.0 telnyx@7.24.0 @linear/sdk@98.0.0 @adyen/api-library@32.1.0
+//     discord-interactions@4.4.0 telnyx@7.24.0 @linear/sdk@98.0.0 @adyen/api-library@32.1.0 \
+//     svix@1.99.1
 //   node more-vectors.mjs > provider-vectors-more.json
 //
 // Accept vectors must verify at verify.now; each has reject companions (a
@@ -178,7 +179,14 @@ const rows = [
 for (const [p, signer, body, extra] of rows)
 	await triple(p, `${p}-user:secret-0123456789`, `${p}-user:secret-9876543210`, body, signer, none, extra);
 
-// Clerk sends Svix's scheme as it is: svix-* headers, a whsec_ key
+// Clerk and Resend send Svix's scheme as it is; the svix SDK checks both
+const { Webhook: SvixWebhook } = require('svix');
+const svixCheck = async (v) => { const h = v.verify.headers;
+	new SvixWebhook(v.verify.secret).verify(v.verify.body, { 'svix-id': h['svix-id'],
+		'svix-timestamp': h['svix-timestamp'], 'svix-signature': h['svix-signature'] });
+	return true; };
+svixCheck.sdk = 'svix@1.99.1 Webhook.verify';
+// Clerk: svix-* headers, a whsec_ key
 {
 	const svixSign = (s, b) => { const id = 'msg_2hOv4pmBCpTb9LnvhCfAHyAZ6hw';
 		const k = Buffer.from(s.replace(/^whsec_/, ''), 'base64');
@@ -187,7 +195,7 @@ for (const [p, signer, body, extra] of rows)
 	await triple('clerk', 'whsec_' + Buffer.from('clerk-signing-key-0123456789').toString('base64'),
 		'whsec_' + Buffer.from('clerk-signing-key-9876543210').toString('base64'),
 		'{"data":{"id":"user_29w83sxmDNGwOuEthce5gg56FcC","object":"user","first_name":"Ada"},"instance_id":"ins_2ZM6ksJqr2TX4uByAfLYh1fH8g3","object":"event","timestamp":1714723200000,"type":"user.created"}',
-		svixSign, none, { now });
+		svixSign, svixCheck, { now });
 }
 
 // Resend too: Svix's scheme as it is
@@ -199,7 +207,7 @@ for (const [p, signer, body, extra] of rows)
 	await triple('resend', 'whsec_' + Buffer.from('resend-signing-key-012345678').toString('base64'),
 		'whsec_' + Buffer.from('resend-signing-key-987654321').toString('base64'),
 		'{"type":"email.delivered","created_at":"2024-05-03T08:00:00.126Z","data":{"created_at":"2024-05-03T07:59:59.000Z","email_id":"56761188-7520-42d8-8898-ff6fc54ce618","from":"Acme <onboarding@resend.dev>","to":["delivered@resend.dev"],"subject":"Sending this example"}}',
-		svixSign, none, { now });
+		svixSign, svixCheck, { now });
 }
 
 process.stdout.write(JSON.stringify({
