@@ -18,11 +18,13 @@
 -- Shopify's topic) it is stored, held in state 'review' with review_of =
 -- the first delivery's id, and answered as stored (held = true); at most
 -- 4 copies of one signed content are held (one replayed body cannot fill
--- the inbox), a fifth other type is answered as a duplicate of the first.
--- A held copy does not own its delivery key (migration 009): the genuine
--- delivery of that id, with its own body, is stored as a new event.
--- The key includes the endpoint: two endpoints of one account each store
--- the event the provider sent to both.
+-- the inbox), a fifth other type is answered as a duplicate of the first.  A held
+-- copy never owns its delivery key (the key is as unsigned as the type), so
+-- the genuine delivery with that id is stored and delivered.  A delivery
+-- whose id is owned by other signed content is judged by its content as if
+-- the id were free; content never stored under an owned id is stored and
+-- held (review_of = the owner): which of the two is genuine is not known.  The key
+-- includes the endpoint: each endpoint of one account stores its own copy.
 create or replace function hookinbox.accept_batch(
 	p_endpoint text[], p_provider text[], p_account text[], p_environment text[],
 	p_event_id text[], p_event_type text[], p_object_id text[], p_event_version bigint[],
@@ -39,6 +41,8 @@ declare
 	v_first bigint;
 	v_first_type text;
 	v_held_only boolean;
+	v_key bigint;
+	v_hold boolean;
 begin
 	for k in 1 .. coalesce(array_length(p_event_id, 1), 0) loop
 		v_hash := sha256(p_body[k]);
@@ -78,10 +82,21 @@ begin
 				exit attempts;
 			end if;
 			-- A new statement sees the row a concurrent delivery (or an
-			-- earlier one of this batch) stored.  When the id is unsigned,
-			-- what was signed answers first: the key only after it.
-			v_first := null;
-			if p_body_dedup[k] then
+			-- earlier one of this batch) stored.
+			-- (a held copy does not own its key: migration 009)
+			select i.id into id from hookinbox.inbox i
+			 where i.provider = p_provider[k] and i.account = p_account[k]
+			   and i.environment = p_environment[k] and i.event_id = p_event_id[k]
+			   and i.endpoint = p_endpoint[k] and i.review_of is null;
+			-- The id taken by other signed content (the id is not signed):
+			-- this delivery is judged by its content, as if the id were
+			-- free.
+			v_key := id;
+			if v_key is not null and p_body_dedup[k] and not exists (select 1 from hookinbox.inbox i
+					where i.id = v_key and coalesce(i.signed_sha256, i.body_sha256) = v_dedup) then
+				id := null;
+			end if;
+			if id is null and p_body_dedup[k] then
 				select i.id, i.event_type into v_first, v_first_type from hookinbox.inbox i
 				 where i.endpoint = p_endpoint[k] and i.body_dedup and i.review_of is null
 				   and coalesce(i.signed_sha256, i.body_sha256) = v_dedup;
@@ -95,7 +110,15 @@ begin
 					 order by coalesce(i.event_type, '') = coalesce(p_event_type[k], '') desc, i.id
 					 limit 1;
 				end if;
-				if v_first is not null and v_first_type is not distinct from p_event_type[k] then
+				-- this content never stored, and the id's owner has other
+				-- content: which is genuine cannot be told (a captured body
+				-- may have taken the id first), so this one is kept, held
+				v_hold := v_first is null and v_key is not null;
+				if v_hold then
+					v_first := v_key;
+				end if;
+				if v_first is not null and not v_hold
+				   and v_first_type is not distinct from p_event_type[k] then
 					id := v_first;
 				elsif v_first is not null then
 					-- the same signed content under another type: held
@@ -104,7 +127,7 @@ begin
 					   and i.review_of is not null
 					   and coalesce(i.signed_sha256, i.body_sha256) = v_dedup
 					   and coalesce(i.event_type, '') = coalesce(p_event_type[k], '');
-					if id is null and (select count(*) from hookinbox.inbox i
+					if id is null and not v_hold and (select count(*) from hookinbox.inbox i
 							    where i.endpoint = p_endpoint[k] and i.body_dedup
 							      and i.review_of is not null
 							      and coalesce(i.signed_sha256, i.body_sha256) = v_dedup)
@@ -132,14 +155,6 @@ begin
 						continue attempts;
 					end if;
 				end if;
-			end if;
-			if id is null then
-				-- The key is the endpoint's first delivery's: a held copy
-				-- (its id and type unsigned) never owns it (migration 009).
-				select i.id into id from hookinbox.inbox i
-				 where i.provider = p_provider[k] and i.account = p_account[k]
-				   and i.environment = p_environment[k] and i.event_id = p_event_id[k]
-				   and i.endpoint = p_endpoint[k] and i.review_of is null;
 			end if;
 			if id is not null then
 				duplicate := true;

@@ -32,6 +32,9 @@ $$;
 -- on (route, idem_key); an event whose action collapsed into another
 -- event's is recorded in action_collapse.  Returns the number of actions
 -- inserted.
+-- A copy released from review does not own its (unsigned) delivery id:
+-- the delivery that does may be another event (a captured body replayed
+-- under its id), so the copy's event key is its id and its intake id.
 -- p_ordered: the route has an order (newest or sequence); p_sequenced:
 -- order = sequence (migration 008).
 create or replace function hookinbox.fan_out(p_inbox_ids bigint[], p_action_inbox bigint[],
@@ -51,7 +54,8 @@ begin
 		event_version, ordered, sequenced, inbox_horizon, max_attempts)
 	select v.inbox_id, v.route,
 	       hookinbox.action_key(v.route, v.mode, i.provider, i.account, i.environment,
-			i.event_id, i.object_id, i.event_type),
+			case when i.review_of is null then i.event_id
+			     else i.event_id || ' held ' || i.id end, i.object_id, i.event_type),
 	       i.object_id, i.event_type, i.event_version, v.ordered or v.sequenced, v.sequenced,
 	       case when v.sequenced then v_horizon end, v.max_attempts
 	  from unnest(p_action_inbox, p_routes, p_modes, p_ordered, p_sequenced, p_max_attempts)
@@ -69,7 +73,9 @@ begin
 		  join hookinbox.inbox i on i.id = v.inbox_id
 		  join hookinbox.action a on a.route = v.route
 		   and a.idem_key = hookinbox.action_key(v.route, v.mode, i.provider, i.account,
-				i.environment, i.event_id, i.object_id, i.event_type)
+				i.environment, case when i.review_of is null then i.event_id
+						    else i.event_id || ' held ' || i.id end,
+				i.object_id, i.event_type)
 		 where a.inbox_id <> v.inbox_id
 		on conflict do nothing;
 	end if;
