@@ -410,8 +410,10 @@ sub drain {
 			split /\n/, $self->sql("select id from hookinbox.action where state = 'parked'");
 		for my $id (@new) {
 			$self->{drain_replayed}{$id} = 1;
+			# blind=1: the drain replays whatever the outcome (the model's
+			# downstream never forgets a key, so invariant 4 still judges it)
 			my ($rc, $out) = $self->{t}->pg->psql_file(HookTest::top() . '/sql/replay.sql',
-				vars => { action_id => $id, go => 1 });
+				vars => { action_id => $id, go => 1, blind => 1 });
 			die "replay.sql -v action_id=$id: exit $rc: $out" if $rc != 0;
 		}
 		next if @new;

@@ -113,7 +113,7 @@ like($out, qr/^HOOKINBOX CRITICAL - unavailable: could not connect to the databa
 write_conf($workerc);
 ($rc, $out) = run_prog($worker, '-c', $conf, '--health-check', '--nagios');
 is($rc, 0, '--nagios, healthy: 0 (OK)') or diag $out;
-like($out, qr/^HOOKINBOX OK - ok: .* \| pending_event_age=0s;;900 pending_action_age=0s;;900 parked_action_age=0s;;86400$/,
+like($out, qr/^HOOKINBOX OK - ok: .* \| pending_event_age=0s;;900 pending_action_age=0s;;900 parked_action_age=0s;;86400 held_delivery_age=0s;;86400$/,
 	'OK with performance data and the thresholds');
 $body = '{"id":"evt_old_1","type":"invoice.paid","created":1}';
 $t->post('shop', $body, { 'Stripe-Signature' => stripe_sig($secret, $body) });
