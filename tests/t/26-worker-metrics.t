@@ -25,8 +25,11 @@ my $t = WorkerHelp::setup(routes => {
 	slow => { endpoint => 'shop', events => 'slow.*', url => $d->url('/slow'), timeout => 1 },
 	refused => { endpoint => 'shop', events => 'refused.*', url => $refused, timeout => 2 },
 	idle => { endpoint => 'gh', events => '*', url => $d->url('/idle'), timeout => 2 },
-}, worker => { metrics_file => "$tmpd/conf.prom" },
+}, worker => { metrics_file => "$tmpd/conf.prom", backoff_base => 60, backoff_cap => 120 },
    extra => { extra_config => "[log]\nformat = json\n" });
+
+# (backoff of a minute: a retry is never due within a run, however slow the
+# build, so each run's counts are exact)
 
 # parse a text-format file: { families => {name => type}, samples => [[name, {labels}, value]] }
 sub parse_prom {
