@@ -77,7 +77,7 @@ bf_store_known(bf_store *s, const bf_key *key, const char *const *ids, size_t n,
 {
 	size_t len = 1;
 	char *list, *p;
-	const char *params[4];
+	const char *params[5];
 	PGresult *r;
 	int rc = -1;
 
@@ -90,13 +90,14 @@ bf_store_known(bf_store *s, const bf_key *key, const char *const *ids, size_t n,
 	*p = '\0';
 	for (size_t i = 0; i < n; i++)
 		p += sprintf(p, "%s%s", i ? "\n" : "", ids[i]);
-	params[0] = key->provider;
-	params[1] = key->account;
-	params[2] = key->environment;
-	params[3] = list;
+	params[0] = key->endpoint;
+	params[1] = key->provider;
+	params[2] = key->account;
+	params[3] = key->environment;
+	params[4] = list;
 	r = PQexecParams(s->conn,
-			 "select hookinbox.backfill_known($1, $2, $3, string_to_array($4, E'\\n'))",
-			 4, NULL, params, NULL, NULL, 0);
+			 "select hookinbox.backfill_known($1, $2, $3, $4, string_to_array($5, E'\\n'))",
+			 5, NULL, params, NULL, NULL, 0);
 	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
 		first_line(err, errlen, "could not look the events up in the inbox",
 			   PQresultErrorMessage(r));
@@ -122,12 +123,12 @@ bf_store_put(bf_store *s, const bf_key *key, const bf_row *row, int64_t *id, boo
 	     char *err, size_t errlen, bf_store_err *why)
 {
 	char version[24];
-	const char *params[11] = {key->endpoint,    key->provider, key->account,
+	const char *params[12] = {key->endpoint,    key->provider, key->account,
 				  key->environment, row->event_id, row->event_type,
 				  row->object_id,   NULL,	   row->headers_json,
-				  row->body,	    row->note};
-	int lengths[11] = {0};
-	int formats[11] = {0};
+				  row->body,	    row->note,	   key->body_dedup ? "t" : "f"};
+	int lengths[12] = {0};
+	int formats[12] = {0};
 	PGresult *r;
 	int rc = -1;
 
@@ -140,8 +141,8 @@ bf_store_put(bf_store *s, const bf_key *key, const bf_row *row, int64_t *id, boo
 	formats[9] = 1;
 	r = PQexecParams(s->conn,
 			 "select id, duplicate from hookinbox.backfill_store($1, $2, $3, $4, $5, "
-			 "$6, $7, $8::bigint, $9::jsonb, $10::bytea, $11)",
-			 11, NULL, params, lengths, formats, 0);
+			 "$6, $7, $8::bigint, $9::jsonb, $10::bytea, $11, $12::boolean)",
+			 12, NULL, params, lengths, formats, 0);
 	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
 		first_line(err, errlen, "could not store the event", PQresultErrorMessage(r));
 		*why = classify(r, s->conn);

@@ -28,6 +28,7 @@ typedef struct bf_key {
 	const char *provider;
 	const char *account;
 	const char *environment;
+	bool body_dedup; /* the provider does not sign its delivery id: the body is the key too */
 } bf_key;
 
 /* one row to store: what a live delivery of the event would have stored */
@@ -52,15 +53,17 @@ bf_store *bf_store_connect(const char *conninfo, const char *user, char *err, si
 void bf_store_free(bf_store *s);
 
 /*
- * known[i] = whether ids[i] is in the inbox under key.  0, or -1 with a
- * message in err and *why set.
+ * known[i] = whether ids[i] was stored under key: in the inbox, or in the
+ * ledger of deleted rows.  0, or -1 with a message in err and *why set.
  */
 int bf_store_known(bf_store *s, const bf_key *key, const char *const *ids, size_t n, bool *known,
 		   char *err, size_t errlen, bf_store_err *why) __attribute__((warn_unused_result));
 
 /*
- * Store row under key, marked backfilled: 0 with *id and *duplicate (the
- * key was there already: *id is that row's), or -1 as above.
+ * Store row under key, marked backfilled, through the intake's replay
+ * defence: 0 with *id and *duplicate (the key or the signed content was
+ * stored already, maybe purged since: *id is that first row's), or -1 as
+ * above.
  */
 int bf_store_put(bf_store *s, const bf_key *key, const bf_row *row, int64_t *id, bool *duplicate,
 		 char *err, size_t errlen, bf_store_err *why) __attribute__((warn_unused_result));

@@ -535,7 +535,8 @@ main(int argc, char **argv)
 	rn.key = (bf_key){.endpoint = rn.ep->name,
 			  .provider = provider_name(rn.ep->provider),
 			  .account = rn.ep->account,
-			  .environment = rn.ep->environment};
+			  .environment = rn.ep->environment,
+			  .body_dedup = !provider_get(rn.ep->provider)->id_signed(rn.ep)};
 	rc = backfill(&rn);
 	if (rc == 0 && rn.f.failed > 0)
 		rc = EXIT_PARTIAL;

@@ -20,11 +20,22 @@ grant usage on schema hookinbox to hookinbox_backfill;
 alter function hookinbox.backfill_known(text, text, text, text[]) owner to hookinbox_owner;
 alter function hookinbox.backfill_store(text, text, text, text, text, text, text, bigint,
 	jsonb, bytea, text) owner to hookinbox_owner;
+alter function hookinbox.backfill_known(text, text, text, text, text[]) owner to hookinbox_owner;
+alter function hookinbox.backfill_store(text, text, text, text, text, text, text, bigint,
+	jsonb, bytea, text, boolean) owner to hookinbox_owner;
+-- backfilled_at is set by backfill_store() on the row accept_batch() stored
+grant update (backfilled_at) on hookinbox.inbox to hookinbox_owner;
 grant execute on function hookinbox.backfill_known(text, text, text, text[]),
-	hookinbox.backfill_store(text, text, text, text, text, text, text, bigint, jsonb, bytea, text)
+	hookinbox.backfill_store(text, text, text, text, text, text, text, bigint, jsonb, bytea, text),
+	hookinbox.backfill_known(text, text, text, text, text[]),
+	hookinbox.backfill_store(text, text, text, text, text, text, text, bigint, jsonb, bytea, text,
+		boolean)
 	to hookinbox_backfill;
 -- roles.sql grants the worker every function of the schema: not these (a
 -- worker that could call backfill_store could add inbox rows)
 revoke execute on function hookinbox.backfill_known(text, text, text, text[]),
-	hookinbox.backfill_store(text, text, text, text, text, text, text, bigint, jsonb, bytea, text)
+	hookinbox.backfill_store(text, text, text, text, text, text, text, bigint, jsonb, bytea, text),
+	hookinbox.backfill_known(text, text, text, text, text[]),
+	hookinbox.backfill_store(text, text, text, text, text, text, text, bigint, jsonb, bytea, text,
+		boolean)
 	from hookinbox_worker;

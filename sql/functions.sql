@@ -4,6 +4,74 @@
 -- accept_batch() is SECURITY DEFINER so that the responder's role needs
 -- nothing but EXECUTE on it: it cannot read bodies or touch any table.
 
+-- What identifies a delivery whose id is signed, in the ledger (migration
+-- 010): its delivery key.  The prefix keeps it apart from content hashes,
+-- and text cannot hold the NUL that separates the parts.
+create or replace function hookinbox.key_digest(
+	p_provider text, p_account text, p_environment text, p_event_id text)
+returns bytea
+language sql immutable strict parallel safe
+set search_path = pg_catalog, pg_temp
+as $$
+	select sha256(convert_to('hookinbox-key', 'UTF8') || '\x00'::bytea
+		|| convert_to(p_provider, 'UTF8') || '\x00'::bytea || convert_to(p_account, 'UTF8')
+		|| '\x00'::bytea || convert_to(p_environment, 'UTF8') || '\x00'::bytea
+		|| convert_to(p_event_id, 'UTF8'));
+$$;
+
+-- Whatever leaves the inbox leaves its signed identity in the ledger, in
+-- the same transaction: purge.sql's batches, dismissed held copies, a
+-- delete by hand.  The lowest id of a digest answers its replays.
+create or replace function hookinbox.ledger_remember()
+returns trigger
+language plpgsql security definer
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+	insert into hookinbox.ledger as l (endpoint, digest, first_id, seen)
+	select g.endpoint, g.digest, min(g.id), min(g.received_at)::date
+	  from (select o.endpoint, o.id, o.received_at,
+		       case when o.body_dedup then coalesce(o.signed_sha256, o.body_sha256)
+			    else hookinbox.key_digest(o.provider, o.account, o.environment, o.event_id)
+		       end as digest
+		  from gone o) g
+	 group by g.endpoint, g.digest
+	on conflict (endpoint, digest) do update
+	   set first_id = excluded.first_id, seen = least(l.seen, excluded.seen)
+	 where excluded.first_id < l.first_id;
+	return null;
+end
+$$;
+
+drop trigger if exists inbox_ledger on hookinbox.inbox;
+create trigger inbox_ledger after delete on hookinbox.inbox
+	referencing old table as gone
+	for each statement execute function hookinbox.ledger_remember();
+
+-- The id a delivery is answered with when the ledger knows what it carries
+-- and no inbox row does any more (its rows were purged), or NULL: a
+-- replay of signed content past the dedup horizon stores nothing.
+create or replace function hookinbox.ledger_first(
+	p_endpoint text, p_provider text, p_account text, p_environment text,
+	p_event_id text, p_body_dedup boolean, p_dedup bytea)
+returns bigint
+language sql stable
+set search_path = pg_catalog, pg_temp
+as $$
+	select l.first_id from hookinbox.ledger l
+	 where l.endpoint = p_endpoint
+	   and l.digest = case when p_body_dedup then p_dedup
+			       else hookinbox.key_digest(p_provider, p_account, p_environment, p_event_id) end
+	   and not exists (select 1 from hookinbox.inbox i
+			    where p_body_dedup and i.endpoint = p_endpoint and i.body_dedup
+			      and coalesce(i.signed_sha256, i.body_sha256) = p_dedup)
+	   and not exists (select 1 from hookinbox.inbox i
+			    where not p_body_dedup and i.provider = p_provider
+			      and i.account = p_account and i.environment = p_environment
+			      and i.event_id = p_event_id and i.endpoint = p_endpoint
+			      and i.review_of is null);
+$$;
+
 -- accept_batch() stores deliveries as if accept() ran for each in turn, in
 -- the caller's one transaction: the responder's group commit sends whatever
 -- queued up as one call, so the batch costs one statement and one commit,
@@ -25,6 +93,9 @@
 -- the id were free; content never stored under an owned id is stored and
 -- held (review_of = the owner): which of the two is genuine is not known.  The key
 -- includes the endpoint: each endpoint of one account stores its own copy.
+-- Past the inbox's horizon the ledger (migration 010) remembers what was
+-- signed: a delivery it knows that no row carries any more is answered as
+-- a duplicate of the first intake id and stores nothing.
 create or replace function hookinbox.accept_batch(
 	p_endpoint text[], p_provider text[], p_account text[], p_environment text[],
 	p_event_id text[], p_event_type text[], p_object_id text[], p_event_version bigint[],
@@ -49,6 +120,13 @@ begin
 		v_dedup := coalesce(p_signed_sha256[k], v_hash);
 		id := null;
 		held := false;
+		id := hookinbox.ledger_first(p_endpoint[k], p_provider[k], p_account[k],
+			p_environment[k], p_event_id[k], p_body_dedup[k], v_dedup);
+		if id is not null then
+			duplicate := true;
+			return next;
+			continue;
+		end if;
 		-- Three attempts: a conflicting row can vanish between the insert and
 		-- the lookup only if the retention purge deleted it in between, and
 		-- a held copy can be stored by a concurrent delivery.

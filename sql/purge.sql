@@ -20,15 +20,20 @@
 --   - finished events older than dedup_days are deleted with their actions,
 --     history and collapse records; so are deliveries dismissed in review
 --     (sql/review.sql) and rejection counts.
--- The delivery keys are the replay defence: once a row is deleted, a
--- captured delivery (or a late retry) of that event is stored again.  So
--- dedup_days may not be shorter than the replay horizon of any provider
+-- The delivery keys are the replay defence while the rows last; a deleted
+-- row leaves its signed identity (no payload) in hookinbox.ledger, so a
+-- captured delivery of it is answered as a duplicate, stores nothing, until
+-- ledger_days after it was received (-v ledger_days=N, default 400, at least
+-- dedup_days); then the entry is deleted and such a replay would be stored
+-- again.  Rows deleted before the ledger existed are not in it.  So
+-- dedup_days may still not be shorter than the replay horizon of any provider
 -- with rows in the inbox: how long it retries or lets a delivery be
 -- re-sent (stripe 3 days, paddle 3, github 3, hmac 3, square 3,
 -- shopify 2, standard 2, svix 2, gitlab 2, slack 1, twilio 1;
 -- docs/providers.md).
 -- Below that the script refuses (exit 3), unless run with -v force=1.
--- Exits non-zero (3) on a usage error (need 0 <= payload_days <= dedup_days).
+-- Exits non-zero (3) on a usage error (need 0 <= payload_days <= dedup_days
+-- <= ledger_days).
 -- Run it as hookinbox_admin, outside a transaction block.
 \set ON_ERROR_STOP 1
 \if :{?payload_days} \else \set payload_days 7 \endif
@@ -36,10 +41,12 @@
 \if :{?batch} \else \set batch 5000 \endif
 \if :{?quiet} \else \set quiet 0 \endif
 \if :{?force} \else \set force 0 \endif
+\if :{?ledger_days} \else \set ledger_days 400 \endif
 select :'payload_days'::integer < 0 or :'dedup_days'::integer < :'payload_days'::integer
+       or :'ledger_days'::integer < :'dedup_days'::integer
        or :'batch'::integer < 1 as bad \gset
 \if :bad
-do $$ begin raise exception 'purge.sql: need 0 <= payload_days <= dedup_days, and batch >= 1' using errcode = '22023'; end $$;
+do $$ begin raise exception 'purge.sql: need 0 <= payload_days <= dedup_days <= ledger_days, and batch >= 1' using errcode = '22023'; end $$;
 \endif
 
 -- the replay horizon of each provider, in days (docs/providers.md)
@@ -69,8 +76,17 @@ with gone as (
 	returning 1
 )
 select count(*) as dismissed_deleted from gone \gset
+
+-- the ledger's entries past their horizon (after the rows: a row deleted
+-- above leaves an entry that is not yet due)
+with gone as (
+	delete from hookinbox.ledger l
+	 where l.seen < current_date - :'ledger_days'::integer
+	returning 1
+)
+select count(*) as ledger_deleted from gone \gset
 \if :quiet
 \else
 \echo 'purged this run: bodies' :bodies_purged ', events' :events_deleted ', actions' :actions_deleted ', rejection counts' :rejections_deleted 'in' :batches 'batches'
-\echo 'purged this run: dismissed deliveries' :dismissed_deleted
+\echo 'purged this run: dismissed deliveries' :dismissed_deleted ', ledger entries' :ledger_deleted
 \endif

@@ -1,0 +1,27 @@
+-- SPDX-License-Identifier: ISC
+-- 010: the ledger of what was signed, kept past the dedup horizon.
+--
+-- Deleting an inbox row (purge.sql past dedup_days, or by hand) used to
+-- forget the delivery: a captured request of a provider that signs no
+-- timestamp (GitHub, Shopify, GitLab, Twilio, hmac; Square's id but no
+-- time) stays valid forever and was stored again.  Every deleted row now
+-- leaves one entry here, no payload:
+--   endpoint  the endpoint it came in on (dedup is per endpoint)
+--   digest    what identifies it as signed: the signed content hash
+--             (coalesce(signed_sha256, body_sha256)) where the delivery id
+--             is not signed (body_dedup), else hookinbox.key_digest() of
+--             its delivery key
+--   first_id  the intake id a replay is answered with (the lowest id
+--             deleted with that digest)
+--   seen      the day the first of them was received: purge.sql deletes
+--             an entry ledger_days after it (default 400)
+-- accept_batch() and the backfill consult it before storing.  Rows deleted
+-- before this migration are not known to it.
+create table hookinbox.ledger (
+	endpoint text not null,
+	digest   bytea not null,
+	first_id bigint not null,
+	seen     date not null,
+	primary key (endpoint, digest)
+);
+create index ledger_seen on hookinbox.ledger (seen);
