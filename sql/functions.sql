@@ -49,11 +49,13 @@ create trigger inbox_ledger after delete on hookinbox.inbox
 	for each statement execute function hookinbox.ledger_remember();
 
 -- The id a delivery is answered with when the ledger knows what it carries
--- and no inbox row does any more (its rows were purged), or NULL: a
--- replay of signed content past the dedup horizon stores nothing.
+-- and no inbox row answers it any more (its first row was purged), or
+-- NULL: a replay of signed content past the dedup horizon stores nothing.
+-- A copy held for review under the same type still answers its own
+-- replays; under any other type the ledger answers (nothing is held anew).
 create or replace function hookinbox.ledger_first(
 	p_endpoint text, p_provider text, p_account text, p_environment text,
-	p_event_id text, p_body_dedup boolean, p_dedup bytea)
+	p_event_id text, p_event_type text, p_body_dedup boolean, p_dedup bytea)
 returns bigint
 language sql stable
 set search_path = pg_catalog, pg_temp
@@ -64,7 +66,9 @@ as $$
 			       else hookinbox.key_digest(p_provider, p_account, p_environment, p_event_id) end
 	   and not exists (select 1 from hookinbox.inbox i
 			    where p_body_dedup and i.endpoint = p_endpoint and i.body_dedup
-			      and coalesce(i.signed_sha256, i.body_sha256) = p_dedup)
+			      and coalesce(i.signed_sha256, i.body_sha256) = p_dedup
+			      and (i.review_of is null
+				   or coalesce(i.event_type, '') = coalesce(p_event_type, '')))
 	   and not exists (select 1 from hookinbox.inbox i
 			    where not p_body_dedup and i.provider = p_provider
 			      and i.account = p_account and i.environment = p_environment
@@ -121,7 +125,7 @@ begin
 		id := null;
 		held := false;
 		id := hookinbox.ledger_first(p_endpoint[k], p_provider[k], p_account[k],
-			p_environment[k], p_event_id[k], p_body_dedup[k], v_dedup);
+			p_environment[k], p_event_id[k], p_event_type[k], p_body_dedup[k], v_dedup);
 		if id is not null then
 			duplicate := true;
 			return next;
