@@ -21,6 +21,7 @@ use Model::OpsHarden ();
 use Model::OpsIntake ();
 use Model::OpsOrder ();
 use Model::OpsRoutes ();
+use Model::OpsBackfill ();
 
 my @WORKER_FAILPOINTS = qw(worker-after-claim worker-after-call worker-mid-record worker-after-fanout
 	worker-in-handler);
@@ -70,6 +71,8 @@ sub table {
 		{ name => 'downstream_dead', weight => 1, run => \&Model::OpsRoutes::downstream_dead },
 		{ name => 'route_clear', weight => 1, run => \&Model::OpsRoutes::route_clear },
 		{ name => 'loop_sighup', weight => 2, run => \&Model::OpsRoutes::loop_sighup },
+		{ name => 'replay_after_purge', weight => $d->('signed-ledger', 3), run => \&Model::OpsBackfill::replay_after_purge },
+		{ name => 'backfill_run', weight => $d->('backfill-outside-defence', 3), run => \&Model::OpsBackfill::backfill_run },
 	);
 }
 

@@ -1,0 +1,136 @@
+# SPDX-License-Identifier: ISC
+# Model::OpsBackfill - the ledger of signed content after a purge, and
+# hookinbox-backfill runs against a fake provider API (rows of Ops.pm's
+# table()).  Both are judged by invariant 1 (one row, one id per event: a
+# purged event is answered with its first id, never stored again) and 9
+# (every event is stored): what the backfill stored is recorded as an
+# answer ({ backfill => 1 }), with the intake id it printed.
+package Model::OpsBackfill;
+
+use strict;
+use warnings;
+use File::Temp ();
+use POSIX ();
+use HookTest::FakeProviderApi;
+
+my $TOKEN = 'sk_test_model_backfill_0123456789';
+
+# A captured delivery replayed after purge.sql (forced, dedup_days 0)
+# deleted what was finished: under a fresh unsigned id where the id is not
+# signed (gh, sh, tw), as it was otherwise (st is re-signed now: a late
+# retry; ac's id is in its body).  The ledger must answer it with the
+# first intake id.
+sub replay_after_purge {
+	my ($m) = @_;
+	my $d = Model::Ops::earlier($m, sub { !$_[0]{reencoded} && !$_[0]{held} }) or return Model::Ops::deliver_new($m);
+	# a worker run first, so that what was delivered is finished and goes
+	$m->quiesce(60);
+	$m->worker_run('w8', {}, '--once');
+	my $p = Model::Ops::run_purge($m, 0, 0, 1);
+	my ($first) = map { $_->{got} } grep { $_->{L} == $d->{L} && defined $_->{got} } @{ $m->{dl} };
+	$p .= defined $first && defined $m->{purged}{$first} ? ', its row purged' : ', its row kept';
+	my $new = Model::Ops::resend_of($d);
+	if ($d->{ep} =~ /^(gh|sh|tw)$/) {
+		$new->{id} = Model::Ops::fresh_id($m, $d->{ep});
+		$m->{ev}{ $d->{L} }{ids}{ $new->{id} } = 1;
+	}
+	my $r = $m->deliver($new);
+	return "$p; $d->{ep} $d->{id} as $new->{id} -> $r->{status}";
+}
+
+sub api {
+	my ($m) = @_;
+	return $m->{bf_api} if $m->{bf_api};
+	my $dir = File::Temp::tempdir('model-api-XXXXXX', TMPDIR => 1, CLEANUP => !$ENV{HOOKINBOX_KEEP});
+	HookTest::record_secret($TOKEN);
+	open my $fh, '>', "$dir/token" or die $!;
+	print $fh "$TOKEN\n";
+	close $fh;
+	chmod 0600, "$dir/token";
+	$m->{bf_cred} = "$dir/token";
+	$m->{bf_api} = HookTest::FakeProviderApi->new(dir => $dir, token => $TOKEN);
+	$m->{bf_listed} = { st => [], gh => [] };
+	return $m->{bf_api};
+}
+
+sub iso { my @g = gmtime($_[0]); sprintf('%04d-%02d-%02dT%02d:%02d:%02dZ', $g[5] + 1900, $g[4] + 1, @g[3, 2, 1, 0]) }
+
+# what the API lists for a delivery of the model
+sub listing {
+	my ($m, $d, $answered) = @_;
+	return { id => $d->{id}, created => $m->{ev}{ $d->{L} }{version} // 1_700_000_000, delivered => 0,
+		text => $d->{body} } if $d->{ep} eq 'st';
+	my ($event, $action) = split /\./, $d->{type} // 'ping';
+	return { id => ++$m->{bf_n}, guid => $d->{id}, delivered_at => iso(time - 30), event => $event,
+		action => $action, status_code => $answered ? 200 : 502, payload => $d->{body},
+		headers => { 'Content-Type' => 'application/json', 'X-GitHub-Delivery' => $d->{id},
+			'X-GitHub-Event' => $event } };
+}
+
+# hookinbox-backfill over a window that holds events the intake missed
+# (never delivered), events it stored (answered; listed again as failed for
+# another endpoint, or a GitHub attempt that timed out), some purged first
+# (forced, dedup_days 0) so that only the ledger knows them, on pages of
+# 1-3.  Then some missed events arrive live after all (the provider's late
+# retry): each must be a duplicate of what the backfill stored.
+sub backfill_run {
+	my ($m) = @_;
+	my $ep = $m->pick(qw(st gh));
+	my $page = 1 + $m->rint(3);
+	my $nmiss = 1 + $m->rint(3);
+	my $nold = $m->rint(4);
+	my $purge_first = $m->chance(0.5);
+	my $gh_answered = $m->rint(2);
+	my @late = map { $m->chance(0.5) } 1 .. $nmiss;
+	my @xs = map { $m->rint(1 << 30) } 1 .. $nold;
+	my $api = api($m);
+	my @old = grep { !$_->{bad} && !$_->{held} && !$_->{reencoded} && $_->{ep} eq $ep } @{ $m->{sent} };
+	my %pick;
+	$pick{ $old[ $_ % @old ]{id} } = $old[ $_ % @old ] for @old ? @xs : ();
+	my @missed = map { Model::Ops::new_delivery($m, $ep) } 1 .. $nmiss;
+	my $p = $purge_first ? Model::Ops::run_purge($m, 0, 0, 1) . '; ' : '';
+	push @{ $m->{bf_listed}{$ep} }, (map { listing($m, $_, 0) } @missed),
+		map { listing($m, $pick{$_}, $gh_answered) } sort keys %pick;
+	$api->set(page_size => $page);
+	if ($ep eq 'st') {
+		$api->stripe_events(@{ $m->{bf_listed}{st} });
+	} else {
+		$api->github_deliveries(@{ $m->{bf_listed}{gh} });
+	}
+	my @cmd = (HookTest::top() . '/obj/test/hookinbox-backfill', '-c', $m->dir . '/hookinbox.conf',
+		'--endpoint', $ep, '--since', $ep eq 'st' ? 1_690_000_000 : time - 86400,
+		'--credential', $m->{bf_cred}, '--api-url', $api->url,
+		'--conninfo', $m->t->pg->conninfo('hookinbox_backfill'),
+		$ep eq 'gh' ? ('--repo', 'o/r', '--hook-id', '7') : ());
+	my $cmd = join ' ', map { HookTest::shell_quote($_) } @cmd;
+	my $out = `$cmd 2>&1`;
+	my $rc = $? >> 8;
+	$m->note("backfill $ep (exit $rc):\n$out") if $rc != 0 || $m->{verbose};
+	my %by_id = map { ($_->{id} => $_) } @missed, values %pick;
+	my ($stored, $known) = (0, 0);
+	while ($out =~ /^(?:stored (\S+) \([^)]*\) as intake id (\d+)|already in the inbox (\S+) \(intake id (\d+)\))$/mg) {
+		my ($id, $got, $dup) = defined $1 ? ($1, $2, 0) : ($3, $4, 1);
+		my $d = $by_id{$id} or next;
+		$m->record_answer({ %{ Model::Ops::resend_of($d) }, backfill => 1 },
+			{ status => 200, json => { id => $got, duplicate => $dup } });
+		$dup ? $known++ : $stored++;
+	}
+	# the missed events enter the schedule's history (deliver() adds what
+	# it sends): later operations may deliver them again (a duplicate, a
+	# replay under a fresh id)
+	my @live;
+	for my $k (0 .. $#missed) {
+		my $d = $missed[$k];
+		my $backfilled = grep { $_->{backfill} && $_->{id} eq $d->{id} && defined $_->{got} } @{ $m->{dl} };
+		if (!$late[$k] && $backfilled) {
+			push @{ $m->{sent} }, $d;
+			next;
+		}
+		my $r = $m->deliver($d);
+		push @live, "$d->{id} -> $r->{status}";
+	}
+	return "${p}$ep pages of $page: missed $nmiss, listed again " . scalar(keys %pick)
+		. ", exit $rc, stored $stored, known $known" . (@live ? '; live ' . join(' ', @live) : '');
+}
+
+1;
