@@ -19,9 +19,21 @@ as $$
 		|| convert_to(p_event_id, 'UTF8'));
 $$;
 
+-- A copy held for review is signed content under an unsigned type of the
+-- request's choosing; its ledger entry carries the type too, so that a
+-- replay of a dismissed copy is its duplicate while the first row stays.
+create or replace function hookinbox.held_digest(p_dedup bytea, p_event_type text)
+returns bytea
+language sql immutable parallel safe
+set search_path = pg_catalog, pg_temp
+as $$
+	select sha256(p_dedup || '\x00'::bytea || convert_to(coalesce(p_event_type, ''), 'UTF8'));
+$$;
+
 -- Whatever leaves the inbox leaves its signed identity in the ledger, in
 -- the same transaction: purge.sql's batches, dismissed held copies, a
--- delete by hand.  The lowest id of a digest answers its replays.
+-- delete by hand.  A held copy leaves its typed digest and the plain one.
+-- The lowest id of a digest answers its replays.
 create or replace function hookinbox.ledger_remember()
 returns trigger
 language plpgsql security definer
@@ -34,7 +46,12 @@ begin
 		       case when o.body_dedup then coalesce(o.signed_sha256, o.body_sha256)
 			    else hookinbox.key_digest(o.provider, o.account, o.environment, o.event_id)
 		       end as digest
-		  from gone o) g
+		  from gone o
+		union all
+		select o.endpoint, o.id, o.received_at,
+		       hookinbox.held_digest(coalesce(o.signed_sha256, o.body_sha256), o.event_type)
+		  from gone o
+		 where o.body_dedup and o.review_of is not null) g
 	 group by g.endpoint, g.digest
 	on conflict (endpoint, digest) do update
 	   set first_id = excluded.first_id, seen = least(l.seen, excluded.seen)
@@ -49,10 +66,12 @@ create trigger inbox_ledger after delete on hookinbox.inbox
 	for each statement execute function hookinbox.ledger_remember();
 
 -- The id a delivery is answered with when the ledger knows what it carries
--- and no inbox row answers it any more (its first row was purged), or
--- NULL: a replay of signed content past the dedup horizon stores nothing.
--- A copy held for review under the same type still answers its own
--- replays; under any other type the ledger answers (nothing is held anew).
+-- and no inbox row answers it (its row was purged), or NULL: a replay of
+-- signed content past the dedup horizon stores nothing.  Where the id is
+-- not signed: a held copy of this type that was deleted answers first;
+-- else, with no first row of this content left and no held copy of this
+-- type, the content's first id (nothing is held anew).  Where the id is
+-- signed: the delivery key's first id.
 create or replace function hookinbox.ledger_first(
 	p_endpoint text, p_provider text, p_account text, p_environment text,
 	p_event_id text, p_event_type text, p_body_dedup boolean, p_dedup bytea)
@@ -60,20 +79,30 @@ returns bigint
 language sql stable
 set search_path = pg_catalog, pg_temp
 as $$
-	select l.first_id from hookinbox.ledger l
-	 where l.endpoint = p_endpoint
-	   and l.digest = case when p_body_dedup then p_dedup
-			       else hookinbox.key_digest(p_provider, p_account, p_environment, p_event_id) end
-	   and not exists (select 1 from hookinbox.inbox i
-			    where p_body_dedup and i.endpoint = p_endpoint and i.body_dedup
-			      and coalesce(i.signed_sha256, i.body_sha256) = p_dedup
-			      and (i.review_of is null
-				   or coalesce(i.event_type, '') = coalesce(p_event_type, '')))
-	   and not exists (select 1 from hookinbox.inbox i
-			    where not p_body_dedup and i.provider = p_provider
-			      and i.account = p_account and i.environment = p_environment
-			      and i.event_id = p_event_id and i.endpoint = p_endpoint
-			      and i.review_of is null);
+	select case when p_body_dedup then
+		(select coalesce(
+			(select l.first_id from hookinbox.ledger l
+			  where l.endpoint = p_endpoint
+			    and l.digest = hookinbox.held_digest(p_dedup, p_event_type)),
+			(select l.first_id from hookinbox.ledger l
+			  where l.endpoint = p_endpoint and l.digest = p_dedup
+			    and not exists (select 1 from hookinbox.inbox i
+					     where i.endpoint = p_endpoint and i.body_dedup
+					       and coalesce(i.signed_sha256, i.body_sha256) = p_dedup
+					       and i.review_of is null)))
+		  where not exists (select 1 from hookinbox.inbox i
+				     where i.endpoint = p_endpoint and i.body_dedup
+				       and coalesce(i.signed_sha256, i.body_sha256) = p_dedup
+				       and coalesce(i.event_type, '') = coalesce(p_event_type, '')))
+	else
+		(select l.first_id from hookinbox.ledger l
+		  where l.endpoint = p_endpoint
+		    and l.digest = hookinbox.key_digest(p_provider, p_account, p_environment, p_event_id)
+		    and not exists (select 1 from hookinbox.inbox i
+				     where i.provider = p_provider and i.account = p_account
+				       and i.environment = p_environment and i.event_id = p_event_id
+				       and i.endpoint = p_endpoint and i.review_of is null))
+	end;
 $$;
 
 -- accept_batch() stores deliveries as if accept() ran for each in turn, in

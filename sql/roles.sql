@@ -51,6 +51,7 @@ grant select, insert, update on hookinbox.rejection to hookinbox_owner;
 grant select, insert, update on hookinbox.ledger to hookinbox_owner;
 alter function hookinbox.ledger_remember() owner to hookinbox_owner;
 grant execute on function hookinbox.key_digest(text, text, text, text),
+	hookinbox.held_digest(bytea, text),
 	hookinbox.ledger_first(text, text, text, text, text, text, boolean, bytea) to hookinbox_owner;
 alter function hookinbox.accept_batch(text[], text[], text[], text[], text[], text[],
 	text[], bigint[], jsonb[], bytea[], boolean[], bytea[], text[]) owner to hookinbox_owner;

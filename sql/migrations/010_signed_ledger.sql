@@ -10,7 +10,8 @@
 --   digest    what identifies it as signed: the signed content hash
 --             (coalesce(signed_sha256, body_sha256)) where the delivery id
 --             is not signed (body_dedup), else hookinbox.key_digest() of
---             its delivery key
+--             its delivery key; a copy held for review also leaves
+--             hookinbox.held_digest() of its content and type
 --   first_id  the intake id a replay is answered with (the lowest id
 --             deleted with that digest)
 --   seen      the day the first of them was received: purge.sql deletes

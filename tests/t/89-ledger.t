@@ -134,7 +134,7 @@ is($t->sql(q{select string_agg(endpoint || ':' || first_id, ',' order by endpoin
 	is($h->{json}{duplicate}, JSON::PP::false, 'hm: past the ledger\'s horizon a replay is stored again (documented)');
 }
 
-# ---- held copies and dismissed ones leave the first id, not their own
+# ---- a dismissed held copy, purged, answers its own replays; the first's type the first id
 {
 	my $b = '{"action":"opened","n":3,"ep":"hm"}';
 	my $f = $send{hm}->($b, 'hm-89-3');
@@ -151,9 +151,16 @@ is($t->sql(q{select string_agg(endpoint || ':' || first_id, ',' order by endpoin
 		'both rows gone');
 	my $again = $t->post('hm', $b, { 'X-Hm-Signature' => hmac_sha256_hex($b, $secret{hm}),
 		'X-Event' => 'push', 'X-Delivery' => 'hm-89-5', 'Content-Type' => 'application/json' });
-	is($again->{json}{id}, $f->{json}{id}, 'a replay of the dismissed copy: the first id');
+	is($again->{json}{id}, $held->{json}{id}, 'a replay of the dismissed copy: its id');
 	is($t->sql("select count(*) from hookinbox.inbox where endpoint = 'hm' and event_id = 'hm-89-5'"), 0,
 		'nothing stored');
+	my $firsttype = $send{hm}->($b, 'hm-89-6');
+	is($firsttype->{json}{id}, $f->{json}{id}, 'a replay under the first\'s type: the first id');
+	my $third = $t->post('hm', $b, { 'X-Hm-Signature' => hmac_sha256_hex($b, $secret{hm}),
+		'X-Event' => 'pull', 'X-Delivery' => 'hm-89-7', 'Content-Type' => 'application/json' });
+	is($third->{json}{id}, $f->{json}{id}, 'under a type never seen: the first id, nothing held anew');
+	is($t->sql("select count(*) from hookinbox.inbox where endpoint = 'hm' and event_id like 'hm-89-%' "
+		. "and event_id <> 'hm-89-after-ledger'"), 0, 'nothing stored');
 }
 
 # ---- bytes per entry, measured
