@@ -32,29 +32,33 @@ $$;
 
 -- Whatever leaves the inbox leaves its signed identity in the ledger, in
 -- the same transaction: purge.sql's batches, dismissed held copies, a
--- delete by hand.  A held copy leaves its typed digest and the plain one.
--- The lowest id of a digest answers its replays.
+-- delete by hand.  The lowest id of a digest answers its replays (with its
+-- type, for a content digest).  A held copy leaves its typed digest too.
 create or replace function hookinbox.ledger_remember()
 returns trigger
 language plpgsql security definer
 set search_path = pg_catalog, pg_temp
 as $$
 begin
-	insert into hookinbox.ledger as l (endpoint, digest, first_id, seen)
-	select g.endpoint, g.digest, min(g.id), min(g.received_at)::date
+	insert into hookinbox.ledger as l (endpoint, digest, first_id, seen, first_type)
+	select g.endpoint, g.digest, min(g.id), min(g.received_at)::date,
+	       (array_agg(g.event_type order by g.id))[1]
 	  from (select o.endpoint, o.id, o.received_at,
 		       case when o.body_dedup then coalesce(o.signed_sha256, o.body_sha256)
 			    else hookinbox.key_digest(o.provider, o.account, o.environment, o.event_id)
-		       end as digest
+		       end as digest,
+		       case when o.body_dedup then coalesce(o.event_type, '') end as event_type
 		  from gone o
 		union all
 		select o.endpoint, o.id, o.received_at,
-		       hookinbox.held_digest(coalesce(o.signed_sha256, o.body_sha256), o.event_type)
+		       hookinbox.held_digest(coalesce(o.signed_sha256, o.body_sha256), o.event_type),
+		       null
 		  from gone o
 		 where o.body_dedup and o.review_of is not null) g
 	 group by g.endpoint, g.digest
 	on conflict (endpoint, digest) do update
-	   set first_id = excluded.first_id, seen = least(l.seen, excluded.seen)
+	   set first_id = excluded.first_id, first_type = excluded.first_type,
+	       seen = least(l.seen, excluded.seen)
 	 where excluded.first_id < l.first_id;
 	return null;
 end
@@ -65,13 +69,13 @@ create trigger inbox_ledger after delete on hookinbox.inbox
 	referencing old table as gone
 	for each statement execute function hookinbox.ledger_remember();
 
--- The id a delivery is answered with when the ledger knows what it carries
--- and no inbox row answers it (its row was purged), or NULL: a replay of
--- signed content past the dedup horizon stores nothing.  Where the id is
--- not signed: a held copy of this type that was deleted answers first;
--- else, with no first row of this content left and no held copy of this
--- type, the content's first id (nothing is held anew).  Where the id is
--- signed: the delivery key's first id.
+-- The id a delivery is answered with as a duplicate when the ledger knows
+-- what it carries and no inbox row answers it (its row was purged), or
+-- NULL: a replay of signed content past the dedup horizon stores nothing.
+-- Where the id is signed: the delivery key's first id.  Where it is not,
+-- unless a row of this content and type is there: a deleted held copy of
+-- this type, else the content's first id when it came under this type and
+-- its first row is gone (under another type accept_batch() holds it).
 create or replace function hookinbox.ledger_first(
 	p_endpoint text, p_provider text, p_account text, p_environment text,
 	p_event_id text, p_event_type text, p_body_dedup boolean, p_dedup bytea)
@@ -86,6 +90,7 @@ as $$
 			    and l.digest = hookinbox.held_digest(p_dedup, p_event_type)),
 			(select l.first_id from hookinbox.ledger l
 			  where l.endpoint = p_endpoint and l.digest = p_dedup
+			    and l.first_type = coalesce(p_event_type, '')
 			    and not exists (select 1 from hookinbox.inbox i
 					     where i.endpoint = p_endpoint and i.body_dedup
 					       and coalesce(i.signed_sha256, i.body_sha256) = p_dedup
@@ -147,6 +152,8 @@ declare
 	v_held_only boolean;
 	v_key bigint;
 	v_hold boolean;
+	v_gone bigint;
+	v_gone_type text;
 begin
 	for k in 1 .. coalesce(array_length(p_event_id, 1), 0) loop
 		v_hash := sha256(p_body[k]);
@@ -166,11 +173,21 @@ begin
 		-- The first delivery may be purged while a copy held for review
 		-- stays: no unique index stops a new first row then, so the insert
 		-- is skipped and the held copy found below is the replay defence.
+		-- So is the ledger's content entry once every row is gone: under
+		-- another type the delivery is held (review_of its first id).
+		v_gone := null;
+		v_gone_type := null;
+		if p_body_dedup[k] then
+			select l.first_id, l.first_type into v_gone, v_gone_type
+			  from hookinbox.ledger l
+			 where l.endpoint = p_endpoint[k] and l.digest = v_dedup;
+		end if;
 		v_held_only := p_body_dedup[k]
-			and exists (select 1 from hookinbox.inbox i
-				     where i.endpoint = p_endpoint[k] and i.body_dedup
-				       and i.review_of is not null
-				       and coalesce(i.signed_sha256, i.body_sha256) = v_dedup)
+			and (v_gone is not null
+			     or exists (select 1 from hookinbox.inbox i
+					 where i.endpoint = p_endpoint[k] and i.body_dedup
+					   and i.review_of is not null
+					   and coalesce(i.signed_sha256, i.body_sha256) = v_dedup))
 			and not exists (select 1 from hookinbox.inbox i
 					 where i.endpoint = p_endpoint[k] and i.body_dedup
 					   and i.review_of is null
@@ -220,6 +237,11 @@ begin
 					   and coalesce(i.signed_sha256, i.body_sha256) = v_dedup
 					 order by coalesce(i.event_type, '') = coalesce(p_event_type[k], '') desc, i.id
 					 limit 1;
+				end if;
+				if v_first is null and v_gone is not null then
+					-- every row of it purged: the ledger's first
+					v_first := v_gone;
+					v_first_type := nullif(v_gone_type, '');
 				end if;
 				-- this content never stored, and the id's owner has other
 				-- content: which is genuine cannot be told (a captured body

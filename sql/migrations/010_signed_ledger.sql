@@ -14,15 +14,19 @@
 --             hookinbox.held_digest() of its content and type
 --   first_id  the intake id a replay is answered with (the lowest id
 --             deleted with that digest)
+--   first_type  that row's type, for content digests: the same content
+--             under another (unsigned) type is held for review, as while
+--             the row was there; NULL for the other digests
 --   seen      the day the first of them was received: purge.sql deletes
 --             an entry ledger_days after it (default 400)
 -- accept_batch() and the backfill consult it before storing.  Rows deleted
 -- before this migration are not known to it.
 create table hookinbox.ledger (
-	endpoint text not null,
-	digest   bytea not null,
-	first_id bigint not null,
-	seen     date not null,
+	endpoint   text not null,
+	digest     bytea not null,
+	first_id   bigint not null,
+	seen       date not null,
+	first_type text,
 	primary key (endpoint, digest)
 );
 create index ledger_seen on hookinbox.ledger (seen);

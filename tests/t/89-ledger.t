@@ -92,11 +92,17 @@ for my $ep (qw(gh hm sq)) {
 	is($r->{json}{id}, $first{$ep}, "$ep: with the first intake id");
 	is($r->{json}{duplicate}, JSON::PP::true, "$ep: as a duplicate");
 }
-# another type under a fresh id is the same signed content: not held either
+is($t->sql('select count(*) from hookinbox.inbox'), 0, 'no row in PostgreSQL for any replay');
+# the same signed content under another (unsigned) type is held for review,
+# as while the first row was there: which is genuine cannot be told
 my $r = $t->post('hm', $body{hm}, { 'X-Hm-Signature' => hmac_sha256_hex($body{hm}, $secret{hm}),
 	'X-Event' => 'push', 'X-Delivery' => 'hm-89-other-type', 'Content-Type' => 'application/json' });
-is($r->{json}{id}, $first{hm}, 'hm: the replay under another type too: the first id');
-is($t->sql('select count(*) from hookinbox.inbox'), 0, 'no row in PostgreSQL for any replay');
+is($r->{json}{review}, JSON::PP::true, 'hm: under another type after the purge: held for review');
+is($t->sql("select state || '|' || review_of from hookinbox.inbox where id = $r->{json}{id}"), "review|$first{hm}",
+	'... review_of the purged first');
+my $r2 = $t->post('hm', $body{hm}, { 'X-Hm-Signature' => hmac_sha256_hex($body{hm}, $secret{hm}),
+	'X-Event' => 'push', 'X-Delivery' => 'hm-89-other-type-2', 'Content-Type' => 'application/json' });
+is($r2->{json}{id}, $r->{json}{id}, '... and its replay is its duplicate');
 WorkerHelp::drain($t, timeout => 10);
 is(calls($_), 1, "$_: still delivered once at the downstream") for qw(gh hm sq);
 
@@ -132,11 +138,13 @@ is($t->sql(q{select string_agg(endpoint || ':' || first_id, ',' order by endpoin
 		'only the entry past 400 days is gone');
 	my $h = $send{hm}->($body{hm}, 'hm-89-after-ledger');
 	is($h->{json}{duplicate}, JSON::PP::false, 'hm: past the ledger\'s horizon a replay is stored again (documented)');
+	is($h->{json}{review}, JSON::PP::true, '... held (its held copy of another type is still there)');
 }
 
 # ---- a dismissed held copy, purged, answers its own replays; the first's type the first id
 {
 	my $b = '{"action":"opened","n":3,"ep":"hm"}';
+	$t->sql(q{update hookinbox.inbox set state = 'dismissed' where state = 'review'});
 	my $f = $send{hm}->($b, 'hm-89-3');
 	my $held = $t->post('hm', $b, { 'X-Hm-Signature' => hmac_sha256_hex($b, $secret{hm}),
 		'X-Event' => 'push', 'X-Delivery' => 'hm-89-4', 'Content-Type' => 'application/json' });
@@ -158,9 +166,11 @@ is($t->sql(q{select string_agg(endpoint || ':' || first_id, ',' order by endpoin
 	is($firsttype->{json}{id}, $f->{json}{id}, 'a replay under the first\'s type: the first id');
 	my $third = $t->post('hm', $b, { 'X-Hm-Signature' => hmac_sha256_hex($b, $secret{hm}),
 		'X-Event' => 'pull', 'X-Delivery' => 'hm-89-7', 'Content-Type' => 'application/json' });
-	is($third->{json}{id}, $f->{json}{id}, 'under a type never seen: the first id, nothing held anew');
-	is($t->sql("select count(*) from hookinbox.inbox where endpoint = 'hm' and event_id like 'hm-89-%' "
-		. "and event_id <> 'hm-89-after-ledger'"), 0, 'nothing stored');
+	is($t->sql("select count(*) from hookinbox.inbox where endpoint = 'hm' and event_id in ('hm-89-5', 'hm-89-6')"), 0,
+		'nothing stored for either');
+	is($third->{json}{review}, JSON::PP::true, 'under a type never seen: held for review');
+	is($t->sql("select review_of from hookinbox.inbox where id = $third->{json}{id}"), $f->{json}{id},
+		'... review_of the purged first');
 }
 
 # ---- bytes per entry, measured
