@@ -82,13 +82,20 @@ sub backfill_run {
 	my $purge_first = $m->chance(0.5);
 	my $gh_answered = $m->rint(2);
 	my @late = map { $m->chance(0.5) } 1 .. $nmiss;
+	my $replay = $m->chance(0.5);
 	my @xs = map { $m->rint(1 << 30) } 1 .. $nold;
 	my $api = api($m);
 	my @old = grep { !$_->{bad} && !$_->{held} && !$_->{reencoded} && $_->{ep} eq $ep } @{ $m->{sent} };
 	my %pick;
 	$pick{ $old[ $_ % @old ]{id} } = $old[ $_ % @old ] for @old ? @xs : ();
 	my @missed = map { Model::Ops::new_delivery($m, $ep) } 1 .. $nmiss;
-	my $p = $purge_first ? Model::Ops::run_purge($m, 0, 0, 1) . '; ' : '';
+	my $p = '';
+	if ($purge_first) {
+		# a worker run first, so that what was delivered is finished and goes
+		$m->quiesce(60);
+		$m->worker_run('w8', {}, '--once');
+		$p = Model::Ops::run_purge($m, 0, 0, 1) . '; ';
+	}
 	push @{ $m->{bf_listed}{$ep} }, (map { listing($m, $_, 0) } @missed),
 		map { listing($m, $pick{$_}, $gh_answered) } sort keys %pick;
 	$api->set(page_size => $page);
@@ -128,6 +135,14 @@ sub backfill_run {
 		}
 		my $r = $m->deliver($d);
 		push @live, "$d->{id} -> $r->{status}";
+	}
+	# the original signed request of a backfilled GitHub delivery, captured
+	# and replayed under a fresh guid: the backfilled row's duplicate
+	if ($replay && $ep eq 'gh') {
+		my $new = { %{ Model::Ops::resend_of($missed[0]) }, id => Model::Ops::fresh_id($m, 'gh') };
+		$m->{ev}{ $new->{L} }{ids}{ $new->{id} } = 1;
+		my $r = $m->deliver($new);
+		push @live, "$missed[0]{id} as $new->{id} -> $r->{status}";
 	}
 	return "${p}$ep pages of $page: missed $nmiss, listed again " . scalar(keys %pick)
 		. ", exit $rc, stored $stored, known $known" . (@live ? '; live ' . join(' ', @live) : '');
