@@ -80,34 +80,51 @@ create or replace function hookinbox.ledger_first(
 	p_endpoint text, p_provider text, p_account text, p_environment text,
 	p_event_id text, p_event_type text, p_body_dedup boolean, p_dedup bytea)
 returns bigint
-language sql stable
+language plpgsql stable
 set search_path = pg_catalog, pg_temp
 as $$
-	select case when p_body_dedup then
-		(select coalesce(
-			(select l.first_id from hookinbox.ledger l
-			  where l.endpoint = p_endpoint
-			    and l.digest = hookinbox.held_digest(p_dedup, p_event_type)),
-			(select l.first_id from hookinbox.ledger l
-			  where l.endpoint = p_endpoint and l.digest = p_dedup
-			    and l.first_type = coalesce(p_event_type, '')
-			    and not exists (select 1 from hookinbox.inbox i
-					     where i.endpoint = p_endpoint and i.body_dedup
-					       and coalesce(i.signed_sha256, i.body_sha256) = p_dedup
-					       and i.review_of is null)))
-		  where not exists (select 1 from hookinbox.inbox i
-				     where i.endpoint = p_endpoint and i.body_dedup
-				       and coalesce(i.signed_sha256, i.body_sha256) = p_dedup
-				       and coalesce(i.event_type, '') = coalesce(p_event_type, '')))
-	else
-		(select l.first_id from hookinbox.ledger l
-		  where l.endpoint = p_endpoint
-		    and l.digest = hookinbox.key_digest(p_provider, p_account, p_environment, p_event_id)
-		    and not exists (select 1 from hookinbox.inbox i
-				     where i.provider = p_provider and i.account = p_account
-				       and i.environment = p_environment and i.event_id = p_event_id
-				       and i.endpoint = p_endpoint and i.review_of is null))
-	end;
+declare
+	v_id bigint;
+begin
+	-- plpgsql keeps each statement's plan for the session; every inbox
+	-- lookup names review_of so that one of the partial unique indexes
+	-- serves it
+	if not p_body_dedup then
+		select l.first_id into v_id from hookinbox.ledger l
+		 where l.endpoint = p_endpoint
+		   and l.digest = hookinbox.key_digest(p_provider, p_account, p_environment, p_event_id);
+		if v_id is null or exists (select 1 from hookinbox.inbox i
+				where i.provider = p_provider and i.account = p_account
+				  and i.environment = p_environment and i.event_id = p_event_id
+				  and i.endpoint = p_endpoint and i.review_of is null) then
+			return null;
+		end if;
+		return v_id;
+	end if;
+	select l.first_id into v_id from hookinbox.ledger l
+	 where l.endpoint = p_endpoint and l.digest = hookinbox.held_digest(p_dedup, p_event_type);
+	if v_id is null then
+		select l.first_id into v_id from hookinbox.ledger l
+		 where l.endpoint = p_endpoint and l.digest = p_dedup
+		   and l.first_type = coalesce(p_event_type, '');
+		if v_id is not null and exists (select 1 from hookinbox.inbox i
+				where i.endpoint = p_endpoint and i.body_dedup and i.review_of is null
+				  and coalesce(i.signed_sha256, i.body_sha256) = p_dedup) then
+			return null;
+		end if;
+	end if;
+	if v_id is null or exists (select 1 from hookinbox.inbox i
+			where i.endpoint = p_endpoint and i.body_dedup and i.review_of is not null
+			  and coalesce(i.signed_sha256, i.body_sha256) = p_dedup
+			  and coalesce(i.event_type, '') = coalesce(p_event_type, ''))
+	   or exists (select 1 from hookinbox.inbox i
+			where i.endpoint = p_endpoint and i.body_dedup and i.review_of is null
+			  and coalesce(i.signed_sha256, i.body_sha256) = p_dedup
+			  and coalesce(i.event_type, '') = coalesce(p_event_type, '')) then
+		return null;
+	end if;
+	return v_id;
+end
 $$;
 
 -- accept_batch() stores deliveries as if accept() ran for each in turn, in
