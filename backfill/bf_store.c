@@ -95,9 +95,10 @@ bf_store_known(bf_store *s, const bf_key *key, const char *const *ids, size_t n,
 	params[2] = key->account;
 	params[3] = key->environment;
 	params[4] = list;
-	r = PQexecParams(s->conn,
-			 "select hookinbox.backfill_known($1, $2, $3, $4, string_to_array($5, E'\\n'))",
-			 5, NULL, params, NULL, NULL, 0);
+	r = PQexecParams(
+		s->conn,
+		"select hookinbox.backfill_known($1, $2, $3, $4, string_to_array($5, E'\\n'))", 5,
+		NULL, params, NULL, NULL, 0);
 	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
 		first_line(err, errlen, "could not look the events up in the inbox",
 			   PQresultErrorMessage(r));

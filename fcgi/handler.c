@@ -281,7 +281,7 @@ find_endpoint(const conf *cfg, const http_io *io, const char **reason)
 	return conf_endpoint(cfg, name);
 }
 
-/* read exactly len bytes; -1 when the peer sent fewer */
+/* read exactly len bytes; -1 when the peer sent fewer, -2 when it took too long */
 static int
 read_body(handler *h, const http_io *io, size_t len)
 {
@@ -295,6 +295,8 @@ read_body(handler *h, const http_io *io, size_t len)
 		size_t want = len - got;
 		ssize_t n = io->read(io->ctx, h->body + got, want > 65536 ? 65536 : want);
 
+		if (n < 0 && errno == ETIMEDOUT)
+			return -2;
 		if (n <= 0)
 			return -1;
 		got += (size_t)n;
@@ -354,6 +356,8 @@ status_text(int status)
 		return "Not Found";
 	case 405:
 		return "Method Not Allowed";
+	case 408:
+		return "Request Timeout";
 	case 411:
 		return "Length Required";
 	case 413:
@@ -447,8 +451,14 @@ serve(handler *h, const http_io *io, served *sv)
 		return rejected(411, "no valid content length");
 	if (len > ep->max_body)
 		return rejected(413, "body too large");
-	if (read_body(h, io, len) != 0)
+	switch (read_body(h, io, len)) {
+	case 0:
+		break;
+	case -2:
+		return rejected(408, "body not received in time");
+	default:
 		return rejected(400, "body shorter than content length");
+	}
 
 	rv.body = h->body;
 	rv.body_len = len;

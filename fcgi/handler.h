@@ -21,7 +21,8 @@ typedef struct handler handler;
  * The request as its transport carries it: FastCGI (server.c) or plain
  * CGI (main.c).  param returns a CGI variable ("REQUEST_URI",
  * "HTTP_STRIPE_SIGNATURE") or NULL; read returns bytes read, 0 at the end,
- * -1 on error; write sends part of the reply.
+ * -1 on error (errno ETIMEDOUT: the body took too long, answered 408);
+ * write sends part of the reply.
  */
 typedef struct http_io {
 	const char *(*param)(void *ctx, const char *name);

@@ -1,0 +1,45 @@
+# SPDX-License-Identifier: ISC
+# The responder itself bounds a slowly arriving body, whatever the web
+# server in front does: Apache's mod_proxy_fcgi with the shipped snippet's
+# RequestReadTimeout taken out streams each body to the responder as it
+# arrives.  Two senders trickle bodies at 600 B/s (33 s each), one per
+# request thread of the responder; a signed delivery sent meanwhile is a
+# row in PostgreSQL within a few seconds, because a body that has not
+# arrived 5 s after the responder took its request is answered 408 and its
+# thread freed.  Without the bound it waited for the slow bodies (or timed
+# out).  The bound is per request: more slow senders than threads queue
+# behind each other, 5 s each.
+use strict;
+use warnings;
+use Test::More;
+use HookTest::WebServers;
+use IO::Socket::INET;
+use POSIX ();
+use Time::HiRes ();
+
+plan skip_all => 'apache2, mod_proxy_fcgi or spawn-fcgi missing'
+	unless HookTest::WebServers::have(qw(apache2 mod_proxy_fcgi spawn-fcgi));
+
+my $t = HookTest::Web->new(endpoints => { HookTest::Web::endpoints() }, intake => { threads => 2 });
+$t->spawn_fcgi;
+$t->apache(snippet => 'etc/apache/hookinbox-proxy-fcgi.conf', modules => [qw(proxy proxy_fcgi)],
+	subst => { 'RequestReadTimeout header=20-40,MinRate=500 body=5' => '# (no body timeout in this test)' });
+my $took = $t->slow_body_check(label => 'apache+proxy_fcgi without a body timeout', within => 7);
+diag(sprintf('a delivery behind two slow bodies, two request threads: %.2f s', $took));
+
+# the slow senders were cut off: no row, and the responder logged 408s
+my $log = HookTest::slurp($t->dir . '/responder.log');
+like($log, qr/status=408/, 'the responder answered the slow bodies 408') or diag $log;
+is($t->sql(q{select count(*) from hookinbox.inbox where event_id not like 'evt_web_slow_%'}), 0,
+	'nothing else was stored');
+
+# a body that arrives in time is unaffected
+{
+	my $b = HookTest::Web::stripe_event('evt_slow_ok');
+	my $r = $t->post('stripe-live', $b, { 'Stripe-Signature' => HookTest::stripe_sig($HookTest::Web::STRIPE, $b) });
+	is($r->{status}, 200, 'a delivery afterwards: 200');
+	is($t->rows(q{event_id = 'evt_slow_ok'}), 1, 'and stored');
+}
+
+undef $t;
+done_testing();
