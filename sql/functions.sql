@@ -4,14 +4,19 @@
 -- accept_batch() is SECURITY DEFINER so that the responder's role needs
 -- nothing but EXECUTE on it: it cannot read bodies or touch any table.
 
+-- The ledger's helpers run inside accept_batch() and the backfill's
+-- functions (SECURITY DEFINER, their search_path set): without a SET of
+-- their own they are inlined or keep their plans; the digests are stable
+-- (convert_to() is), so that they can be inlined.  Every name is
+-- schema-qualified.
+--
 -- What identifies a delivery whose id is signed, in the ledger (migration
 -- 010): its delivery key.  The prefix keeps it apart from content hashes,
 -- and text cannot hold the NUL that separates the parts.
 create or replace function hookinbox.key_digest(
 	p_provider text, p_account text, p_environment text, p_event_id text)
 returns bytea
-language sql immutable strict parallel safe
-set search_path = pg_catalog, pg_temp
+language sql stable strict parallel safe
 as $$
 	select sha256(convert_to('hookinbox-key', 'UTF8') || '\x00'::bytea
 		|| convert_to(p_provider, 'UTF8') || '\x00'::bytea || convert_to(p_account, 'UTF8')
@@ -24,8 +29,7 @@ $$;
 -- replay of a dismissed copy is its duplicate while the first row stays.
 create or replace function hookinbox.held_digest(p_dedup bytea, p_event_type text)
 returns bytea
-language sql immutable parallel safe
-set search_path = pg_catalog, pg_temp
+language sql stable parallel safe
 as $$
 	select sha256(p_dedup || '\x00'::bytea || convert_to(coalesce(p_event_type, ''), 'UTF8'));
 $$;
@@ -81,7 +85,6 @@ create or replace function hookinbox.ledger_first(
 	p_event_id text, p_event_type text, p_body_dedup boolean, p_dedup bytea)
 returns bigint
 language plpgsql stable
-set search_path = pg_catalog, pg_temp
 as $$
 declare
 	v_id bigint;
@@ -177,12 +180,21 @@ begin
 		v_dedup := coalesce(p_signed_sha256[k], v_hash);
 		id := null;
 		held := false;
-		id := hookinbox.ledger_first(p_endpoint[k], p_provider[k], p_account[k],
-			p_environment[k], p_event_id[k], p_event_type[k], p_body_dedup[k], v_dedup);
-		if id is not null then
-			duplicate := true;
-			return next;
-			continue;
+		-- one probe of the ledger; the rest only when it knows the digest
+		select l.first_id, l.first_type into v_gone, v_gone_type
+		  from hookinbox.ledger l
+		 where l.endpoint = p_endpoint[k]
+		   and l.digest = case when p_body_dedup[k] then v_dedup
+				       else hookinbox.key_digest(p_provider[k], p_account[k],
+						p_environment[k], p_event_id[k]) end;
+		if v_gone is not null then
+			id := hookinbox.ledger_first(p_endpoint[k], p_provider[k], p_account[k],
+				p_environment[k], p_event_id[k], p_event_type[k], p_body_dedup[k], v_dedup);
+			if id is not null then
+				duplicate := true;
+				return next;
+				continue;
+			end if;
 		end if;
 		-- Three attempts: a conflicting row can vanish between the insert and
 		-- the lookup only if the retention purge deleted it in between, and
@@ -192,12 +204,8 @@ begin
 		-- is skipped and the held copy found below is the replay defence.
 		-- So is the ledger's content entry once every row is gone: under
 		-- another type the delivery is held (review_of its first id).
-		v_gone := null;
-		v_gone_type := null;
-		if p_body_dedup[k] then
-			select l.first_id, l.first_type into v_gone, v_gone_type
-			  from hookinbox.ledger l
-			 where l.endpoint = p_endpoint[k] and l.digest = v_dedup;
+		if not p_body_dedup[k] then
+			v_gone := null;
 		end if;
 		v_held_only := p_body_dedup[k]
 			and (v_gone is not null
