@@ -27,7 +27,7 @@ sub replay_after_purge {
 	$m->quiesce(60);
 	$m->worker_run('w8', {}, '--once');
 	my $p = Model::Ops::run_purge($m, 0, 0, 1);
-	my ($first) = map { $_->{got} } grep { $_->{L} == $d->{L} && defined $_->{got} } @{ $m->{dl} };
+	my ($first) = map { $_->{got} } grep { defined $_->{L} && $_->{L} == $d->{L} && defined $_->{got} } @{ $m->{dl} };
 	$p .= defined $first && defined $m->{purged}{$first} ? ', its row purged' : ', its row kept';
 	my $new = Model::Ops::resend_of($d);
 	if ($d->{ep} =~ /^(gh|sh|tw)$/) {
