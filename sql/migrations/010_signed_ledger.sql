@@ -1,11 +1,11 @@
 -- SPDX-License-Identifier: ISC
 -- 010: the ledger of what was signed, kept past the dedup horizon.
 --
--- Deleting an inbox row (purge.sql past dedup_days, or by hand) used to
--- forget the delivery: a captured request of a provider that signs no
--- timestamp (GitHub, Shopify, GitLab, Twilio, hmac; Square's id but no
--- time) stays valid forever and was stored again.  Every deleted row now
--- leaves one entry here, no payload:
+-- A captured request of a provider that signs no timestamp (GitHub,
+-- Shopify, GitLab, Twilio, hmac; Square signs its id but no time) stays
+-- valid forever, while the inbox row that made it a duplicate is deleted
+-- after dedup_days.  So every deleted row (purge.sql, or by hand) leaves
+-- one entry here, no payload:
 --   endpoint  the endpoint it came in on (dedup is per endpoint)
 --   digest    what identifies it as signed: the signed content hash
 --             (coalesce(signed_sha256, body_sha256)) where the delivery id
