@@ -335,6 +335,18 @@ main(int argc, char **argv)
 	int64_t started_us;
 	int status;
 
+	/* First: a reload asked for while the configuration is still being
+	 * read must not end the process (SIGHUP's default action). */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = on_hup;
+	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+
 	log_init(PROG);
 	if (parse_options(argc, argv, &opt) != 0) {
 		usage(stderr);
@@ -363,16 +375,6 @@ main(int argc, char **argv)
 		conf_free(c);
 		return status;
 	}
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sa.sa_handler = on_hup;
-	sigaction(SIGHUP, &sa, NULL);
-	sa.sa_handler = SIG_IGN;
-	sigaction(SIGPIPE, &sa, NULL);
 
 	if (deliver_global_init() != 0) {
 		log_error("could not initialise libcurl");
