@@ -55,7 +55,7 @@ routes_check_every_ms(void)
 #else
 #define routes_check_every_ms() ROUTES_CHECK_EVERY_MS
 #endif
-#define SCHEMA_MIGRATION 8	/* the newest migration this worker needs */
+#define SCHEMA_MIGRATION 10	/* the newest migration this worker needs */
 #define RECONNECT_FIRST_MS 1000 /* --loop: first wait before reconnecting, doubling */
 #define RECONNECT_MAX_MS 30000
 
@@ -89,6 +89,7 @@ typedef struct worker {
 	 * and reload once the calls in flight are recorded (on the old routes) */
 	bool reload_pending;
 	int64_t started_wall, started_ms, last_metrics_ms, last_routes_check_ms;
+	char routes_fp[64]; /* this configuration's routes fingerprint ("": unknown) */
 } worker;
 
 static int64_t
@@ -662,7 +663,7 @@ connected(worker *w)
 {
 	if (db_check_schema(w->conn, SCHEMA_MIGRATION) != 0 ||
 	    claim_unserved(w->conn, w->ctl->c) != 0 ||
-	    claim_routes_check(w->conn, w->ctl->c) != 0) {
+	    claim_routes_check(w->conn, w->ctl->c, w->routes_fp, sizeof(w->routes_fp)) != 0) {
 		w->db_failed = !refused(w);
 		return -1;
 	}
@@ -709,7 +710,7 @@ reload(worker *w)
 	log_kv("reload", "config", conf_path(w->ctl->c), LOG_END);
 	w->last_routes_check_ms = now_ms();
 	if ((claim_unserved(w->conn, w->ctl->c) != 0 ||
-	     claim_routes_check(w->conn, w->ctl->c) != 0) &&
+	     claim_routes_check(w->conn, w->ctl->c, w->routes_fp, sizeof(w->routes_fp)) != 0) &&
 	    db_lost(w->conn))
 		w->db_failed = true;
 }
@@ -724,7 +725,7 @@ idle(worker *w)
 		reload(w);
 	else if (now_ms() - w->last_routes_check_ms >= routes_check_every_ms()) {
 		w->last_routes_check_ms = now_ms();
-		if (claim_routes_check(w->conn, ctl->c) != 0 && db_lost(w->conn))
+		if (claim_routes_check(w->conn, ctl->c, w->routes_fp, sizeof(w->routes_fp)) != 0 && db_lost(w->conn))
 			w->db_failed = true;
 	}
 	for (int i = 0; i < 10 && !stop_requested(w); i++)
@@ -759,8 +760,25 @@ sweep(worker *w)
 		if (!w->stopping && !w->reload_pending && now >= next_fan) {
 			fanout_result fr;
 			int64_t t0 = clock_mono_us();
-			int frc = fanout_run(w->conn, w->ctl->c, w->batch, &fr);
+			const char *fp = w->routes_fp[0] != '\0' ? w->routes_fp : NULL;
+			int frc = fanout_run(w->conn, w->ctl->c, w->batch, fp, &fr);
 
+			if (frc == 0) {
+				w->n->fanned_out += fr.rows;
+				w->n->unrouted += fr.unrouted;
+				w->n->actions += fr.actions;
+				fan_idle = fr.rows < w->batch;
+				busy = fr.rows > 0;
+				/* then what another configuration fanned out meanwhile */
+				if (fan_idle) {
+					frc = fanout_topup(w->conn, w->ctl->c, w->batch, fp, &fr);
+					if (frc == 0) {
+						w->n->actions += fr.actions;
+						fan_idle = fr.rows < w->batch;
+						busy = busy || fr.rows > 0;
+					}
+				}
+			}
 			w->n->fanout_us += clock_mono_us() - t0;
 			if (frc != 0) {
 				if (db_lost(w->conn))
@@ -768,14 +786,8 @@ sweep(worker *w)
 				if (w->db_failed || refused(w))
 					break;
 				next_fan = now + 1000;
-			} else {
-				w->n->fanned_out += fr.rows;
-				w->n->unrouted += fr.unrouted;
-				w->n->actions += fr.actions;
-				fan_idle = fr.rows < w->batch;
+			} else
 				next_fan = fan_idle ? now + 1000 : now;
-				busy = fr.rows > 0;
-			}
 			pump(w, 0);
 		}
 
