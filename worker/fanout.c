@@ -128,10 +128,12 @@ out:
 int
 fanout_run(PGconn *conn, const conf *c, int batch, const char *fp, fanout_result *res)
 {
-	static const char sel[] = "select id, endpoint, event_type from hookinbox.inbox"
-				  " where state = 'pending' order by id limit $1::integer for update skip locked";
-	static const char ins[] = "select hookinbox.fan_out($1::bigint[], $2::bigint[], $3::text[],"
-				  " $4::text[], $5::boolean[], $6::boolean[], $7::integer[], $8::text)";
+	static const char sel[] =
+		"select id, endpoint, event_type from hookinbox.inbox"
+		" where state = 'pending' order by id limit $1::integer for update skip locked";
+	static const char ins[] =
+		"select hookinbox.fan_out($1::bigint[], $2::bigint[], $3::text[],"
+		" $4::text[], $5::boolean[], $6::boolean[], $7::integer[], $8::text)";
 	int rc = fan(conn, c, sel, false, ins, batch, fp, "fan-out", res);
 
 	if (rc == 0 && res->rows > 0)
@@ -143,14 +145,16 @@ int
 fanout_topup(PGconn *conn, const conf *c, int batch, const char *fp, fanout_result *res)
 {
 	/* the inbox rows too: a reroute or a purge waits for this transaction */
-	static const char sel[] = "select i.id, i.endpoint, i.event_type"
-				  " from hookinbox.route_topup t join hookinbox.inbox i on i.id = t.inbox_id"
-				  " where not $2::text = any(t.fingerprints)"
-				  " and i.state in ('dispatched', 'unrouted')"
-				  " order by t.inbox_id limit $1::integer for update skip locked";
-	static const char ins[] = "select hookinbox.route_topup($1::bigint[], $2::bigint[],"
-				  " $3::text[], $4::text[], $5::boolean[], $6::boolean[], $7::integer[],"
-				  " $8::text)";
+	static const char sel[] =
+		"select i.id, i.endpoint, i.event_type"
+		" from hookinbox.route_topup t join hookinbox.inbox i on i.id = t.inbox_id"
+		" where not $2::text = any(t.fingerprints)"
+		" and i.state in ('dispatched', 'unrouted')"
+		" order by t.inbox_id limit $1::integer for update skip locked";
+	static const char ins[] =
+		"select hookinbox.route_topup($1::bigint[], $2::bigint[],"
+		" $3::text[], $4::text[], $5::boolean[], $6::boolean[], $7::integer[],"
+		" $8::text)";
 
 	if (fp == NULL) {
 		*res = (fanout_result){0, 0, 0};

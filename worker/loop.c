@@ -725,7 +725,8 @@ idle(worker *w)
 		reload(w);
 	else if (now_ms() - w->last_routes_check_ms >= routes_check_every_ms()) {
 		w->last_routes_check_ms = now_ms();
-		if (claim_routes_check(w->conn, ctl->c, w->routes_fp, sizeof(w->routes_fp)) != 0 && db_lost(w->conn))
+		if (claim_routes_check(w->conn, ctl->c, w->routes_fp, sizeof(w->routes_fp)) != 0 &&
+		    db_lost(w->conn))
 			w->db_failed = true;
 	}
 	for (int i = 0; i < 10 && !stop_requested(w); i++)
