@@ -218,6 +218,27 @@ as $$
 		array_fill(false, array[coalesce(cardinality(p_ordered), 0)]), p_max_attempts)
 $$;
 
+-- order = newest: the action that makes p_id (version p_version of its
+-- object on p_route) stale, kept in action.superseded_by: the newest other
+-- version that is not itself stale, else the action whose version the
+-- object's state is (hookinbox.object_state.action_id).
+create or replace function hookinbox.superseding_action(p_route text, p_object_id text,
+	p_version bigint, p_id bigint)
+returns bigint
+language sql
+stable
+set search_path = pg_catalog, pg_temp
+as $$
+	select coalesce(
+		(select s.id from hookinbox.action s
+		  where s.route = p_route and s.object_id = p_object_id and s.ordered
+		    and s.id <> p_id and s.state <> 'stale' and s.event_version > p_version
+		  order by s.event_version desc, s.id desc limit 1),
+		(select o.action_id from hookinbox.object_state o
+		  where o.route = p_route and o.object_id = p_object_id
+		    and o.applied_version > p_version))
+$$;
+
 -- Claim up to p_limit due actions under a new lease and return them with
 -- the event they deliver.  The claim counts the attempt, moves due_at to the
 -- end of the lease (an expired lease is due again) and sets lease_token,
@@ -297,7 +318,9 @@ begin
 				      and s.event_version > r.event_version)) then
 				update hookinbox.action a
 				   set state = 'stale', lease_token = null, lease_until = null,
-				       updated_at = now(), done_at = now()
+				       updated_at = now(), done_at = now(),
+				       superseded_by = hookinbox.superseding_action(r.route, r.object_id,
+						r.event_version, r.id)
 				 where a.id = r.id;
 				v_stale := v_stale || r.id;
 				continue;
@@ -514,7 +537,9 @@ begin
 					      and s.event_version > r.event_version)) then
 					update hookinbox.action a
 					   set state = 'stale', lease_token = null, lease_until = null,
-					       updated_at = now(), done_at = now()
+					       updated_at = now(), done_at = now(),
+					       superseded_by = hookinbox.superseding_action(r.route,
+							r.object_id, r.event_version, r.id)
 					 where a.id = r.id;
 					v_stale := v_stale || r.id;
 					continue;
@@ -953,14 +978,16 @@ begin
 		 where a.id = r.id and a.lease_token = r.token and a.state = 'pending'
 		returning a.id, a.state, a.ordered, a.sequenced, a.route, a.object_id, a.event_version
 	), o as (
-		insert into hookinbox.object_state as o (route, object_id, applied_version)
-		select u.route, u.object_id, max(u.event_version)
+		insert into hookinbox.object_state as o (route, object_id, applied_version, action_id)
+		select distinct on (u.route, u.object_id) u.route, u.object_id, u.event_version, u.id
 		  from u
 		 where u.state = 'done' and u.ordered and u.object_id is not null
 		   and u.event_version is not null
-		 group by u.route, u.object_id
+		 order by u.route, u.object_id, u.event_version desc, u.id desc
 		on conflict (route, object_id) do update
 		   set applied_version = greatest(o.applied_version, excluded.applied_version),
+		       action_id = case when excluded.applied_version >= o.applied_version
+					then excluded.action_id else o.action_id end,
 		       updated_at = now()
 	)
 	select coalesce(array_agg(u.id), '{}'),
@@ -1120,6 +1147,7 @@ begin
 			   set state = 'pending', due_at = pg_catalog.now(), attempts = 0,
 			       replayed_at = pg_catalog.now(), lease_token = null, lease_until = null,
 			       done_at = null, resolution = null, updated_at = pg_catalog.now(),
+			       superseded_by = null,
 			       -- a stale action, or any on order = sequence, is sent on
 			       -- purpose outside its object's order
 			       ordered = case when p_step = 'resend' and (r.state = 'stale' or a.sequenced)
