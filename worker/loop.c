@@ -92,6 +92,13 @@ typedef struct worker {
 	char routes_fp[64]; /* this configuration's routes fingerprint ("": unknown) */
 } worker;
 
+/* the key the worker's conninfo comes from, for what a refusal says */
+static const char *
+conninfo_name(const conf *c)
+{
+	return conf_worker_conninfo_set(c) ? "[worker] conninfo" : "[database] conninfo";
+}
+
 static int64_t
 now_ms(void)
 {
@@ -688,7 +695,8 @@ reload(worker *w)
 		return;
 	}
 	if (strcmp(conf_conninfo(nc), conf_conninfo(w->ctl->c)) != 0) {
-		PGconn *conn = db_connect(conf_conninfo(nc), while_in_db, w, NULL);
+		PGconn *conn =
+			db_connect(conf_conninfo(nc), conninfo_name(nc), while_in_db, w, NULL);
 
 		if (conn == NULL) {
 			log_error(
@@ -943,7 +951,8 @@ reconnect(worker *w)
 		}
 		if (stop_requested(w))
 			return EX_TEMPFAIL;
-		w->conn = db_connect(conf_conninfo(w->ctl->c), while_in_db, w, &refused_us);
+		w->conn = db_connect(conf_conninfo(w->ctl->c), conninfo_name(w->ctl->c),
+				     while_in_db, w, &refused_us);
 		if (w->conn != NULL) {
 			w->db_failed = false;
 			if (connected(w) == 0) {
@@ -977,7 +986,8 @@ loop_run(loop_ctl *ctl)
 		w.deadline_ms = w.started_ms + ctl->max_runtime_s * 1000;
 	w.dl = deliver_new(w.concurrency);
 
-	w.conn = db_connect(conf_conninfo(ctl->c), while_in_db, &w, &refused_us);
+	w.conn = db_connect(conf_conninfo(ctl->c), conninfo_name(ctl->c), while_in_db, &w,
+			    &refused_us);
 	if (w.conn == NULL) {
 		w.db_failed = true;
 		status = refused_us ? EX_CONFIG : EX_TEMPFAIL;
@@ -1007,10 +1017,9 @@ loop_run(loop_ctl *ctl)
 		status = reconnect(&w);
 	}
 	if (status == EX_CONFIG && refused(&w))
-		log_error(
-			"stopping: %s (a configuration error: check the role in [database] conninfo "
-			"and its grants, and that sql/install.sql has run)",
-			db_refusal(w.conn));
+		log_error("stopping: %s (a configuration error: check the role in %s "
+			  "and its grants, and that sql/install.sql has run)",
+			  db_refusal(w.conn), conninfo_name(ctl->c));
 	write_metrics(&w);
 	for (size_t i = 0; i < w.n_claimed; i++)
 		job_free(w.claimed[i]);

@@ -36,7 +36,7 @@ sub route_clear {
 	return "route $route not registered yet"
 		if $m->t->sql("select hookinbox.route_known('$route')") ne 't';
 	my ($rc, $out) = $m->t->pg->psql_file(HookTest::top() . '/sql/route.sql', role => 'hookinbox_admin',
-		vars => { route => $route, do => 'clear' });
+		vars => { route => $route, do => 'clear', go => 1 });
 	die "route.sql do=clear $route: exit $rc: $out" if $rc != 0;
 	my $st = $m->t->sql("select coalesce(hold_until::text, '') || breaker from hookinbox.route_state "
 		. "where route = '$route'");
