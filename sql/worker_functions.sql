@@ -618,16 +618,18 @@ begin
 		 where a.id = any(v_ids)
 		returning a.id, a.inbox_id, a.route, a.idem_key, a.attempts, a.max_attempts,
 			  coalesce(a.replayed_at, a.created_at) as window_from,
-			  a.last_status, a.last_error
+			  a.last_status, a.last_error, a.replayed_at
 	)
 	select c.id, v_token, c.route, c.idem_key, c.attempts, c.max_attempts,
 	       extract(epoch from now() - c.window_from)::double precision,
 	       i.event_id, i.event_type, i.object_id, i.headers->>'Content-Type', i.body,
 	       'claimed'::text, c.route = any(v_probes),
 	       -- an earlier attempt whose outcome is unknown: sent, then a timeout or a
-	       -- reset; or claimed and never recorded (its worker died mid-call)
-	       c.attempts > 1 and (strpos(coalesce(c.last_error, ''), 'outcome unknown') > 0
-				    or (c.last_status is null and c.last_error is null))
+	       -- reset; or claimed and never recorded (its worker died mid-call); the
+	       -- first attempt after a replay too, whose last outcome is the parked one's
+	       (c.attempts > 1 or c.replayed_at is not null)
+	       and (strpos(coalesce(c.last_error, ''), 'outcome unknown') > 0
+		    or (c.last_status is null and c.last_error is null))
 	  from c join hookinbox.inbox i on i.id = c.inbox_id
 	union all
 	select a.id, null::uuid, a.route, a.idem_key, a.attempts, a.max_attempts, 0::double precision,
