@@ -70,6 +70,7 @@ sub table {
 		{ name => 'downstream_dead', weight => 1, run => \&Model::OpsRoutes::downstream_dead },
 		{ name => 'route_clear', weight => 1, run => \&Model::OpsRoutes::route_clear },
 		{ name => 'loop_sighup', weight => 2, run => \&Model::OpsRoutes::loop_sighup },
+		{ name => 'routes_rolling', weight => 2, run => \&Model::OpsRoutes::routes_rolling },
 	);
 }
 
