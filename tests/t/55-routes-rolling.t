@@ -87,6 +87,8 @@ is($t->sql("select count(*) from hookinbox.action a join hookinbox.inbox i on i.
 	. " where i.event_id like 'mid_%' and a.route = 'b'"), 0, 'old host: no action of route b');
 is($t->sql("select count(*) from hookinbox.route_topup t join hookinbox.inbox i on i.id = t.inbox_id"
 	. " where i.event_id like 'mid_%'"), 10, 'recorded for the top-up');
+($rc, $out) = $t->pg->psql_file("$top/sql/stats.sql", role => 'hookinbox_admin');
+like($out, qr/^\s*\{\w+\}\s*\|\s*10\s*\|/m, 'stats.sql shows the 10 events seen by one configuration') or diag $out;
 ($rc, $out) = reroute(endpoint => 'shop');
 like($out, qr/\b10 dispatched events wait for a worker with other routes/,
 	'reroute.sql sees them waiting for the top-up') or diag $out;
