@@ -25,9 +25,10 @@ do $$ begin raise exception 'event.sql: set -v event_id=ID [-v endpoint=NAME]' u
 \endif
 select i.id as inbox_id, i.endpoint, i.event_id, i.event_type, i.received_at, i.backfilled_at,
        i.state as inbox_state, o.route, o.outcome, o.attempts, o.last_status, o.last_error,
-       o.reason, o.idem_key, o.response_ref, o.superseded_by,
+       o.reason, o.superseded_by,
        'version ' || os.applied_version || ' by action ' || os.action_id
-	|| coalesce(' (event ' || oi.event_id || ')', '') as object_state
+	|| coalesce(' (event ' || oi.event_id || ')', '') as object_state,
+       o.idem_key, o.response_ref
   from hookinbox.inbox i
   left join lateral (
 	select a.route, a.state as outcome, a.attempts, a.last_status, a.last_error,

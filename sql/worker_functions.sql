@@ -88,11 +88,28 @@ begin
 end
 $$;
 
+-- The configurations (fingerprints seen in the last 24 hours) that have a
+-- route named p_route: an event one of them saw has its action on it.
+create or replace function hookinbox.route_fingerprints(p_route text)
+returns text[]
+language sql
+stable
+set search_path = pg_catalog, pg_temp
+as $$
+	select coalesce(array_agg(w.fingerprint), '{}')
+	  from hookinbox.worker_routes w
+	 where w.last_seen > now() - interval '24 hours'
+	   and exists (select 1 from regexp_split_to_table(w.routes, E'\n') l(line)
+			where split_part(l.line, '|', 1) = p_route)
+$$;
+
 -- Whether the fan-out of configuration p_fingerprint must leave a record
 -- for the top-up (hookinbox.route_topup): another configuration ran in the
--- last 24 hours, on another host or since this one first ran (a
--- configuration changed in place on one host replaced the old one, which
--- fans nothing out any more).  Called under the shared routes lock, which
+-- last 24 hours, on another host, or since this one first ran, or in the
+-- last 15 minutes (a worker registers at least every 5: a host started
+-- with an older configuration after this one).  Not for 24 hours after a
+-- configuration changed in place on one host: the old one fans nothing
+-- out any more.  Called under the shared routes lock, which
 -- hookinbox.routes_check() takes exclusively to register a configuration:
 -- a fan-out that read the configurations before a new one was registered
 -- has committed before that worker's first top-up looks for records.
@@ -105,7 +122,8 @@ as $$
 	select exists (select 1 from hookinbox.worker_routes w, hookinbox.worker_routes m
 			where m.fingerprint = p_fingerprint and w.fingerprint <> p_fingerprint
 			  and w.last_seen > now() - interval '24 hours'
-			  and (w.last_seen > m.first_seen or w.last_host is distinct from m.last_host))
+			  and (w.last_seen > m.first_seen or w.last_host is distinct from m.last_host
+			       or w.last_seen > now() - interval '15 minutes'))
 $$;
 
 -- The fan-out of a worker that knows its configuration's fingerprint
@@ -519,6 +537,13 @@ begin
 					    then interval '5 minutes'
 					    when exists (select 1 from hookinbox.inbox i
 						  where i.state = 'pending' and i.id <= r.inbox_horizon)
+					    then interval '1 second'
+					    -- or fanned out by a configuration without this
+					    -- route, not yet topped up by one with it
+					    when exists (select 1 from hookinbox.route_topup t
+						  where t.inbox_id <= r.inbox_horizon
+						    and t.created_at > now() - interval '24 hours'
+						    and not t.fingerprints && hookinbox.route_fingerprints(r.route))
 					    then interval '1 second' end;
 					if v_wait is not null then
 						update hookinbox.action a set due_at = now() + v_wait

@@ -17,6 +17,8 @@ grant execute on function hookinbox.action_key(text, text, text, text, text, tex
 	hookinbox.fan_out(bigint[], bigint[], text[], text[], boolean[], boolean[], integer[], text),
 	hookinbox.route_topup(bigint[], bigint[], text[], text[], boolean[], boolean[], integer[], text),
 	hookinbox.routes_differ_now(text),
+	hookinbox.route_fingerprints(text),
+	hookinbox.superseding_action(text, text, bigint, bigint),
 	hookinbox.claim_actions(integer, integer, integer),
 	hookinbox.claim_actions(integer, integer, integer, text[]),
 	hookinbox.claim_actions(integer, integer, integer, text[], integer[]),
