@@ -104,6 +104,9 @@ for my $role (qw(no_such_role lowly)) {
 	like($log, qr/check (the role in )?\[worker\] conninfo/, "worker as $role: told to check [worker] conninfo")
 		or diag $log;
 	unlike($log, qr/\[database\] conninfo/, "worker as $role: not told about [database] conninfo");
+	$log = `@{[ WorkerHelp::bin() ]} -c $conf --check --connect 2>&1`;
+	is($? >> 8, 78, "--check --connect as $role: 78") or diag $log;
+	like($log, qr/with \[worker\] conninfo/, "--check --connect as $role: names [worker] conninfo") or diag $log;
 }
 
 done_testing;
