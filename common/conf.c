@@ -934,6 +934,21 @@ check_route(conf *c, route_conf *r)
 			r->name);
 		return;
 	}
+	/* what only an HTTP call has: a handler runs in the database */
+	if (r->handler != NULL && (r->secret_file != NULL || r->response_ref_field != NULL)) {
+		conf_error(c,
+			   "route \"%s\": %s needs url (a handler is called in the database: "
+			   "there is no request to sign and no answer to read)",
+			   r->name, r->secret_file != NULL ? "secret_file" : "response_ref_field");
+		return;
+	}
+	if (r->handler != NULL && (r->rate > 0 || r->concurrency > 0)) {
+		conf_error(c,
+			   "route \"%s\": %s needs url (handlers run one at a time on the worker's "
+			   "database connection: no calls to limit)",
+			   r->name, r->rate > 0 ? "rate" : "concurrency");
+		return;
+	}
 	if (r->n_events == 0) { /* events = (empty) */
 		r->events = xmalloc(sizeof(*r->events));
 		r->events[0] = xstrdup("*");

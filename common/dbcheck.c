@@ -114,7 +114,9 @@ dbcheck_connect(const char *conninfo, dbcheck_role role, const char *progname, c
 	if (PQstatus(conn) != CONNECTION_OK) {
 		snprintf(msg, msglen, "could not connect to the database: %s",
 			 PQerrorMessage(conn));
-		*unavailable = true;
+		/* a server that answers the ping refused us (role, password,
+		 * database name): a configuration error, not one to wait out */
+		*unavailable = PQpingParams(keys, values, 1) != PQPING_OK;
 		goto out;
 	}
 	if (query_value(conn, "select current_user", user, sizeof(user), &is_null, msg, msglen) !=

@@ -78,6 +78,12 @@ select not exists (select 1 from hookinbox.schema_migrations where version = 10)
 insert into hookinbox.schema_migrations (version, name) values (10, 'signed_ledger');
 \endif
 
+select not exists (select 1 from hookinbox.schema_migrations where version = 11) as apply \gset
+\if :apply
+\ir migrations/011_route_topup.sql
+insert into hookinbox.schema_migrations (version, name) values (11, 'route_topup');
+\endif
+
 -- Functions and grants are (re)created on every run, so that fixes to them
 -- reach existing installations without a new migration.
 \ir functions.sql

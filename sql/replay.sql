@@ -44,6 +44,10 @@ create temporary table replay_chosen as
 select id from hookinbox.find_actions('{parked}', nullif(:'action_id', '')::bigint,
 	nullif(:'route', ''), nullif(:'endpoint', ''), nullif(:'error', ''),
 	nullif(:'since', '')::timestamptz, nullif(:'until', '')::timestamptz) as id;
+\set chosen replay_chosen
+\set op replay
+\set wants 'parked'
+\ir action-state.inc
 select count(*) filter (where strpos(coalesce(a.last_error, ''), 'outcome unknown') > 0
 			  and coalesce(a.replayed_at, a.created_at) < now() - interval '24 hours') as blind_n
   from hookinbox.action a where a.id in (select id from replay_chosen) \gset

@@ -34,6 +34,10 @@ create temporary table resend_chosen as
 select id from hookinbox.find_actions('{done,stale}', nullif(:'action_id', '')::bigint,
 	nullif(:'route', ''), nullif(:'endpoint', ''), nullif(:'error', ''),
 	nullif(:'since', '')::timestamptz, nullif(:'until', '')::timestamptz) as id;
+\set chosen resend_chosen
+\set op resend
+\set wants 'done or stale'
+\ir action-state.inc
 \if :go
 begin;
 select * from hookinbox.operate_actions(array(select id from resend_chosen), 'resend',

@@ -1,10 +1,13 @@
 -- SPDX-License-Identifier: ISC
 -- Pause or resume a route, or show the routes' state.
 --
---   psql -v route=fulfil -v do=pause -v reason='downstream migration' -f sql/route.sql
---   psql -v route=fulfil -v do=resume -f sql/route.sql
---   psql -v route=fulfil -v do=clear -f sql/route.sql     (end a hold, close the breaker)
+--   psql -v route=fulfil -v do=pause -v reason='downstream migration' -v go=1 -f sql/route.sql
+--   psql -v route=fulfil -v do=resume -v go=1 -f sql/route.sql
+--   psql -v route=fulfil -v do=clear -v go=1 -f sql/route.sql   (end a hold, close the breaker)
 --   psql -f sql/route.sql                                  (every route's state)
+--
+-- Without -v go=1 a step is a dry run: it says what it would do and
+-- changes nothing (as every operator script that changes state).
 --
 -- A paused route's due actions are not claimed by any worker, so they keep
 -- their attempts and their retry windows keep running (a pause longer than
@@ -23,6 +26,7 @@
 \if :{?route} \else \set route '' \endif
 \if :{?do} \else \set do '' \endif
 \if :{?reason} \else \set reason '' \endif
+\if :{?go} \else \set go 0 \endif
 select (:'route' = '') <> (:'do' = '') or :'do' not in ('', 'pause', 'resume', 'clear') as bad \gset
 \if :bad
 do $$ begin raise exception 'route.sql: give both -v route=NAME and -v do=pause|resume|clear (or neither, to show every route)' using errcode = '22023'; end $$;
@@ -35,11 +39,19 @@ select not hookinbox.route_known(:'route') as unknown \gset
 select set_config('hookinbox.msg', :'msg', false) \g /dev/null
 do $$ begin raise exception '%', current_setting('hookinbox.msg') using errcode = '22023'; end $$;
 \endif
-select :'do' = 'clear' as clear \gset
+select :'do' = 'clear' as clear, :'go'::boolean as go \gset
+\if :go
 \if :clear
 select * from hookinbox.route_clear(:'route', nullif(:'reason', ''));
 \else
 select * from hookinbox.route_pause(:'route', :'do' = 'pause', nullif(:'reason', ''));
+\endif
+\else
+select 'dry run: route ' || :'route' || ' would be '
+       || case :'do' when 'pause' then 'paused' when 'resume' then 'resumed'
+		     else 'cleared (hold ended, breaker closed)' end
+       || '; nothing changed; add -v go=1 to apply' as msg \gset
+\echo :msg
 \endif
 \endif
 \echo 'routes paused, held or with a circuit breaker not closed (others run normally)'

@@ -13,6 +13,8 @@
 -- the oldest parked action (since it was parked), and the actions retried
 -- in the last hour (more than one attempt, touched in the last hour).
 -- backfilled: inbox rows hookinbox-backfill stored from the provider's API.
+-- While hosts run different routes: the events fanned out meanwhile, by
+-- the configurations (routes fingerprints) that saw them so far.
 --
 -- Cost: the two tables are read in full (done and dispatched rows
 -- included), so on a large database run it by hand, not from monitoring
@@ -35,6 +37,13 @@ select endpoint,
   from hookinbox.inbox
  group by endpoint
  order by endpoint;
+
+\echo 'hosts running different routes: events fanned out meanwhile, by the configurations that saw them (a worker of each other configuration adds its missing route actions)'
+select t.fingerprints as seen_by, count(*) as events,
+       date_trunc('second', now() - min(t.created_at)) as oldest_age
+  from hookinbox.route_topup t
+ group by t.fingerprints
+ order by min(t.created_at);
 
 \echo 'actions by endpoint and route'
 select i.endpoint, a.route,

@@ -88,6 +88,143 @@ begin
 end
 $$;
 
+-- The configurations (fingerprints seen in the last 24 hours) that have a
+-- route named p_route: an event one of them saw has its action on it.
+create or replace function hookinbox.route_fingerprints(p_route text)
+returns text[]
+language sql
+stable
+set search_path = pg_catalog, pg_temp
+as $$
+	select coalesce(array_agg(w.fingerprint), '{}')
+	  from hookinbox.worker_routes w
+	 where w.last_seen > now() - interval '24 hours'
+	   and exists (select 1 from regexp_split_to_table(w.routes, E'\n') l(line)
+			where split_part(l.line, '|', 1) = p_route)
+$$;
+
+-- Whether the fan-out of configuration p_fingerprint must leave a record
+-- for the top-up (hookinbox.route_topup): another configuration ran in the
+-- last 24 hours, on another host, or since this one first ran, or in the
+-- last 15 minutes (a worker registers at least every 5: a host started
+-- with an older configuration after this one).  Not for 24 hours after a
+-- configuration changed in place on one host: the old one fans nothing
+-- out any more.  Called under the shared routes lock, which
+-- hookinbox.routes_check() takes exclusively to register a configuration:
+-- a fan-out that read the configurations before a new one was registered
+-- has committed before that worker's first top-up looks for records.
+create or replace function hookinbox.routes_differ_now(p_fingerprint text)
+returns boolean
+language sql
+stable
+set search_path = pg_catalog, pg_temp
+as $$
+	select exists (select 1 from hookinbox.worker_routes w, hookinbox.worker_routes m
+			where m.fingerprint = p_fingerprint and w.fingerprint <> p_fingerprint
+			  and w.last_seen > now() - interval '24 hours'
+			  and (w.last_seen > m.first_seen or w.last_host is distinct from m.last_host
+			       or w.last_seen > now() - interval '15 minutes'))
+$$;
+
+-- The fan-out of a worker that knows its configuration's fingerprint
+-- (migration 010): as above, and while another configuration runs (routes
+-- differ between hosts) each event fanned out is recorded with this
+-- fingerprint, so that a worker with other routes adds the actions of
+-- its routes this one lacks (hookinbox.route_topup()).
+create or replace function hookinbox.fan_out(p_inbox_ids bigint[], p_action_inbox bigint[],
+	p_routes text[], p_modes text[], p_ordered boolean[], p_sequenced boolean[],
+	p_max_attempts integer[], p_fingerprint text)
+returns bigint
+language plpgsql
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+	v_n bigint := hookinbox.fan_out(p_inbox_ids, p_action_inbox, p_routes, p_modes, p_ordered,
+		p_sequenced, p_max_attempts);
+begin
+	perform pg_advisory_xact_lock_shared(7262738);   -- "hookinbox routes"
+	if hookinbox.routes_differ_now(p_fingerprint) then
+		-- an event fanned out again (sql/reroute.sql) starts afresh
+		insert into hookinbox.route_topup as t (inbox_id, fingerprints)
+		select id, array[p_fingerprint] from unnest(p_inbox_ids) id
+		on conflict (inbox_id) do update set fingerprints = excluded.fingerprints,
+			created_at = now();
+	end if;
+	return v_n;
+end
+$$;
+
+-- The top-up: the caller holds the claimed route_topup rows p_inbox_ids
+-- (and their dispatched or unrouted inbox rows) FOR UPDATE and passes the
+-- actions its router chose for them, as for fan_out().  Only (route,
+-- event) pairs the event has no action and no collapse record for are
+-- inserted, so a route that two configurations define differently (another
+-- key) still gets one action per event; the idempotency key is the one
+-- fan_out() derives, so two workers topping up at once make one action.
+-- An unrouted event that now has an action is dispatched.  The rows are
+-- marked seen by p_fingerprint, and dropped once every configuration of the
+-- last 24 hours saw them.  Returns the number of actions inserted.
+create or replace function hookinbox.route_topup(p_inbox_ids bigint[], p_action_inbox bigint[],
+	p_routes text[], p_modes text[], p_ordered boolean[], p_sequenced boolean[],
+	p_max_attempts integer[], p_fingerprint text)
+returns bigint
+language plpgsql
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+	v_n bigint;
+	v_horizon bigint := case when true = any(p_sequenced)
+				 then (select max(i.id) from hookinbox.inbox i) end;
+begin
+	insert into hookinbox.action (inbox_id, route, idem_key, object_id, event_type,
+		event_version, ordered, sequenced, inbox_horizon, max_attempts)
+	select v.inbox_id, v.route,
+	       hookinbox.action_key(v.route, v.mode, i.provider, i.account, i.environment,
+			case when i.review_of is null then i.event_id
+			     else i.event_id || ' held ' || i.id end, i.object_id, i.event_type),
+	       i.object_id, i.event_type, i.event_version, v.ordered or v.sequenced, v.sequenced,
+	       case when v.sequenced then v_horizon end, v.max_attempts
+	  from unnest(p_action_inbox, p_routes, p_modes, p_ordered, p_sequenced, p_max_attempts)
+		as v(inbox_id, route, mode, ordered, sequenced, max_attempts)
+	  join hookinbox.inbox i on i.id = v.inbox_id
+	 where not exists (select 1 from hookinbox.action a
+			    where a.inbox_id = v.inbox_id and a.route = v.route)
+	   and not exists (select 1 from hookinbox.action_collapse c
+			    where c.inbox_id = v.inbox_id and c.route = v.route)
+	 order by v.inbox_id, v.route
+	on conflict (route, idem_key) do nothing;
+	get diagnostics v_n = row_count;
+
+	-- key = object-type: a pair still without its own action collapsed
+	-- into another event's
+	insert into hookinbox.action_collapse (inbox_id, route, action_id)
+	select v.inbox_id, v.route, a.id
+	  from unnest(p_action_inbox, p_routes, p_modes) as v(inbox_id, route, mode)
+	  join hookinbox.inbox i on i.id = v.inbox_id
+	  join hookinbox.action a on a.route = v.route
+	   and a.idem_key = hookinbox.action_key(v.route, v.mode, i.provider, i.account,
+			i.environment, case when i.review_of is null then i.event_id
+					    else i.event_id || ' held ' || i.id end,
+			i.object_id, i.event_type)
+	 where a.inbox_id <> v.inbox_id
+	   and not exists (select 1 from hookinbox.action s
+			    where s.inbox_id = v.inbox_id and s.route = v.route)
+	on conflict do nothing;
+
+	update hookinbox.inbox i set state = 'dispatched'
+	 where i.state = 'unrouted' and i.id = any(p_action_inbox);
+
+	update hookinbox.route_topup t set fingerprints = t.fingerprints || p_fingerprint
+	 where t.inbox_id = any(p_inbox_ids) and not p_fingerprint = any(t.fingerprints);
+	delete from hookinbox.route_topup t
+	 where t.inbox_id = any(p_inbox_ids)
+	   and (t.created_at < now() - interval '24 hours'
+		or t.fingerprints @> array(select w.fingerprint from hookinbox.worker_routes w
+					    where w.last_seen > now() - interval '24 hours'));
+	return v_n;
+end
+$$;
+
 -- The fan-out of workers older than migration 008 (no order = sequence).
 create or replace function hookinbox.fan_out(p_inbox_ids bigint[], p_action_inbox bigint[],
 	p_routes text[], p_modes text[], p_ordered boolean[], p_max_attempts integer[])
@@ -97,6 +234,27 @@ set search_path = pg_catalog, pg_temp
 as $$
 	select hookinbox.fan_out(p_inbox_ids, p_action_inbox, p_routes, p_modes, p_ordered,
 		array_fill(false, array[coalesce(cardinality(p_ordered), 0)]), p_max_attempts)
+$$;
+
+-- order = newest: the action that makes p_id (version p_version of its
+-- object on p_route) stale, kept in action.superseded_by: the newest other
+-- version that is not itself stale, else the action whose version the
+-- object's state is (hookinbox.object_state.action_id).
+create or replace function hookinbox.superseding_action(p_route text, p_object_id text,
+	p_version bigint, p_id bigint)
+returns bigint
+language sql
+stable
+set search_path = pg_catalog, pg_temp
+as $$
+	select coalesce(
+		(select s.id from hookinbox.action s
+		  where s.route = p_route and s.object_id = p_object_id and s.ordered
+		    and s.id <> p_id and s.state <> 'stale' and s.event_version > p_version
+		  order by s.event_version desc, s.id desc limit 1),
+		(select o.action_id from hookinbox.object_state o
+		  where o.route = p_route and o.object_id = p_object_id
+		    and o.applied_version > p_version))
 $$;
 
 -- Claim up to p_limit due actions under a new lease and return them with
@@ -178,7 +336,9 @@ begin
 				      and s.event_version > r.event_version)) then
 				update hookinbox.action a
 				   set state = 'stale', lease_token = null, lease_until = null,
-				       updated_at = now(), done_at = now()
+				       updated_at = now(), done_at = now(),
+				       superseded_by = hookinbox.superseding_action(r.route, r.object_id,
+						r.event_version, r.id)
 				 where a.id = r.id;
 				v_stale := v_stale || r.id;
 				continue;
@@ -377,6 +537,13 @@ begin
 					    then interval '5 minutes'
 					    when exists (select 1 from hookinbox.inbox i
 						  where i.state = 'pending' and i.id <= r.inbox_horizon)
+					    then interval '1 second'
+					    -- or fanned out by a configuration without this
+					    -- route, not yet topped up by one with it
+					    when exists (select 1 from hookinbox.route_topup t
+						  where t.inbox_id <= r.inbox_horizon
+						    and t.created_at > now() - interval '24 hours'
+						    and not t.fingerprints && hookinbox.route_fingerprints(r.route))
 					    then interval '1 second' end;
 					if v_wait is not null then
 						update hookinbox.action a set due_at = now() + v_wait
@@ -395,7 +562,9 @@ begin
 					      and s.event_version > r.event_version)) then
 					update hookinbox.action a
 					   set state = 'stale', lease_token = null, lease_until = null,
-					       updated_at = now(), done_at = now()
+					       updated_at = now(), done_at = now(),
+					       superseded_by = hookinbox.superseding_action(r.route,
+							r.object_id, r.event_version, r.id)
 					 where a.id = r.id;
 					v_stale := v_stale || r.id;
 					continue;
@@ -474,16 +643,18 @@ begin
 		 where a.id = any(v_ids)
 		returning a.id, a.inbox_id, a.route, a.idem_key, a.attempts, a.max_attempts,
 			  coalesce(a.replayed_at, a.created_at) as window_from,
-			  a.last_status, a.last_error
+			  a.last_status, a.last_error, a.replayed_at
 	)
 	select c.id, v_token, c.route, c.idem_key, c.attempts, c.max_attempts,
 	       extract(epoch from now() - c.window_from)::double precision,
 	       i.event_id, i.event_type, i.object_id, i.headers->>'Content-Type', i.body,
 	       'claimed'::text, c.route = any(v_probes),
 	       -- an earlier attempt whose outcome is unknown: sent, then a timeout or a
-	       -- reset; or claimed and never recorded (its worker died mid-call)
-	       c.attempts > 1 and (strpos(coalesce(c.last_error, ''), 'outcome unknown') > 0
-				    or (c.last_status is null and c.last_error is null))
+	       -- reset; or claimed and never recorded (its worker died mid-call); the
+	       -- first attempt after a replay too, whose last outcome is the parked one's
+	       (c.attempts > 1 or c.replayed_at is not null)
+	       and (strpos(coalesce(c.last_error, ''), 'outcome unknown') > 0
+		    or (c.last_status is null and c.last_error is null))
 	  from c join hookinbox.inbox i on i.id = c.inbox_id
 	union all
 	select a.id, null::uuid, a.route, a.idem_key, a.attempts, a.max_attempts, 0::double precision,
@@ -592,6 +763,9 @@ declare
 	v_fp text := left(encode(sha256(convert_to(v_desc, 'UTF8')), 'hex'), 16);
 	v_since timestamptz;
 begin
+	-- a fan-out that reads the configurations under the shared lock either
+	-- has committed or sees this one (hookinbox.routes_differ_now())
+	perform pg_advisory_xact_lock(7262738);   -- "hookinbox routes"
 	select w.last_seen into v_since from hookinbox.worker_routes w where w.fingerprint = v_fp;
 	insert into hookinbox.worker_routes as w (fingerprint, routes, last_host)
 	values (v_fp, v_desc, p_host)
@@ -635,6 +809,59 @@ begin
 	   and (p_until is null or i.received_at < p_until);
 	get diagnostics v_n = row_count;
 	return v_n;
+end
+$$;
+
+-- Dispatched events (sql/reroute.sql with since): fanned out by a worker
+-- that lacked a route, before a record was kept or past the 24 hours in
+-- which the worker with the route tops them up.  With p_go they are
+-- recorded for the top-up afresh: every running worker routes them again
+-- and adds only the (route, event) actions they have none of, so an event
+-- is never sent twice for a route; none of a route removed everywhere.
+-- Returns (recorded, awaiting): how many are recorded now (or, without
+-- p_go, would be), and how many of those chosen a worker already owes a
+-- top-up.  p_since is required: a route added today would otherwise get
+-- every event the inbox still keeps.
+create or replace function hookinbox.reroute_dispatched(p_endpoint text, p_type text,
+	p_since timestamptz, p_until timestamptz, p_go boolean)
+returns table (recorded bigint, awaiting bigint)
+language plpgsql
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+	v_n bigint;
+	v_await bigint;
+begin
+	if p_since is null then
+		raise exception 'reroute_dispatched: since is required' using errcode = '22023';
+	end if;
+	select count(*) filter (where t.inbox_id is not null) into v_await
+	  from hookinbox.inbox i left join hookinbox.route_topup t on t.inbox_id = i.id
+	 where i.state = 'dispatched'
+	   and (p_endpoint is null or i.endpoint = p_endpoint)
+	   and (p_type is null or i.event_type like p_type)
+	   and i.received_at >= p_since
+	   and (p_until is null or i.received_at < p_until);
+	if not p_go then
+		select count(*) into v_n from hookinbox.inbox i
+		 where i.state = 'dispatched'
+		   and (p_endpoint is null or i.endpoint = p_endpoint)
+		   and (p_type is null or i.event_type like p_type)
+		   and i.received_at >= p_since
+		   and (p_until is null or i.received_at < p_until);
+		return query select v_n, v_await;
+		return;
+	end if;
+	insert into hookinbox.route_topup as t (inbox_id, fingerprints)
+	select i.id, '{}' from hookinbox.inbox i
+	 where i.state = 'dispatched'
+	   and (p_endpoint is null or i.endpoint = p_endpoint)
+	   and (p_type is null or i.event_type like p_type)
+	   and i.received_at >= p_since
+	   and (p_until is null or i.received_at < p_until)
+	on conflict (inbox_id) do update set fingerprints = '{}', created_at = now();
+	get diagnostics v_n = row_count;
+	return query select v_n, v_await;
 end
 $$;
 
@@ -778,14 +1005,16 @@ begin
 		 where a.id = r.id and a.lease_token = r.token and a.state = 'pending'
 		returning a.id, a.state, a.ordered, a.sequenced, a.route, a.object_id, a.event_version
 	), o as (
-		insert into hookinbox.object_state as o (route, object_id, applied_version)
-		select u.route, u.object_id, max(u.event_version)
+		insert into hookinbox.object_state as o (route, object_id, applied_version, action_id)
+		select distinct on (u.route, u.object_id) u.route, u.object_id, u.event_version, u.id
 		  from u
 		 where u.state = 'done' and u.ordered and u.object_id is not null
 		   and u.event_version is not null
-		 group by u.route, u.object_id
+		 order by u.route, u.object_id, u.event_version desc, u.id desc
 		on conflict (route, object_id) do update
 		   set applied_version = greatest(o.applied_version, excluded.applied_version),
+		       action_id = case when excluded.applied_version >= o.applied_version
+					then excluded.action_id else o.action_id end,
 		       updated_at = now()
 	)
 	select coalesce(array_agg(u.id), '{}'),
@@ -945,6 +1174,7 @@ begin
 			   set state = 'pending', due_at = pg_catalog.now(), attempts = 0,
 			       replayed_at = pg_catalog.now(), lease_token = null, lease_until = null,
 			       done_at = null, resolution = null, updated_at = pg_catalog.now(),
+			       superseded_by = null,
 			       -- a stale action, or any on order = sequence, is sent on
 			       -- purpose outside its object's order
 			       ordered = case when p_step = 'resend' and (r.state = 'stale' or a.sequenced)
@@ -1026,9 +1256,15 @@ begin
 			   and not exists (select 1 from hookinbox.action a
 					    where a.inbox_id = i.id
 					      and a.state in ('pending', 'parked', 'review'))
+			   -- a worker with other routes may still owe it actions
+			   and not exists (select 1 from hookinbox.route_topup t
+					    where t.inbox_id = i.id
+					      and t.created_at > pg_catalog.now() - interval '24 hours')
 			 order by i.id
 			 limit p_batch
 			   for update skip locked
+		), gone_topup as (
+			delete from hookinbox.route_topup t using old where t.inbox_id = old.id
 		), gone_actions as (
 			delete from hookinbox.action a using old where a.inbox_id = old.id
 			returning a.id
@@ -1050,6 +1286,10 @@ begin
 		exit when v_n < p_batch;
 	end loop;
 
+	-- records of a fan-out while routes differed, past the top-up's 24 hours
+	delete from hookinbox.route_topup t where t.created_at < pg_catalog.now() - interval '24 hours';
+	commit;
+
 	-- 2. bodies (what step 1 left)
 	v_cutoff := pg_catalog.now() - pg_catalog.make_interval(days => p_payload_days);
 	select max(i.id) into v_max from hookinbox.inbox i where i.received_at < v_cutoff;
@@ -1065,6 +1305,9 @@ begin
 			   and not exists (select 1 from hookinbox.action a
 					    where a.inbox_id = i.id
 					      and a.state in ('pending', 'parked', 'review'))
+			   and not exists (select 1 from hookinbox.route_topup t
+					    where t.inbox_id = i.id
+					      and t.created_at > pg_catalog.now() - interval '24 hours')
 			 order by i.id
 			 limit p_batch
 			   for update skip locked

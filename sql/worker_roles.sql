@@ -14,6 +14,11 @@ grant select, insert, update, delete on hookinbox.action, hookinbox.object_state
 grant execute on function hookinbox.action_key(text, text, text, text, text, text, text, text),
 	hookinbox.fan_out(bigint[], bigint[], text[], text[], boolean[], integer[]),
 	hookinbox.fan_out(bigint[], bigint[], text[], text[], boolean[], boolean[], integer[]),
+	hookinbox.fan_out(bigint[], bigint[], text[], text[], boolean[], boolean[], integer[], text),
+	hookinbox.route_topup(bigint[], bigint[], text[], text[], boolean[], boolean[], integer[], text),
+	hookinbox.routes_differ_now(text),
+	hookinbox.route_fingerprints(text),
+	hookinbox.superseding_action(text, text, bigint, bigint),
 	hookinbox.claim_actions(integer, integer, integer),
 	hookinbox.claim_actions(integer, integer, integer, text[]),
 	hookinbox.claim_actions(integer, integer, integer, text[], integer[]),
@@ -53,4 +58,10 @@ revoke execute on function hookinbox.route_pause(text, boolean, text) from hooki
 grant execute on function hookinbox.route_pause(text, boolean, text) to hookinbox_admin;
 revoke execute on function hookinbox.route_clear(text, text) from hookinbox_worker, public;
 grant execute on function hookinbox.route_clear(text, text), hookinbox.route_known(text)
+	to hookinbox_admin;
+-- migration 010: events fanned out while routes differ, topped up
+grant select, insert, update, delete on hookinbox.route_topup to hookinbox_worker, hookinbox_admin;
+revoke execute on function hookinbox.reroute_dispatched(text, text, timestamptz, timestamptz, boolean)
+	from hookinbox_worker, public;
+grant execute on function hookinbox.reroute_dispatched(text, text, timestamptz, timestamptz, boolean)
 	to hookinbox_admin;

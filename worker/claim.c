@@ -370,7 +370,7 @@ describe_route(const route_conf *r, db_array *out)
 }
 
 int
-claim_routes_check(PGconn *conn, const conf *c)
+claim_routes_check(PGconn *conn, const conf *c, char *fp, size_t fp_cap)
 {
 	static const char sql[] = "select fingerprint, other, last_host, last_seen"
 				  " from hookinbox.routes_check($1::text[], $2, 24)";
@@ -394,13 +394,14 @@ claim_routes_check(PGconn *conn, const conf *c)
 	for (int i = 0; i < PQntuples(r); i++) {
 		if (strcmp(PQgetvalue(r, i, 1), "t") != 0) {
 			mine = PQgetvalue(r, i, 0);
+			snprintf(fp, fp_cap, "%s", mine);
 			continue;
 		}
 		log_kv_warn(
 			"routes-differ", "routes", mine, "other", PQgetvalue(r, i, 0), "other_host",
 			PQgetvalue(r, i, 2), "other_seen", PQgetvalue(r, i, 3), "note",
-			"another worker has other routes: events only one of you routes may become "
-			"unrouted (sql/reroute.sql); each works only its own routes' actions",
+			"another worker has other routes: each adds its routes' actions to the events "
+			"the other fans out meanwhile, and works only its own routes' actions",
 			LOG_END);
 	}
 	rc = 0;

@@ -70,9 +70,11 @@ int claim_unserved(PGconn *conn, const conf *c) __attribute__((warn_unused_resul
 
 /*
  * Remember this configuration's routes under their fingerprint
- * (hookinbox.routes_check()) and log one line per other fingerprint seen in
- * the last 24 hours.  Returns 0, or -1 on error (logged).
+ * (hookinbox.routes_check()), copied to fp (fp_cap bytes; left as it was on
+ * error), and log one line per other fingerprint seen in the last 24 hours.
+ * Returns 0, or -1 on error (logged).
  */
-int claim_routes_check(PGconn *conn, const conf *c) __attribute__((warn_unused_result));
+int claim_routes_check(PGconn *conn, const conf *c, char *fp, size_t fp_cap)
+	__attribute__((warn_unused_result));
 
 #endif

@@ -58,7 +58,8 @@ static const char session_sql[] = "select pg_catalog.set_config('search_path', '
 
 /* a failed connection: log it; true when the server answered and refused */
 static bool
-connect_failed(PGconn *conn, const char *const *keys, const char *const *vals)
+connect_failed(PGconn *conn, const char *const *keys, const char *const *vals,
+	       const char *conninfo_name)
 {
 	char msg[512];
 	/*
@@ -71,13 +72,15 @@ connect_failed(PGconn *conn, const char *const *keys, const char *const *vals)
 
 	snprintf(msg, sizeof(msg), "%s", conn ? PQerrorMessage(conn) : "out of memory");
 	msg[strcspn(msg, "\n")] = '\0';
-	log_error("could not connect to the database: %s%s", msg,
-		  answered ? " (the server refused the worker: check [worker] conninfo)" : "");
+	log_error("could not connect to the database: %s%s%s%s", msg,
+		  answered ? " (the server refused the worker: check " : "",
+		  answered ? conninfo_name : "", answered ? ")" : "");
 	return answered;
 }
 
 PGconn *
-db_connect(const char *conninfo, db_idle_fn idle, void *idle_arg, bool *refused)
+db_connect(const char *conninfo, const char *conninfo_name, db_idle_fn idle, void *idle_arg,
+	   bool *refused)
 {
 	conn_state *cs;
 	const char *keys[] = {"dbname", "fallback_application_name", NULL};
@@ -99,7 +102,7 @@ db_connect(const char *conninfo, db_idle_fn idle, void *idle_arg, bool *refused)
 		}
 	}
 	if (conn == NULL || PQstatus(conn) != CONNECTION_OK) {
-		bool answered = connect_failed(conn, keys, vals);
+		bool answered = connect_failed(conn, keys, vals, conninfo_name);
 
 		if (refused != NULL)
 			*refused = answered;

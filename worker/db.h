@@ -26,7 +26,9 @@
 typedef void (*db_idle_fn)(void *arg, int pg_socket);
 
 /*
- * Connect with conninfo (fallback_application_name hookinbox-worker,
+ * Connect with conninfo, which the configuration calls conninfo_name
+ * ("[worker] conninfo": what a refusal tells the operator to check)
+ * (fallback_application_name hookinbox-worker,
  * search_path empty so that every name must be schema-qualified); idle
  * (may be NULL: wait in libpq) and idle_arg are the connection's idle
  * function, for its whole life.  Returns NULL after logging why; then
@@ -35,7 +37,8 @@ typedef void (*db_idle_fn)(void *arg, int pg_socket);
  * answering or not accepting connections yet (try again later).  The
  * caller closes it with PQfinish.
  */
-PGconn *db_connect(const char *conninfo, db_idle_fn idle, void *idle_arg, bool *refused);
+PGconn *db_connect(const char *conninfo, const char *conninfo_name, db_idle_fn idle, void *idle_arg,
+		   bool *refused);
 
 /*
  * Check res: 0 when its status is want, else -1 after logging

@@ -31,18 +31,19 @@ fanout_route_matches(const route_conf *r, const char *endpoint, const char *type
 	return false;
 }
 
-int
-fanout_run(PGconn *conn, const conf *c, int batch, fanout_result *res)
+/*
+ * Route the rows sel claims (id, endpoint, event type; $1 the batch, and
+ * $2 the fingerprint when sel_fp) and pass the actions to ins, in one
+ * transaction.
+ */
+static int
+fan(PGconn *conn, const conf *c, const char *sel, bool sel_fp, const char *ins, int batch,
+    const char *fp, const char *what, fanout_result *res)
 {
-	static const char sel[] = "select id, endpoint, event_type from hookinbox.inbox"
-				  " where state = 'pending' order by id limit $1::integer"
-				  " for update skip locked";
-	static const char ins[] = "select hookinbox.fan_out($1::bigint[], $2::bigint[], $3::text[],"
-				  " $4::text[], $5::boolean[], $6::boolean[], $7::integer[])";
 	db_array ids, a_inbox, a_route, a_mode, a_ordered, a_seq, a_max;
 	PGresult *r = NULL;
 	char nbuf[16];
-	const char *p[7];
+	const char *p[8];
 	int rc = -1, in_tx = 0;
 
 	*res = (fanout_result){0, 0, 0};
@@ -54,14 +55,14 @@ fanout_run(PGconn *conn, const conf *c, int batch, fanout_result *res)
 	db_array_init(&a_seq);
 	db_array_init(&a_max);
 
-	if (db_command(conn, "begin", "fan-out") != 0)
+	if (db_command(conn, "begin", what) != 0)
 		goto out;
 	in_tx = 1;
 	snprintf(nbuf, sizeof(nbuf), "%d", batch);
 	p[0] = nbuf;
-	r = db_exec(conn, sel, 1, p);
-	if (db_check(conn, r, PGRES_TUPLES_OK, "fan-out: claim inbox rows") != 0 ||
-	    PQnfields(r) != 3)
+	p[1] = fp;
+	r = db_exec(conn, sel, sel_fp ? 2 : 1, p);
+	if (db_check(conn, r, PGRES_TUPLES_OK, what) != 0 || PQnfields(r) != 3)
 		goto out;
 	res->rows = PQntuples(r);
 	if (res->rows == 0) {
@@ -100,21 +101,20 @@ fanout_run(PGconn *conn, const conf *c, int batch, fanout_result *res)
 	p[4] = db_array_get(&a_ordered);
 	p[5] = db_array_get(&a_seq);
 	p[6] = db_array_get(&a_max);
-	r = db_exec(conn, ins, 7, p);
-	if (db_check(conn, r, PGRES_TUPLES_OK, "fan-out: insert actions") != 0 || PQntuples(r) != 1)
+	p[7] = fp;
+	r = db_exec(conn, ins, 8, p);
+	if (db_check(conn, r, PGRES_TUPLES_OK, what) != 0 || PQntuples(r) != 1)
 		goto out;
 	res->actions = strtol(PQgetvalue(r, 0, 0), NULL, 10);
 	rc = 0;
 out:
 	PQclear(r);
 	if (in_tx) {
-		if (rc == 0 && db_command(conn, "commit", "fan-out: commit") != 0)
+		if (rc == 0 && db_command(conn, "commit", what) != 0)
 			rc = -1;
 		else if (rc != 0 && !db_lost(conn))
-			(void)db_command(conn, "rollback", "fan-out: rollback");
+			(void)db_command(conn, "rollback", what);
 	}
-	if (rc == 0 && res->rows > 0)
-		FAILPOINT("worker-after-fanout");
 	db_array_release(&ids);
 	db_array_release(&a_inbox);
 	db_array_release(&a_route);
@@ -123,4 +123,42 @@ out:
 	db_array_release(&a_seq);
 	db_array_release(&a_max);
 	return rc;
+}
+
+int
+fanout_run(PGconn *conn, const conf *c, int batch, const char *fp, fanout_result *res)
+{
+	static const char sel[] =
+		"select id, endpoint, event_type from hookinbox.inbox"
+		" where state = 'pending' order by id limit $1::integer for update skip locked";
+	static const char ins[] =
+		"select hookinbox.fan_out($1::bigint[], $2::bigint[], $3::text[],"
+		" $4::text[], $5::boolean[], $6::boolean[], $7::integer[], $8::text)";
+	int rc = fan(conn, c, sel, false, ins, batch, fp, "fan-out", res);
+
+	if (rc == 0 && res->rows > 0)
+		FAILPOINT("worker-after-fanout");
+	return rc;
+}
+
+int
+fanout_topup(PGconn *conn, const conf *c, int batch, const char *fp, fanout_result *res)
+{
+	/* the inbox rows too: a reroute or a purge waits for this transaction */
+	static const char sel[] =
+		"select i.id, i.endpoint, i.event_type"
+		" from hookinbox.route_topup t join hookinbox.inbox i on i.id = t.inbox_id"
+		" where not $2::text = any(t.fingerprints)"
+		" and i.state in ('dispatched', 'unrouted')"
+		" order by t.inbox_id limit $1::integer for update skip locked";
+	static const char ins[] =
+		"select hookinbox.route_topup($1::bigint[], $2::bigint[],"
+		" $3::text[], $4::text[], $5::boolean[], $6::boolean[], $7::integer[],"
+		" $8::text)";
+
+	if (fp == NULL) {
+		*res = (fanout_result){0, 0, 0};
+		return 0;
+	}
+	return fan(conn, c, sel, true, ins, batch, fp, "fan-out: top-up", res);
 }

@@ -75,15 +75,18 @@ health_check(const conf *c, long max_pending, long max_parked, bool nagios)
 	long held = 0;
 	char bad[768] = "", line[1024], perf[256] = "";
 	bool refused_us = false;
-	PGconn *conn = db_connect(conf_conninfo(c), NULL, NULL, &refused_us);
+	const char *name =
+		conf_worker_conninfo_set(c) ? "[worker] conninfo" : "[database] conninfo";
+	PGconn *conn = db_connect(conf_conninfo(c), name, NULL, NULL, &refused_us);
 	int rc;
 
 	if (conn == NULL) {
-		if (refused_us)
-			return health_report(nagios, EX_CONFIG,
-					     "unavailable: the database refused the connection "
-					     "(check [worker] conninfo)",
-					     "");
+		if (refused_us) {
+			snprintf(line, sizeof(line),
+				 "unavailable: the database refused the connection (check %s)",
+				 name);
+			return health_report(nagios, EX_CONFIG, line, "");
+		}
 		return health_report(nagios, EX_TEMPFAIL,
 				     "unavailable: could not connect to the database", "");
 	}

@@ -55,7 +55,7 @@ routes_check_every_ms(void)
 #else
 #define routes_check_every_ms() ROUTES_CHECK_EVERY_MS
 #endif
-#define SCHEMA_MIGRATION 8	/* the newest migration this worker needs */
+#define SCHEMA_MIGRATION 11	/* the newest migration this worker needs */
 #define RECONNECT_FIRST_MS 1000 /* --loop: first wait before reconnecting, doubling */
 #define RECONNECT_MAX_MS 30000
 
@@ -89,7 +89,15 @@ typedef struct worker {
 	 * and reload once the calls in flight are recorded (on the old routes) */
 	bool reload_pending;
 	int64_t started_wall, started_ms, last_metrics_ms, last_routes_check_ms;
+	char routes_fp[64]; /* this configuration's routes fingerprint ("": unknown) */
 } worker;
+
+/* the key the worker's conninfo comes from, for what a refusal says */
+static const char *
+conninfo_name(const conf *c)
+{
+	return conf_worker_conninfo_set(c) ? "[worker] conninfo" : "[database] conninfo";
+}
 
 static int64_t
 now_ms(void)
@@ -662,7 +670,7 @@ connected(worker *w)
 {
 	if (db_check_schema(w->conn, SCHEMA_MIGRATION) != 0 ||
 	    claim_unserved(w->conn, w->ctl->c) != 0 ||
-	    claim_routes_check(w->conn, w->ctl->c) != 0) {
+	    claim_routes_check(w->conn, w->ctl->c, w->routes_fp, sizeof(w->routes_fp)) != 0) {
 		w->db_failed = !refused(w);
 		return -1;
 	}
@@ -687,7 +695,8 @@ reload(worker *w)
 		return;
 	}
 	if (strcmp(conf_conninfo(nc), conf_conninfo(w->ctl->c)) != 0) {
-		PGconn *conn = db_connect(conf_conninfo(nc), while_in_db, w, NULL);
+		PGconn *conn =
+			db_connect(conf_conninfo(nc), conninfo_name(nc), while_in_db, w, NULL);
 
 		if (conn == NULL) {
 			log_error(
@@ -709,7 +718,7 @@ reload(worker *w)
 	log_kv("reload", "config", conf_path(w->ctl->c), LOG_END);
 	w->last_routes_check_ms = now_ms();
 	if ((claim_unserved(w->conn, w->ctl->c) != 0 ||
-	     claim_routes_check(w->conn, w->ctl->c) != 0) &&
+	     claim_routes_check(w->conn, w->ctl->c, w->routes_fp, sizeof(w->routes_fp)) != 0) &&
 	    db_lost(w->conn))
 		w->db_failed = true;
 }
@@ -724,7 +733,8 @@ idle(worker *w)
 		reload(w);
 	else if (now_ms() - w->last_routes_check_ms >= routes_check_every_ms()) {
 		w->last_routes_check_ms = now_ms();
-		if (claim_routes_check(w->conn, ctl->c) != 0 && db_lost(w->conn))
+		if (claim_routes_check(w->conn, ctl->c, w->routes_fp, sizeof(w->routes_fp)) != 0 &&
+		    db_lost(w->conn))
 			w->db_failed = true;
 	}
 	for (int i = 0; i < 10 && !stop_requested(w); i++)
@@ -759,8 +769,25 @@ sweep(worker *w)
 		if (!w->stopping && !w->reload_pending && now >= next_fan) {
 			fanout_result fr;
 			int64_t t0 = clock_mono_us();
-			int frc = fanout_run(w->conn, w->ctl->c, w->batch, &fr);
+			const char *fp = w->routes_fp[0] != '\0' ? w->routes_fp : NULL;
+			int frc = fanout_run(w->conn, w->ctl->c, w->batch, fp, &fr);
 
+			if (frc == 0) {
+				w->n->fanned_out += fr.rows;
+				w->n->unrouted += fr.unrouted;
+				w->n->actions += fr.actions;
+				fan_idle = fr.rows < w->batch;
+				busy = fr.rows > 0;
+				/* then what another configuration fanned out meanwhile */
+				if (fan_idle) {
+					frc = fanout_topup(w->conn, w->ctl->c, w->batch, fp, &fr);
+					if (frc == 0) {
+						w->n->actions += fr.actions;
+						fan_idle = fr.rows < w->batch;
+						busy = busy || fr.rows > 0;
+					}
+				}
+			}
 			w->n->fanout_us += clock_mono_us() - t0;
 			if (frc != 0) {
 				if (db_lost(w->conn))
@@ -768,14 +795,8 @@ sweep(worker *w)
 				if (w->db_failed || refused(w))
 					break;
 				next_fan = now + 1000;
-			} else {
-				w->n->fanned_out += fr.rows;
-				w->n->unrouted += fr.unrouted;
-				w->n->actions += fr.actions;
-				fan_idle = fr.rows < w->batch;
+			} else
 				next_fan = fan_idle ? now + 1000 : now;
-				busy = fr.rows > 0;
-			}
 			pump(w, 0);
 		}
 
@@ -930,7 +951,8 @@ reconnect(worker *w)
 		}
 		if (stop_requested(w))
 			return EX_TEMPFAIL;
-		w->conn = db_connect(conf_conninfo(w->ctl->c), while_in_db, w, &refused_us);
+		w->conn = db_connect(conf_conninfo(w->ctl->c), conninfo_name(w->ctl->c),
+				     while_in_db, w, &refused_us);
 		if (w->conn != NULL) {
 			w->db_failed = false;
 			if (connected(w) == 0) {
@@ -964,7 +986,8 @@ loop_run(loop_ctl *ctl)
 		w.deadline_ms = w.started_ms + ctl->max_runtime_s * 1000;
 	w.dl = deliver_new(w.concurrency);
 
-	w.conn = db_connect(conf_conninfo(ctl->c), while_in_db, &w, &refused_us);
+	w.conn = db_connect(conf_conninfo(ctl->c), conninfo_name(ctl->c), while_in_db, &w,
+			    &refused_us);
 	if (w.conn == NULL) {
 		w.db_failed = true;
 		status = refused_us ? EX_CONFIG : EX_TEMPFAIL;
@@ -994,10 +1017,9 @@ loop_run(loop_ctl *ctl)
 		status = reconnect(&w);
 	}
 	if (status == EX_CONFIG && refused(&w))
-		log_error(
-			"stopping: %s (a configuration error: check the role in [database] conninfo "
-			"and its grants, and that sql/install.sql has run)",
-			db_refusal(w.conn));
+		log_error("stopping: %s (a configuration error: check the role in %s "
+			  "and its grants, and that sql/install.sql has run)",
+			  db_refusal(w.conn), conninfo_name(ctl->c));
 	write_metrics(&w);
 	for (size_t i = 0; i < w.n_claimed; i++)
 		job_free(w.claimed[i]);

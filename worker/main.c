@@ -315,7 +315,8 @@ check(const conf *c, const options *opt)
 
 	if (opt->connect && dbcheck_connect(conf_conninfo(c), DBCHECK_WORKER, PROG " --check", msg,
 					    sizeof(msg), &unavailable) != 0) {
-		log_error("%s: %s", conf_path(c), msg);
+		log_error("%s: %s (with [%s] conninfo)", conf_path(c), msg,
+			  conf_worker_conninfo_set(c) ? "worker" : "database");
 		return unavailable ? EX_TEMPFAIL : EX_CONFIG;
 	}
 	printf("%s: ok (%zu routes; connects with [%s] conninfo)%s%s\n", conf_path(c),

@@ -8,7 +8,9 @@
  * A handler that fails is retried like a 5xx, except when it raises an
  * error of SQLSTATE class ZP (SQLFN_PERMANENT_CLASS, e.g. "raise exception
  * 'unknown customer' using errcode = 'ZP001'"): a business error no retry
- * fixes, parked at once.  The class is one no PostgreSQL error uses.
+ * fixes, parked at once.  The class is one no PostgreSQL error uses.  A
+ * unique violation (23505) is parked at once too: the row it collides with
+ * is committed, so every retry would fail the same way.
  */
 #include "sqlfn.h"
 
@@ -108,6 +110,21 @@ sqlfn_apply(PGconn *conn, job *j)
 
 		j->permanent = state != NULL && strncmp(state, SQLFN_PERMANENT_CLASS, 2) == 0;
 		set_error(j, r, "handler");
+		/*
+		 * A committed row the function's insert collides with is there on
+		 * every retry: the effect most likely exists already (an action
+		 * resent, or the function's own key is coarser than the event)
+		 */
+		if (state != NULL && strcmp(state, SQLFN_UNIQUE_VIOLATION) == 0) {
+			const char *msg = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
+
+			j->permanent = true;
+			snprintf(
+				j->error, sizeof(j->error),
+				"handler: SQLSTATE 23505: %.100s (a unique violation: the row exists "
+				"already, e.g. after resend.sql; parked, as no retry changes that)",
+				msg ? msg : "no message");
+		}
 		goto out;
 	}
 	PQclear(r);

@@ -123,13 +123,14 @@ is($t->sql(q{select string_agg(event_id, ',' order by event_id) from app.applied
 my ($rc, $out) = $t->pg->psql_file("$top/sql/review.sql", role => 'hookinbox_admin');
 is($rc, 0, 'review.sql lists');
 like($out, qr/ev-paid .*orders\/paid .*$first->{json}{id} .*ev-create .*orders\/create/, 'the list shows each held delivery and what it collides with');
-($rc, $out) = $t->pg->psql_file("$top/sql/review.sql", role => 'hookinbox_admin', vars => { release => $held->{json}{id} });
+($rc, $out) = $t->pg->psql_file("$top/sql/review.sql", role => 'hookinbox_admin', vars => { release => $held->{json}{id}, go => 1 });
 is($rc, 0, 'review.sql releases');
 like($out, qr/\(1 row\)/, 'one row released');
-($rc, $out) = $t->pg->psql_file("$top/sql/review.sql", role => 'hookinbox_admin', vars => { dismiss => $third->{json}{id} });
+($rc, $out) = $t->pg->psql_file("$top/sql/review.sql", role => 'hookinbox_admin', vars => { dismiss => $third->{json}{id}, go => 1 });
 like($out, qr/\(1 row\)/, 'one row dismissed');
-($rc, $out) = $t->pg->psql_file("$top/sql/review.sql", role => 'hookinbox_admin', vars => { release => $third->{json}{id} });
-like($out, qr/\(0 rows\)/, 'a dismissed row cannot be released');
+($rc, $out) = $t->pg->psql_file("$top/sql/review.sql", role => 'hookinbox_admin', vars => { release => $third->{json}{id}, go => 1 });
+isnt($rc, 0, 'a dismissed row cannot be released: refused');
+like($out, qr/is dismissed, not held for review/, 'and the refusal says which state it is in');
 run_worker();
 is($t->sql(q{select string_agg(event_id, ',' order by event_id) from app.applied}), 'ev-create,ev-paid',
 	'after release the worker delivered it; the dismissed one never');

@@ -91,7 +91,8 @@ like($out, qr/applied by hand, ticket 7/, 'with the resolution');
 like($out, qr/\bn4\b/, 'parked.sql: the one still parked');
 like($out, qr/\(1 row\)/, 'and only it');
 ($rc, $out) = script('replay', action_id => $n2, go => 1);
-like($out, qr/dismissed \(unchanged: not parked\)|\(0 rows\)/, 'a dismissed action is not replayed');
+isnt($rc, 0, 'a dismissed action is not replayed: refused');
+like($out, qr/action $n2 is dismissed, not parked: an operator closed it/, 'saying its state');
 is(st('n2'), 'dismissed/1', 'and stays dismissed');
 
 # ---- resend a done action: same key (the downstream answers from its store), or a fresh one

@@ -37,6 +37,10 @@ is($t->sql("select count(*) from hookinbox.route_state"), 0, 'nothing was paused
 ($rc, $out) = WorkerHelp::worker($t, '--once');
 is($rc, 0, 'a worker registers its routes') or diag $out;
 ($rc, $out) = route_sql(route => 'p', do => 'pause', reason => 'downstream migration');
+is($rc, 0, 'route.sql without go=1: a dry run') or diag $out;
+like($out, qr/dry run: route p would be paused; nothing changed/, 'the dry run says what it would do');
+is($t->sql("select count(*) from hookinbox.route_state where paused"), 0, 'dry run: nothing paused');
+($rc, $out) = route_sql(route => 'p', do => 'pause', reason => 'downstream migration', go => 1);
 is($rc, 0, 'route.sql pauses a route') or diag $out;
 like($out, qr/\bp\s*\|\s*t\b/, 'route.sql shows it paused');
 ($rc, $out) = route_sql(route => 'p');
@@ -49,7 +53,7 @@ is($t->sql("select count(*) || ' ' || sum(attempts) from hookinbox.action where 
 	'5 0', 'paused: every action pending, no attempt used');
 ($rc, $out) = $t->pg->psql_file("$top/sql/stats.sql", role => 'hookinbox_admin');
 like($out, qr/^\s*p\s*\|\s*t\s*\|\s*closed\s*\|.*downstream migration/m, 'stats.sql shows the paused route');
-($rc, $out) = route_sql(route => 'p', do => 'resume');
+($rc, $out) = route_sql(route => 'p', do => 'resume', go => 1);
 is($rc, 0, 'route.sql resumes') or diag $out;
 ($rc, $out) = WorkerHelp::worker($t, '--once');
 is($t->sql("select count(*) || ' ' || sum(attempts) from hookinbox.action where route = 'p' and state = 'done'"),
@@ -104,7 +108,7 @@ my $a1 = WorkerHelp::action($t, 'hy_1');
 is($a1->{state}, 'pending', 'the action that got it is not parked');
 is($t->sql("select (due_at <= now() + interval '6 hours 1 minute')::text from hookinbox.action where id = $a1->{id}"),
 	'true', 'and is due again within 6 hours');
-($rc, $out) = route_sql(route => 'h', do => 'clear');
+($rc, $out) = route_sql(route => 'h', do => 'clear', go => 1);
 is($rc, 0, 'route.sql do=clear') or diag $out;
 is($t->sql("select coalesce(hold_until::text, 'none') || ' ' || breaker from hookinbox.route_state where route = 'h'"),
 	'none closed', 'cleared: no hold, breaker closed');

@@ -125,7 +125,7 @@ is($t->sql(q{select count(*) from hookinbox.action a join hookinbox.inbox i on i
 my $top = HookTest::top();
 for my $ep (qw(gh hm)) {
 	my ($rc, $out) = $t->pg->psql_file("$top/sql/review.sql", role => 'hookinbox_admin',
-		vars => { release => $held_id{$ep} });
+		vars => { release => $held_id{$ep}, go => 1 });
 	is($rc, 0, "$ep: review.sql releases the held copy") or diag $out;
 }
 WorkerHelp::drain($t, timeout => 30);

@@ -629,6 +629,21 @@ static const text_case text_cases[] = {
 	{"reconcile_url on a handler route", CONF_ALL,
 	 DB EP RT "handler = sql:app.fn\nreconcile_url = http://x/{key}\n", NULL,
 	 "6: route \"r\": reconcile_url needs url (a handler's outcome is never unknown)"},
+	{"secret_file on a handler route", CONF_ALL,
+	 DB EP RT "handler = sql:app.fn\nsecret_file = /nonexistent\n", NULL,
+	 "6: route \"r\": secret_file needs url (a handler is called in the database: there is "
+	 "no request to sign and no answer to read)"},
+	{"response_ref_field on a handler route", CONF_ALL,
+	 DB EP RT "handler = sql:app.fn\nresponse_ref_field = id\n", NULL,
+	 "6: route \"r\": response_ref_field needs url (a handler is called in the database: "
+	 "there is no request to sign and no answer to read)"},
+	{"rate on a handler route", CONF_ALL, DB EP RT "handler = sql:app.fn\nrate = 5\n", NULL,
+	 "6: route \"r\": rate needs url (handlers run one at a time on the worker's database "
+	 "connection: no calls to limit)"},
+	{"concurrency on a handler route", CONF_ALL,
+	 DB EP RT "handler = sql:app.fn\nconcurrency = 2\n", NULL,
+	 "6: route \"r\": concurrency needs url (handlers run one at a time on the worker's "
+	 "database connection: no calls to limit)"},
 	{"an empty events list is every event", CONF_ALL, DB EP RT "url = http://x/\nevents =\n",
 	 "route.events=*", NULL},
 

@@ -73,6 +73,7 @@ sub table {
 		{ name => 'loop_sighup', weight => 2, run => \&Model::OpsRoutes::loop_sighup },
 		{ name => 'replay_after_purge', weight => $d->('signed-ledger', 3), run => \&Model::OpsBackfill::replay_after_purge },
 		{ name => 'backfill_run', weight => $d->('backfill-outside-defence', 3), run => \&Model::OpsBackfill::backfill_run },
+		{ name => 'routes_rolling', weight => 2, run => \&Model::OpsRoutes::routes_rolling },
 	);
 }
 
@@ -625,7 +626,7 @@ sub review_decide {
 	my @h = split /\n/, $m->sql("select id from hookinbox.inbox where state = 'review' order by id");
 	return 'nothing held' unless @h;
 	my $id = $h[ $x % @h ];
-	my $out = operator($m, 'review', ($release ? 'release' : 'dismiss') => $id);
+	my $out = operator($m, 'review', ($release ? 'release' : 'dismiss') => $id, go => 1);
 	if ($release) {
 		$m->{released}{$id} = 1;
 	} else {
@@ -647,7 +648,7 @@ sub route_pause {
 		die "route.sql paused $route, which no worker registered" if $rc == 0;
 		return "route $route refused (not registered yet)";
 	}
-	operator($m, 'route', route => $route, do => 'pause', reason => 'model');
+	operator($m, 'route', route => $route, do => 'pause', reason => 'model', go => 1);
 	$m->{paused}{$route} = db_now($m);
 	return "route $route paused";
 }
@@ -663,7 +664,7 @@ sub resume_route {
 	my ($m, $route) = @_;
 	my $t0 = delete $m->{paused}{$route};
 	push @{ $m->{pauses} }, [$route, $t0, db_now($m)];
-	operator($m, 'route', route => $route, do => 'resume');
+	operator($m, 'route', route => $route, do => 'resume', go => 1);
 	return "route $route resumed";
 }
 

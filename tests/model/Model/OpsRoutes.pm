@@ -2,7 +2,8 @@
 # Model::OpsRoutes - route operations for the schedule (rows in Model::Ops's
 # table): downstreams that deserve no breaker (failing the first call of
 # each key, flaky) or do (dead for a while), an operator clearing a route's
-# hold and breaker, and SIGHUP of a running --loop worker (busy or not).
+# hold and breaker, SIGHUP of a running --loop worker (busy or not), and a
+# rolling route change (two workers with different routes).
 # The invariants (every event delivered once per route, no second effect)
 # hold through each of them.
 package Model::OpsRoutes;
@@ -10,6 +11,7 @@ package Model::OpsRoutes;
 use strict;
 use warnings;
 use HookTest;
+use POSIX ();
 
 # fail-first or flaky: the breaker must not starve the route
 sub downstream_flaky {
@@ -36,7 +38,7 @@ sub route_clear {
 	return "route $route not registered yet"
 		if $m->t->sql("select hookinbox.route_known('$route')") ne 't';
 	my ($rc, $out) = $m->t->pg->psql_file(HookTest::top() . '/sql/route.sql', role => 'hookinbox_admin',
-		vars => { route => $route, do => 'clear' });
+		vars => { route => $route, do => 'clear', go => 1 });
 	die "route.sql do=clear $route: exit $rc: $out" if $rc != 0;
 	my $st = $m->t->sql("select coalesce(hold_until::text, '') || breaker from hookinbox.route_state "
 		. "where route = '$route'");
@@ -53,6 +55,47 @@ sub loop_sighup {
 	my $w = $l[ $x % @l ];
 	kill 'HUP', $w->{pid};
 	return "HUP to loop $w->{pid}";
+}
+
+# A rolling route change: configuration w8 gains route ev2 (GitHub and
+# Shopify events, downstream /ev2), w10 keeps the old routes; from then on
+# the schedule runs both (worker_once and worker_background pick either,
+# the drain runs w8).  Each time: a new event is fanned out by w10 alone
+# (it has no ev2), then both run at once.  Invariant 3 judges that every
+# event fanned out after ev2 was first registered has exactly one ev2
+# action, and that none has two.
+sub routes_rolling {
+	my ($m) = @_;
+	my $x = $m->rint(1 << 30);
+	if (!$m->{routes}{ev2}) {
+		my $p = $m->dir . '/w8.conf';
+		my $c = HookTest::slurp($p);
+		$c .= "\n[route ev2]\nendpoint = gh sh\nurl = " . $m->ds->url('/ev2')
+			. "\ntimeout = $Model::ROUTE_TIMEOUT\nmax_attempts = 60\n";
+		open my $fh, '>', "$p.new" or die "$p.new: $!";
+		print $fh $c;
+		close $fh or die "$p.new: $!";
+		rename "$p.new", $p or die "$p: $!";
+		$m->{routes}{ev2} = [qw(gh sh)];
+		$m->worker_run('w8', {}, '--once');	# registers ev2
+		# past invariant 3's slack: what w10 fans out from now on is owed to ev2
+		select(undef, undef, undef, 2.1);
+	}
+	$m->deliver(Model::Ops::new_delivery($m, $x % 2 ? 'gh' : 'sh'));
+	$m->worker_run('w10', {}, '--once');
+	my @w = map { $m->worker_start($_, {}, '--once', '--concurrency=4') } qw(w10 w8);
+	my $deadline = time + 120;
+	for my $w (@w) {
+		while (waitpid($w->{pid}, POSIX::WNOHANG()) != $w->{pid}) {
+			if (time > $deadline) {
+				kill 'KILL', $w->{pid};
+				waitpid $w->{pid}, 0;
+				last;
+			}
+			select(undef, undef, undef, 0.02);
+		}
+	}
+	return 'w8 (with ev2) and w10 (without) side by side';
 }
 
 1;
