@@ -150,7 +150,7 @@ is($t->sql(q{select string_agg(endpoint || ':' || first_id, ',' order by endpoin
 		'X-Event' => 'push', 'X-Delivery' => 'hm-89-4', 'Content-Type' => 'application/json' });
 	is($held->{json}{review}, JSON::PP::true, 'hm: the same body under another type is held');
 	($rc, $out) = $t->pg->psql_file("$top/sql/review.sql", role => 'hookinbox_admin',
-		vars => { dismiss => $held->{json}{id} });
+		vars => { dismiss => $held->{json}{id}, go => 1 });
 	WorkerHelp::drain($t, timeout => 30);
 	$t->sql(q{update hookinbox.inbox set received_at = now() - interval '40 days'});
 	($rc, $out) = purge();
