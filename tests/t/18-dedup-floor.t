@@ -43,6 +43,9 @@ is($t->sql('select count(*) from hookinbox.inbox'), 1, 'and keeps the two-day-ol
 is($rc, 0, 'purge with dedup_days = 1 and force = 1 runs') or diag $out;
 is($t->sql('select count(*) from hookinbox.inbox'), 0, 'forced: the key is deleted');
 $r = deliver($body, 'd-3');
-is($r->{json}{duplicate}, JSON::PP::false, 'forced: the replay is stored again (what the floor prevents)');
+# the ledger outlives the row: the replay is still the first delivery's duplicate
+is($r->{json}{duplicate}, JSON::PP::true, 'forced: the ledger answers the replay as a duplicate');
+is($r->{json}{id}, $first->{json}{id}, '... of the first delivery');
+is($t->sql('select count(*) from hookinbox.inbox'), 0, '... and nothing is stored');
 
 done_testing();
