@@ -597,9 +597,12 @@ handler_serve(handler *h, const http_io *io)
 	free(sv.note);
 	free(sv.event_id);
 	/*
-	 * refusals and storage failures (503): requests that store nothing, by
-	 * endpoint and reason (a handshake is counted where it is answered)
+	 * refusals, storage failures (503) and duplicates: requests that store
+	 * nothing new, by endpoint and reason (a handshake is counted where it
+	 * is answered); the worker exports duplicates apart from refusals
 	 */
 	if (strcmp(o.what, "rejected") == 0 || o.status == 503)
 		count_rejection(h, ep ? ep->name : "(unknown)", o.reason);
+	else if (strcmp(o.what, "duplicate") == 0 && ep != NULL)
+		count_rejection(h, ep->name, "duplicate");
 }

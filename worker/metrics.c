@@ -33,6 +33,9 @@
 static const double buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
 #define N_BUCKETS (sizeof(buckets) / sizeof(buckets[0]))
 
+/* the responder counts the duplicates it answers under this reason */
+#define DUPLICATE_REASON "duplicate"
+
 static const char *const call_names[CALL__COUNT] = {
 	[CALL_2XX] = "2xx",	    [CALL_3XX] = "3xx",	    [CALL_4XX] = "4xx", [CALL_5XX] = "5xx",
 	[CALL_TIMEOUT] = "timeout", [CALL_ERROR] = "error", [CALL_OK] = "ok",
@@ -254,8 +257,17 @@ write_queue(FILE *f, const queue_snapshot *q)
 	       "Requests the responders rejected, by endpoint and reason (hookinbox.rejection, "
 	       "flushed every 10 s; the retention purge drops the oldest hours).");
 	for (size_t i = 0; i < q->n_rej; i++)
-		series_l(f, "hookinbox_rejections_total", "endpoint", q->rej[i].endpoint, "reason",
-			 q->rej[i].reason, q->rej[i].count);
+		if (strcmp(q->rej[i].reason, DUPLICATE_REASON) != 0)
+			series_l(f, "hookinbox_rejections_total", "endpoint", q->rej[i].endpoint,
+				 "reason", q->rej[i].reason, q->rej[i].count);
+	/* a duplicate is answered 200: not a refusal, but worth watching apart */
+	header(f, "hookinbox_inbox_duplicates_total", "counter",
+	       "Deliveries answered as duplicates of a stored one (200, nothing stored), by "
+	       "endpoint (hookinbox.rejection reason 'duplicate', flushed every 10 s).");
+	for (size_t i = 0; i < q->n_rej; i++)
+		if (strcmp(q->rej[i].reason, DUPLICATE_REASON) == 0)
+			series_l(f, "hookinbox_inbox_duplicates_total", "endpoint",
+				 q->rej[i].endpoint, NULL, NULL, q->rej[i].count);
 
 	age = queue_oldest_pending_event(q, &which);
 	header(f, "hookinbox_oldest_pending_event_age_seconds", "gauge",

@@ -76,8 +76,15 @@ sub forged {
 	$t->httpd->restart; # the responder writes its rejection counts when it stops
 }
 
-# a good run, one refused delivery already counted: the series exist before the burst
+# a good run, one refused delivery and one duplicate already counted: the series exist before the burst
 WorkerHelp::accept($t, event_id => 'evt_live_1', type => 'invoice.paid');
+{
+	my $body = '{"id":"evt_live_signed","type":"invoice.paid"}';
+	for my $i (1 .. 2) {
+		my $r = $t->post('shop', $body, { 'Stripe-Signature' => stripe_sig('whsec_live_0123456789abcdef', $body) });
+		is($r->{status}, 200, "signed delivery $i answered 200") or diag $r->{content};
+	}
+}
 forged(1, 'a');
 my ($rc, $log) = WorkerHelp::worker($t, '--once', '--metrics-file', $prom_file);
 is($rc, 0, 'a worker run writes the metrics file') or diag $log;
