@@ -72,6 +72,12 @@ select not exists (select 1 from hookinbox.schema_migrations where version = 9) 
 insert into hookinbox.schema_migrations (version, name) values (9, 'delivery_key_owner');
 \endif
 
+select not exists (select 1 from hookinbox.schema_migrations where version = 10) as apply \gset
+\if :apply
+\ir migrations/010_request_duration.sql
+insert into hookinbox.schema_migrations (version, name) values (10, 'request_duration');
+\endif
+
 -- Functions and grants are (re)created on every run, so that fixes to them
 -- reach existing installations without a new migration.
 \ir functions.sql

@@ -84,3 +84,5 @@ grant usage on all sequences in schema hookinbox to hookinbox_worker, hookinbox_
 \ir worker_roles.sql
 -- and the backfill's role, in backfill_roles.sql
 \ir backfill_roles.sql
+-- the responders' request-duration histogram: its function and grants
+\ir request_metrics.sql

@@ -4,7 +4,9 @@
 # refusals and the storage failures: in hookinbox.rejection under reason
 # 'duplicate', flushed like the refusals while the responder idles, shown
 # by stats.sql in a section of their own, and exported by the worker as
-# hookinbox_inbox_duplicates_total{endpoint}, never as a rejection.
+# hookinbox_inbox_duplicates_total{endpoint}, never as a rejection.  The
+# request-duration histogram counts them too, also after the install is
+# run again (an upgrade keeps the grants the responder's counting needs).
 use strict;
 use warnings;
 use Test::More;
@@ -62,4 +64,22 @@ like($m, qr/^hookinbox_inbox_duplicates_total\{endpoint="shop"\} 3$/m, 'the work
 like($m, qr/^hookinbox_inbox_duplicates_total\{endpoint="other"\} 1$/m, 'and 1 for other');
 like($m, qr/^hookinbox_rejections_total\{endpoint="shop",reason="signature mismatch"\} 1$/m, 'the refusal as a rejection');
 unlike($m, qr/^hookinbox_rejections_total\{[^}]*reason="duplicate"/m, 'a duplicate is not a rejection');
+
+# the install run again (an upgrade): the responder still counts
+($rc, $out) = $t->pg->psql_file(HookTest::top() . '/sql/install.sql');
+is($rc, 0, 'install.sql run a second time') or diag $out;
+my $n_dups = sub {
+	$t->sql(q{select coalesce(sum(b), 0) from hookinbox.request_duration, unnest(buckets) b
+		where endpoint = 'shop' and outcome = 'duplicate' and status = 200});
+};
+my $was = $n_dups->();
+is($was, 3, 'the duration histogram counted the 3 duplicates too');
+is($t->post('shop', $body, { 'Stripe-Signature' => stripe_sig($secret, $body) })->{status}, 200, 'one more duplicate');
+$waited = 0;
+while ($n_dups->() < 4 && $waited < 25) {
+	sleep 1;
+	$waited++;
+}
+is($n_dups->(), 4, "counted after the reinstall (after ${waited} s)");
+is($dups->(), 4, 'as a duplicate too');
 done_testing();
