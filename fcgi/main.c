@@ -65,11 +65,11 @@ usage(FILE *fp)
 static conf *
 load(const char *path)
 {
-	char err[1024];
+	char err[4096];
 	conf *c = conf_load_for(path, CONF_RESPONDER, err, sizeof(err));
 
 	if (c == NULL)
-		log_error("%s", err);
+		log_errors(err);
 	else
 		log_set_format(strcmp(conf_log_format(c), "json") == 0 ? LOG_FORMAT_JSON
 								       : LOG_FORMAT_TEXT);
