@@ -22,10 +22,10 @@ my $d = $t->dir;
 mkdir "$d/fcgid";
 HookTest::WebServers::give("$d/fcgid");
 $t->apache(snippet => 'etc/apache/hookinbox-fcgid.conf', modules => [qw(alias fcgid)],
-	subst => { 'LimitRequestBody 1126400' => "LimitRequestBody $limit",
-		'-gt 1126400' => "-gt $limit",
-		'FcgidMaxRequestLen 2252800' => 'FcgidMaxRequestLen ' . ($limit * 2),
-		'FcgidMaxRequestInMem 1126400' => "FcgidMaxRequestInMem $limit" },
+	subst => { 'LimitRequestBody 1048576' => "LimitRequestBody $limit",
+		'-gt 1048576' => "-gt $limit",
+		'FcgidMaxRequestLen 2097152' => 'FcgidMaxRequestLen ' . ($limit * 2),
+		'FcgidMaxRequestInMem 1048576' => "FcgidMaxRequestInMem $limit" },
 	extra => "FcgidIPCDir $d/fcgid\nFcgidProcessTableFile $d/fcgid/shm\n");
 
 $t->intake_checks(label => 'apache+fcgid', max_body => $max_body, limit => $limit);

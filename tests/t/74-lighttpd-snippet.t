@@ -2,7 +2,8 @@
 # The shipped lighttpd snippet (etc/lighttpd/hookinbox.conf), run as it is
 # with only its paths swapped: lighttpd spawns the responder processes, a
 # signed delivery is stored, a bad signature and an oversize body are
-# refused, and the responders' log reaches the breakage log.
+# refused (over the snippet's 1 MiB by lighttpd itself), and the
+# responders' log reaches the breakage log.
 use strict;
 use warnings;
 use Test::More;
@@ -50,6 +51,12 @@ is($r->{status}, 401, 'bad signature: 401 (the header reached the responder)');
 my $big = '{"id":"evt_snip_big","pad":"' . ('x' x 5000) . '"}';
 $r = $http->request('POST', $url, { content => $big, headers => { 'Stripe-Signature' => stripe_sig($secret, $big) } });
 is($r->{status}, 413, 'over max_body: 413');
+# over the default max_body (1 MiB), the snippet's own limit: refused by
+# lighttpd from the declared length, the responder never sees it
+my $over = '{"id":"evt_snip_over","pad":"' . ('x' x 1048576) . '"}';
+$r = $http->request('POST', $url, { content => $over, headers => { 'Stripe-Signature' => 't=1,v1=00' } });
+is($r->{status}, 413, 'over 1 MiB: 413');
+unlike($r->{content} // '', qr/body too large/, 'from lighttpd (its limit is max_body), not the responder after lighttpd read it');
 is($t->sql('select count(*) from hookinbox.inbox'), 1, 'nothing else stored');
 my @procs = grep { kill 0, $_ } split ' ', `pgrep -f -P $h->{pid} hookinbox.fcgi`;
 is(scalar(@procs), 2, 'lighttpd runs the two responder processes the snippet asks for');
