@@ -1,7 +1,8 @@
 -- SPDX-License-Identifier: ISC
 -- Least-privilege roles, (re)granted on every install run.
 --
---   hookinbox_intake  the responder: EXECUTE on accept_batch(), accept() and reject() only
+--   hookinbox_intake  the responder: EXECUTE on accept_batch(), accept(), reject() and
+--                     count_requests() (request_metrics.sql) only
 --   hookinbox_worker  the worker: reads the inbox and writes only its state and
 --                     dispatched_at, works the action tables; cannot call the
 --                     intake's functions nor alter the schema
