@@ -57,7 +57,7 @@ my $proxy_fcgi_was_on = -e '/etc/apache2/mods-enabled/proxy_fcgi.load';
 # what "systemctl enable --now hookinbox-fcgi.socket" does, without systemd:
 # the socket root:www-data 0660, the responder as hookinbox-intake on it
 my $fcgi_pid = '/run/hookinbox-test-fcgi.pid';
-my $socket_unit = 'install -d -m 0755 /run/hookinbox && spawn-fcgi -s /run/hookinbox/fcgi.sock -U root -G www-data -M 0660 '
+my $socket_unit = 'install -d -m 0755 /run/hookinbox && spawn-fcgi -s /run/hookinbox/fcgi.sock -G www-data -M 0660 '
 	. "-u hookinbox-intake -g hookinbox-intake -P $fcgi_pid -- /usr/sbin/hookinbox.fcgi -c /etc/hookinbox/hookinbox.conf >/dev/null";
 my $stop_responder = "if [ -s $fcgi_pid ]; then kill \$(cat $fcgi_pid); rm -f $fcgi_pid; fi";
 my $nodeexp_dir = '/var/lib/prometheus/node-exporter';
