@@ -743,7 +743,9 @@ on_item(conf *c, const char *section, const char *name, const char *value)
 	if (name == NULL)
 		return 1;
 	if ((k = key_find(kind, name)) == NULL) {
+		/* often a misspelt required key: what the object then lacks would follow */
 		conf_error(c, "unknown key \"%s\" in section [%s]", name, section);
+		mark_in_error(c, sections[kind].named ? base : NULL, NULL);
 		return 0;
 	}
 	if (key_set(c, k, base, value, false) == 0)
