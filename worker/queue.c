@@ -94,7 +94,7 @@ static char **
 split_array(const char *text, size_t *n)
 {
 	char *copy = xstrdup(text), *p = copy, *tok, *save = NULL;
-	char **out = NULL;
+	char **out = xmalloc(sizeof(*out)); /* never NULL, even for "{}" */
 
 	*n = 0;
 	if (*p == '{')
