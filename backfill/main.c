@@ -468,7 +468,7 @@ int
 main(int argc, char **argv)
 {
 	options o = {0};
-	char err[1024];
+	char err[4096];
 	conf *c = NULL;
 	secret_set *cred = NULL;
 	run rn = {.o = &o};
@@ -483,7 +483,7 @@ main(int argc, char **argv)
 		return EX_USAGE;
 	c = conf_load_for(conf_default_path(o.config), CONF_BACKFILL, err, sizeof(err));
 	if (c == NULL) {
-		log_error("%s", err);
+		log_errors(err);
 		goto out;
 	}
 	rn.ep = conf_endpoint(c, o.endpoint);

@@ -77,8 +77,12 @@ struct conf {
 	size_t n_sections;
 	seen *keys; /* the keys of the current section */
 	size_t n_keys;
+	bool skip_section; /* the current section is in error: its keys are not read */
+	const void **bad;  /* endpoints and routes with a key in error: not checked further */
+	size_t n_bad;
+	bool conninfo_unsure; /* a conninfo line was in error: "not set" would follow from it */
 	bool failed;
-	char *err;
+	char *err; /* every problem found, one "path:line: message" a line */
 	size_t errlen;
 };
 
@@ -399,17 +403,21 @@ static void
 conf_error(conf *c, const char *fmt, ...)
 {
 	va_list ap;
-	char msg[512];
+	char msg[512], one[1024];
+	size_t used = c->failed ? strlen(c->err) : 0;
+	int n;
 
-	if (c->failed)
-		return; /* keep the first error: later ones are often consequences */
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (c->lineno > 0)
-		snprintf(c->err, c->errlen, "%s:%d: %s", c->path, c->lineno, msg);
+		n = snprintf(one, sizeof(one), "%s%s:%d: %s", used ? "\n" : "", c->path, c->lineno,
+			     msg);
 	else
-		snprintf(c->err, c->errlen, "%s: %s", c->path, msg);
+		n = snprintf(one, sizeof(one), "%s%s: %s", used ? "\n" : "", c->path, msg);
+	/* every problem is reported; what does not fit whole is left out */
+	if (n > 0 && (size_t)n < sizeof(one) && c->errlen > used && (size_t)n < c->errlen - used)
+		memcpy(c->err + used, one, (size_t)n + 1);
 	c->failed = true;
 }
 
@@ -615,8 +623,8 @@ seen_add(seen **list, size_t *n, const char *name, int line, int *first)
 	return 0;
 }
 
-/* a [section] header: defined once, and its keys counted afresh */
-static void
+/* a [section] header: defined once, and its keys counted afresh; -1 when not */
+static int
 section_start(conf *c, const char *name)
 {
 	int first;
@@ -624,8 +632,10 @@ section_start(conf *c, const char *name)
 	seen_free(c->keys, c->n_keys);
 	c->keys = NULL;
 	c->n_keys = 0;
-	if (seen_add(&c->sections, &c->n_sections, name, c->lineno, &first) != 0)
-		conf_error(c, "section [%s] is defined twice (first at line %d)", name, first);
+	if (seen_add(&c->sections, &c->n_sections, name, c->lineno, &first) == 0)
+		return 0;
+	conf_error(c, "section [%s] is defined twice (first at line %d)", name, first);
+	return -1;
 }
 
 /* a key of the current section: given once */
@@ -695,18 +705,33 @@ named_object(conf *c, conf_kind kind, const char *name)
 	return obj;
 }
 
-/* libinih callback: one call per key, and one with name == NULL per section */
-static int
-on_item(void *user, const char *section, const char *name, const char *value)
+/* obj (an endpoint or route) or a key of a plain section was in error */
+static void
+mark_in_error(conf *c, const void *obj, const char *key)
 {
-	conf *c = user;
+	if (obj != NULL) {
+		c->bad = xrealloc(c->bad, (c->n_bad + 1) * sizeof(*c->bad));
+		c->bad[c->n_bad++] = obj;
+	} else if (key != NULL && strcmp(key, "conninfo") == 0) {
+		c->conninfo_unsure = true;
+	}
+}
+
+/*
+ * One call per key, and one with name == NULL per section: 0 after
+ * reporting a problem.  A key of a section in error is not read (its
+ * problems would be consequences of the section's).
+ */
+static int
+on_item(conf *c, const char *section, const char *name, const char *value)
+{
 	const char *object;
 	const conf_key *k;
 	conf_kind kind;
 	void *base = c;
 
-	if (c->failed)
-		return 0;
+	if (name != NULL && c->skip_section)
+		return 1;
 	if (name != NULL && key_once(c, section, name) != 0)
 		return 0;
 	if (section_kind(section, &object, &kind) != 0) {
@@ -718,10 +743,56 @@ on_item(void *user, const char *section, const char *name, const char *value)
 	if (name == NULL)
 		return 1;
 	if ((k = key_find(kind, name)) == NULL) {
+		/* often a misspelt required key: what the object then lacks would follow */
 		conf_error(c, "unknown key \"%s\" in section [%s]", name, section);
+		mark_in_error(c, sections[kind].named ? base : NULL, NULL);
 		return 0;
 	}
-	return key_set(c, k, base, value, false) == 0;
+	if (key_set(c, k, base, value, false) == 0)
+		return 1;
+	mark_in_error(c, sections[kind].named ? base : NULL, name);
+	return 0;
+}
+
+/*
+ * A line of the current section could not be read (bad syntax, a NUL
+ * byte): what it may have set is unknown, so its object is not checked.
+ */
+static void
+line_in_error(conf *c)
+{
+	const char *object;
+	conf_kind kind;
+	conf_list *list;
+
+	if (c->skip_section || section_kind(c->section, &object, &kind) != 0)
+		return;
+	if (!sections[kind].named) {
+		mark_in_error(c, NULL, "conninfo");
+		return;
+	}
+	list = field(c, sections[kind].list_off);
+	if (list->n > 0 &&
+	    strcmp(*(char **)field(list->item[list->n - 1], sections[kind].name_off), object) == 0)
+		mark_in_error(c, list->item[list->n - 1], NULL);
+}
+
+/* an endpoint or route whose keys were in error (its other problems follow from them) */
+static bool
+in_error(const conf *c, const void *obj)
+{
+	for (size_t i = 0; i < c->n_bad; i++)
+		if (c->bad[i] == obj)
+			return true;
+	return false;
+}
+
+/* libinih callback: every problem is reported, the file is read to its end */
+static int
+ini_item(void *user, const char *section, const char *name, const char *value)
+{
+	(void)on_item(user, section, name, value);
+	return 1;
 }
 
 /* ---- the line reader ---- */
@@ -760,6 +831,7 @@ long_item(conf *c, char *line)
 	sep = p + strcspn(p, "=:");
 	if (*sep == '\0') {
 		conf_error(c, "syntax error (expected [section] or key = value)");
+		line_in_error(c);
 		return;
 	}
 	*sep = '\0';
@@ -770,8 +842,27 @@ long_item(conf *c, char *line)
 			break;
 		}
 	}
-	if (!on_item(c, c->section, trim(p), trim(v)) && !c->failed)
-		conf_error(c, "syntax error (expected [section] or key = value)");
+	(void)on_item(c, c->section, trim(p), trim(v));
+}
+
+/*
+ * A line libinih would refuse (no '=' or ':', a '[' without ']'), found
+ * here so that every one is reported at its line and the file is read on.
+ * An indented line is libinih's continuation of the previous value.
+ */
+static bool
+bad_syntax(const char *line)
+{
+	const char *p = line;
+
+	if (*p == ' ' || *p == '\t')
+		return false;
+	p += strspn(p, " \t\r\n");
+	if (*p == '\0' || *p == ';' || *p == '#')
+		return false;
+	if (*p == '[')
+		return strchr(p, ']') == NULL;
+	return p[strcspn(p, "=:")] == '\0';
 }
 
 /*
@@ -799,24 +890,35 @@ read_line(char *str, int num, void *stream)
 	if (*p == '[' && (e = strchr(p, ']')) != NULL) {
 		size_t len = (size_t)(e - p - 1);
 
+		c->skip_section = false;
 		if (len >= sizeof(c->section)) {
 			/* no valid name is this long; keys after it must not land elsewhere */
 			conf_error(c, "section name too long");
+			c->skip_section = true;
 		} else {
 			memcpy(c->section, p + 1, len);
 			c->section[len] = '\0';
-			section_start(c, c->section);
-			on_item(c, c->section, NULL, NULL);
+			if (section_start(c, c->section) != 0 ||
+			    !on_item(c, c->section, NULL, NULL))
+				c->skip_section = true;
 		}
+	}
+	if (strlen(c->line) == (size_t)n && bad_syntax(c->line)) {
+		conf_error(c, "syntax error (expected [section] or key = value)");
+		line_in_error(c);
+		str[0] = '\n';
+		str[1] = '\0';
+		return str;
 	}
 	if ((size_t)n < (size_t)num && strlen(c->line) == (size_t)n) {
 		memcpy(str, c->line, (size_t)n + 1);
 		return str;
 	}
 	/* longer than libinih's buffer (or holding a NUL byte) */
-	if (strlen(c->line) != (size_t)n)
+	if (strlen(c->line) != (size_t)n) {
 		conf_error(c, "NUL byte in the configuration file");
-	else
+		line_in_error(c);
+	} else
 		long_item(c, c->line);
 	str[0] = '\n';
 	str[1] = '\0';
@@ -1001,17 +1103,19 @@ check_claim_ahead(conf *c)
 			w->claim_ahead, longest, (w->claim_ahead + 1) * longest, w->lease);
 }
 
-/* after the whole file is read: 0, or -1 with the first problem's message */
+/* after the whole file is read: 0, or -1 with every problem's message (one per object) */
 static int
 conf_check(conf *c)
 {
-	check_conninfo(c);
-	for (size_t i = 0; i < c->endpoints.n && !c->failed; i++)
-		check_endpoint(c, c->endpoints.item[i]);
-	for (size_t i = 0; i < c->routes.n && !c->failed; i++)
-		check_route(c, c->routes.item[i]);
-	if (!c->failed)
-		check_claim_ahead(c);
+	if (!c->conninfo_unsure)
+		check_conninfo(c);
+	for (size_t i = 0; i < c->endpoints.n; i++)
+		if (!in_error(c, c->endpoints.item[i]))
+			check_endpoint(c, c->endpoints.item[i]);
+	for (size_t i = 0; i < c->routes.n; i++)
+		if (!in_error(c, c->routes.item[i]))
+			check_route(c, c->routes.item[i]);
+	check_claim_ahead(c);
 	c->lineno = 0;
 	return c->failed ? -1 : 0;
 }
@@ -1053,6 +1157,8 @@ conf_load_for(const char *path, conf_program prog, char *errbuf, size_t errlen)
 	}
 	c->err = errbuf;
 	c->errlen = errlen;
+	if (errlen > 0)
+		errbuf[0] = '\0';
 	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++)
 		if (!sections[i].named)
 			defaults_set(c, (conf_kind)i, c);
@@ -1063,19 +1169,17 @@ conf_load_for(const char *path, conf_program prog, char *errbuf, size_t errlen)
 			 strerror(errno));
 		goto fail;
 	}
-	rc = ini_parse_stream(read_line, c, on_item, c);
+	rc = ini_parse_stream(read_line, c, ini_item, c);
 	fclose(c->fp);
 	c->fp = NULL;
 	free(c->line);
 	c->line = NULL;
-	if (c->failed)
-		goto fail;
-	if (rc != 0) {
-		/* a syntax error libinih found itself (no '=' or ']') */
+	if (rc != 0 && !c->failed) {
+		/* a syntax error libinih found itself, that bad_syntax() did not */
 		c->lineno = rc;
 		conf_error(c, "syntax error (expected [section] or key = value)");
-		goto fail;
 	}
+	/* the checks between keys too: every problem in one run */
 	if (conf_check(c) != 0)
 		goto fail;
 	return c;
@@ -1110,6 +1214,7 @@ conf_free(conf *c)
 			values_free((conf_kind)i, c);
 	seen_free(c->sections, c->n_sections);
 	seen_free(c->keys, c->n_keys);
+	free(c->bad);
 	free(c->path);
 	free(c->dir);
 	free(c);

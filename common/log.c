@@ -198,6 +198,9 @@ log_msg(const char *level, const char *fmt, va_list ap)
 		line_put_value(&l, msg, 1);
 		line_putc(&l, '}');
 	} else {
+		/* a web server's error log or cron's mail adds no time of its own */
+		line_time(&l);
+		line_putc(&l, ' ');
 		line_puts(&l, log_prog);
 		line_puts(&l, ": ");
 		line_puts(&l, level);
@@ -216,6 +219,21 @@ log_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	log_msg("error", fmt, ap);
 	va_end(ap);
+}
+
+void
+log_errors(const char *text)
+{
+	const char *p = text;
+
+	while (*p != '\0') {
+		size_t n = strcspn(p, "\n");
+
+		log_error("%.*s", (int)n, p);
+		p += n;
+		if (*p == '\n')
+			p++;
+	}
 }
 
 void

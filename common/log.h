@@ -23,8 +23,13 @@ void log_set_format(log_format fmt);
  */
 void log_set_quiet(bool quiet);
 
-/* free-form messages: "progname: level: message" */
+/*
+ * free-form messages: "2026-12-01T10:00:00Z progname: level: message" (UTC);
+ * a newline in the message is written as a blank, so a line stays one line
+ */
 void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* log_error for each line of text (every problem a configuration check found) */
+void log_errors(const char *text);
 void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

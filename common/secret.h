@@ -6,7 +6,7 @@
  * with '#' are ignored); every line is a current secret, so a secret can be
  * rolled with an overlap.  Files that others can read are refused, as libpq
  * refuses such key files: mode 0600 or less, or 0640 or less when owned
- * by root (so "root:www-data 0640" works).
+ * by root (so "root:hookinbox-intake 0640" works).
  *
  * Secret bytes never leave this module except through secret_get, and are
  * wiped with OPENSSL_cleanse when the set is freed.

@@ -43,6 +43,24 @@ typedef struct count_slot {
 	long n;
 } count_slot;
 
+/*
+ * Request durations in OpenTelemetry's advised buckets for
+ * http.server.request.duration (seconds), the list of the SQL function
+ * hookinbox.request_duration_bounds(), which refuses counts of another length
+ */
+static const double duration_bounds[] = {0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25,
+					 0.5,	0.75, 1,     2.5,  5,	  7.5, 10};
+#define N_DURATION (sizeof(duration_bounds) / sizeof(duration_bounds[0]) + 1)
+
+typedef struct duration_slot {
+	const char *endpoint; /* conf-owned name or "(unknown)" */
+	const char *provider; /* static */
+	const char *outcome;  /* static */
+	int status;
+	long buckets[N_DURATION]; /* not cumulative; +Inf last */
+	double sum;
+} duration_slot;
+
 struct handler {
 	const conf *cfg;
 	store *st;
@@ -56,6 +74,8 @@ struct handler {
 	bool stopping;
 	count_slot counts[COUNT_SLOTS];
 	size_t n_counts;
+	duration_slot durations[COUNT_SLOTS];
+	size_t n_durations;
 };
 
 /* what one request came to, for the reply and the log line */
@@ -91,12 +111,15 @@ add_count(handler *h, const char *endpoint, const char *reason, long n)
  * What the database did not take is put back for the next flush: the
  * storage failures of an outage are counted when it ends.
  */
+static void flush_durations(handler *h);
+
 static void
 flush_counts(handler *h)
 {
 	count_slot taken[COUNT_SLOTS];
 	size_t n;
 
+	flush_durations(h);
 	pthread_mutex_lock(&h->count_lock);
 	n = h->n_counts;
 	memcpy(taken, h->counts, n * sizeof(taken[0]));
@@ -111,6 +134,86 @@ flush_counts(handler *h)
 			(void)add_count(h, taken[i].endpoint, taken[i].reason, taken[i].n);
 		pthread_mutex_unlock(&h->count_lock);
 		break;
+	}
+}
+
+/* adds d's counts to the slot of its labels; count_lock held; false when full */
+static bool
+add_duration(handler *h, const duration_slot *d)
+{
+	size_t i;
+
+	for (i = 0; i < h->n_durations; i++) {
+		const duration_slot *x = &h->durations[i];
+
+		if (x->endpoint == d->endpoint && x->outcome == d->outcome &&
+		    x->status == d->status)
+			break;
+	}
+	if (i == h->n_durations) {
+		if (h->n_durations == COUNT_SLOTS)
+			return false;
+		h->durations[i] = *d;
+		h->n_durations = i + 1;
+		return true;
+	}
+	for (size_t b = 0; b < N_DURATION; b++)
+		h->durations[i].buckets[b] += d->buckets[b];
+	h->durations[i].sum += d->sum;
+	return true;
+}
+
+/* as flush_counts, for the duration histogram */
+static void
+flush_durations(handler *h)
+{
+	duration_slot taken[COUNT_SLOTS];
+	size_t n;
+
+	pthread_mutex_lock(&h->count_lock);
+	n = h->n_durations;
+	memcpy(taken, h->durations, n * sizeof(taken[0]));
+	h->n_durations = 0;
+	pthread_mutex_unlock(&h->count_lock);
+	for (size_t i = 0; i < n; i++) {
+		const duration_slot *d = &taken[i];
+
+		if (store_count_requests(h->st, d->endpoint, d->provider, d->outcome, d->status,
+					 d->buckets, N_DURATION, d->sum) == 0)
+			continue;
+		pthread_mutex_lock(&h->count_lock);
+		for (; i < n; i++)
+			(void)add_duration(h, &taken[i]);
+		pthread_mutex_unlock(&h->count_lock);
+		break;
+	}
+}
+
+/* one request's duration, counted like the rejections */
+static void
+count_duration(handler *h, const endpoint_conf *ep, const char *what, int status, double seconds)
+{
+	duration_slot d = {
+		.endpoint = ep ? ep->name : "(unknown)",
+		.provider = ep ? provider_name(ep->provider) : "(unknown)",
+		.outcome = what,
+		.status = status,
+		.sum = seconds,
+	};
+	size_t b = 0;
+	bool added;
+
+	while (b < N_DURATION - 1 && seconds > duration_bounds[b])
+		b++;
+	d.buckets[b] = 1;
+	pthread_mutex_lock(&h->count_lock);
+	added = add_duration(h, &d);
+	pthread_mutex_unlock(&h->count_lock);
+	if (!added) {
+		flush_durations(h);
+		pthread_mutex_lock(&h->count_lock);
+		(void)add_duration(h, &d);
+		pthread_mutex_unlock(&h->count_lock);
 	}
 }
 
@@ -134,7 +237,7 @@ flusher_main(void *arg)
 		while (!h->stopping &&
 		       pthread_cond_timedwait(&h->count_wake, &h->count_lock, &until) == 0)
 			;
-		if (h->stopping || h->n_counts == 0)
+		if (h->stopping || (h->n_counts == 0 && h->n_durations == 0))
 			continue;
 		pthread_mutex_unlock(&h->count_lock);
 		flush_counts(h);
@@ -589,14 +692,18 @@ handler_serve(handler *h, const http_io *io)
 	outcome o = serve(h, io, &sv);
 	const endpoint_conf *ep = sv.ep;
 	char status[8], id[24], ms[24], idx[8], rid[48];
+	int64_t elapsed_us;
 
 	reply(io, &o, sv.answer);
 	free(sv.answer);
+	/* the responder's part of the request: from its parameters to the reply written */
+	elapsed_us = clock_mono_us() - t0;
+	count_duration(h, ep, o.what, o.status, (double)elapsed_us / 1e6);
 
 	request_id(rid, sizeof(rid));
 	snprintf(status, sizeof(status), "%d", o.status);
 	snprintf(id, sizeof(id), "%" PRId64, o.id);
-	snprintf(ms, sizeof(ms), "%.2f", (double)(clock_mono_us() - t0) / 1000.0);
+	snprintf(ms, sizeof(ms), "%.2f", (double)elapsed_us / 1000.0);
 	snprintf(idx, sizeof(idx), "%d", o.secret_index);
 	log_kv("request", "endpoint", ep ? ep->name : "(unknown)", "outcome", o.what, LOG_NUM,
 	       "status", status, "reason", o.reason, LOG_NUM, "id", o.id >= 0 ? id : NULL, LOG_NUM,
@@ -607,9 +714,12 @@ handler_serve(handler *h, const http_io *io)
 	free(sv.note);
 	free(sv.event_id);
 	/*
-	 * refusals and storage failures (503): requests that store nothing, by
-	 * endpoint and reason (a handshake is counted where it is answered)
+	 * refusals, storage failures (503) and duplicates: requests that store
+	 * nothing new, by endpoint and reason (a handshake is counted where it
+	 * is answered); the worker exports duplicates apart from refusals
 	 */
 	if (strcmp(o.what, "rejected") == 0 || o.status == 503)
 		count_rejection(h, ep ? ep->name : "(unknown)", o.reason);
+	else if (strcmp(o.what, "duplicate") == 0 && ep != NULL)
+		count_rejection(h, ep->name, "duplicate");
 }

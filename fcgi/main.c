@@ -14,6 +14,7 @@
 #include "log.h"
 #include "server.h"
 #include "store.h"
+#include "watch.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -26,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sysexits.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <fcgiapp.h>
@@ -34,6 +36,11 @@
 #define DRAIN_TIMEOUT_MS 30000
 /* deliveries per group commit at most */
 #define GROUP_MAX_BATCH 256
+/*
+ * how often the configuration and secret files are looked at: a rotated
+ * secret is in use this long after it is written, in every process
+ */
+#define WATCH_INTERVAL_S 5
 /* the request count handed over a re-execution (handler_requests) */
 #define REQUESTS_ENV "HOOKINBOX_REQUESTS"
 
@@ -65,11 +72,11 @@ usage(FILE *fp)
 static conf *
 load(const char *path)
 {
-	char err[1024];
+	char err[4096];
 	conf *c = conf_load_for(path, CONF_RESPONDER, err, sizeof(err));
 
 	if (c == NULL)
-		log_error("%s", err);
+		log_errors(err);
 	else
 		log_set_format(strcmp(conf_log_format(c), "json") == 0 ? LOG_FORMAT_JSON
 								       : LOG_FORMAT_TEXT);
@@ -170,13 +177,16 @@ log_start(const conf *cfg, const char *path)
 
 /*
  * Serve until a stop signal.  Returns 0 to exit, 1 to re-execute with a
- * configuration that has just been checked.
+ * configuration that has just been checked: after a SIGHUP, or when the
+ * configuration file or a secret file changed on disk.
  */
 static int
 serve(conf *cfg, const char *path)
 {
 	sigset_t set;
 	store_options opt = store_opts(cfg);
+	const struct timespec every = {.tv_sec = WATCH_INTERVAL_S, .tv_nsec = 0};
+	watch *files = watch_new(cfg, path);
 	store *st;
 	server *srv;
 	int sig, rc;
@@ -204,8 +214,13 @@ serve(conf *cfg, const char *path)
 	srv = server_start(cfg, st, conf_threads(cfg));
 
 	for (;;) {
-		if (sigwait(&set, &sig) != 0)
-			continue;
+		sig = sigtimedwait(&set, NULL, &every);
+		if (sig < 0) {
+			if (errno != EAGAIN || !watch_changed(files))
+				continue;
+			log_info("configuration or secret file changed: reloading");
+			sig = SIGHUP;
+		}
 		if (sig != SIGHUP) {
 			rc = 0;
 			break;
@@ -222,6 +237,7 @@ serve(conf *cfg, const char *path)
 			break;
 		}
 	}
+	watch_free(files);
 	if (server_stop(srv, DRAIN_TIMEOUT_MS) != 0)
 		_exit(EX_SOFTWARE); /* threads still use st and cfg: do not free them */
 	store_free(st);

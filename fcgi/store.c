@@ -26,6 +26,8 @@
 	"select id, duplicate, held from hookinbox.accept_batch($1, $2, $3, $4, $5, $6, $7, $8, "  \
 	"$9, $10, $11, $12, $13)"
 #define REJECT_SQL "select hookinbox.reject($1, $2, $3)"
+#define REQUESTS_SQL                                                                               \
+	"select hookinbox.count_requests($1, $2, $3, $4::integer, $5::bigint[], $6::float8)"
 /*
  * The session's own settings, whatever the server, database or role say:
  * with synchronous_commit off anywhere, an acknowledged delivery could be
@@ -794,11 +796,11 @@ store_accept(store *s, const store_delivery *d, store_outcome *out)
 	return p.rc;
 }
 
-int
-store_count_rejection(store *s, const char *endpoint, const char *reason, long n)
+/* one counting statement (its own transaction), under the connection lock */
+static int
+run_count(store *s, const char *sql, int n, const char *const *vals, const char *what)
 {
-	char count[24], msg[256];
-	const char *vals[3] = {endpoint, reason, count};
+	char msg[256];
 	int64_t deadline = clock_mono_us() + s->wait_us;
 	PGresult *res;
 	bool late;
@@ -808,12 +810,11 @@ store_count_rejection(store *s, const char *endpoint, const char *reason, long n
 		return -1;
 	if (ensure_connection(s, deadline, &late) != 0)
 		goto out;
-	snprintf(count, sizeof(count), "%ld", n);
-	res = PQsendQueryParams(s->conn, REJECT_SQL, 3, NULL, vals, NULL, NULL, 0)
+	res = PQsendQueryParams(s->conn, sql, n, NULL, vals, NULL, NULL, 0)
 		      ? await_result(s->conn, deadline, &late)
 		      : NULL;
 	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
-		log_warn("could not count rejections: %s",
+		log_warn("could not count %s: %s", what,
 			 call_error(s->conn, res, late, msg, sizeof(msg)));
 		if (late)
 			s->late_at = clock_mono_us();
@@ -826,4 +827,38 @@ store_count_rejection(store *s, const char *endpoint, const char *reason, long n
 out:
 	pthread_mutex_unlock(&s->conn_lock);
 	return rc;
+}
+
+int
+store_count_rejection(store *s, const char *endpoint, const char *reason, long n)
+{
+	char count[24];
+	const char *vals[3] = {endpoint, reason, count};
+
+	snprintf(count, sizeof(count), "%ld", n);
+	return run_count(s, REJECT_SQL, 3, vals, "rejections");
+}
+
+int
+store_count_requests(store *s, const char *endpoint, const char *provider, const char *outcome,
+		     int status, const long *buckets, size_t n_buckets, double sum)
+{
+	char st[16], total[48], arr[512];
+	const char *vals[6] = {endpoint, provider, outcome, st, arr, total};
+	size_t used = 0;
+
+	snprintf(st, sizeof(st), "%d", status);
+	snprintf(total, sizeof(total), "%.6f", sum);
+	for (size_t i = 0; i < n_buckets; i++) {
+		int w = snprintf(arr + used, sizeof(arr) - used, "%c%ld", i == 0 ? '{' : ',',
+				 buckets[i]);
+
+		if (w < 0 || (size_t)w >= sizeof(arr) - used)
+			return -1; /* cannot happen with the bounds' few buckets */
+		used += (size_t)w;
+	}
+	if (used == 0 || sizeof(arr) - used < 2)
+		return -1;
+	memcpy(arr + used, "}", 2);
+	return run_count(s, REQUESTS_SQL, 6, vals, "requests");
 }

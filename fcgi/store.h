@@ -93,4 +93,12 @@ int store_accept(store *s, const store_delivery *d, store_outcome *out)
 /* 0 when written, -1 when not (the caller keeps the counts for later) */
 int store_count_rejection(store *s, const char *endpoint, const char *reason, long n);
 
+/*
+ * Add requests to the duration histogram of (endpoint, provider, outcome,
+ * status): n_buckets counts, not cumulative, the last for +Inf, and their
+ * sum in seconds.  0 when written, -1 when not (the caller keeps them).
+ */
+int store_count_requests(store *s, const char *endpoint, const char *provider, const char *outcome,
+			 int status, const long *buckets, size_t n_buckets, double sum);
+
 #endif

@@ -84,6 +84,12 @@ select not exists (select 1 from hookinbox.schema_migrations where version = 11)
 insert into hookinbox.schema_migrations (version, name) values (11, 'route_topup');
 \endif
 
+select not exists (select 1 from hookinbox.schema_migrations where version = 12) as apply \gset
+\if :apply
+\ir migrations/012_request_duration.sql
+insert into hookinbox.schema_migrations (version, name) values (12, 'request_duration');
+\endif
+
 -- Functions and grants are (re)created on every run, so that fixes to them
 -- reach existing installations without a new migration.
 \ir functions.sql

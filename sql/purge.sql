@@ -19,7 +19,8 @@
 --     the row stays, so a late redelivery is still answered as a duplicate;
 --   - finished events older than dedup_days are deleted with their actions,
 --     history and collapse records; so are deliveries dismissed in review
---     (sql/review.sql) and rejection counts.
+--     (sql/review.sql); rejection counts of those hours are folded into one
+--     total per endpoint and reason, so the exported counters never go down.
 -- The delivery keys are the replay defence while the rows last; a deleted
 -- row leaves its signed identity (no payload) in hookinbox.ledger, so a
 -- captured delivery of it is answered as a duplicate, stores nothing, until

@@ -1,7 +1,8 @@
 -- SPDX-License-Identifier: ISC
 -- Least-privilege roles, (re)granted on every install run.
 --
---   hookinbox_intake  the responder: EXECUTE on accept_batch(), accept() and reject() only
+--   hookinbox_intake  the responder: EXECUTE on accept_batch(), accept(), reject() and
+--                     count_requests() (request_metrics.sql) only
 --   hookinbox_worker  the worker: reads the inbox and writes only its state and
 --                     dispatched_at, works the action tables; cannot call the
 --                     intake's functions nor alter the schema
@@ -90,3 +91,5 @@ grant usage on all sequences in schema hookinbox to hookinbox_worker, hookinbox_
 \ir worker_roles.sql
 -- and the backfill's role, in backfill_roles.sql
 \ir backfill_roles.sql
+-- the responders' request-duration histogram: its function and grants
+\ir request_metrics.sql

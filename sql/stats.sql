@@ -105,9 +105,16 @@ select b.route, b.object_id, b.id as held_by_action, b.state as held_by_state,
 \echo 'refused and not stored (503: storage unavailable), last 24 hours, by endpoint and reason'
 select endpoint, reason, sum(count) as requests, max(hour) as last_hour
   from hookinbox.rejection
- where hour > now() - interval '24 hours'
+ where hour > now() - interval '24 hours' and reason <> 'duplicate'
  group by endpoint, reason
  order by endpoint, requests desc, reason;
+
+\echo 'duplicates answered (200 with the stored delivery''s id, nothing stored), last 24 hours, by endpoint'
+select endpoint, sum(count) as duplicates, max(hour) as last_hour
+  from hookinbox.rejection
+ where hour > now() - interval '24 hours' and reason = 'duplicate'
+ group by endpoint
+ order by endpoint;
 
 \echo 'oldest (what hookinbox-worker --health-check compares with its thresholds)'
 select date_trunc('second', now() - (select min(received_at) from hookinbox.inbox

@@ -127,7 +127,7 @@ as $$
 $$;
 
 -- The fan-out of a worker that knows its configuration's fingerprint
--- (migration 010): as above, and while another configuration runs (routes
+-- (migration 011): as above, and while another configuration runs (routes
 -- differ between hosts) each event fanned out is recorded with this
 -- fingerprint, so that a worker with other routes adds the actions of
 -- its routes this one lacks (hookinbox.route_topup()).
@@ -1213,7 +1213,8 @@ $$;
 --      their history and their collapse records;
 --   2. finished rows older than p_payload_days lose their body and headers;
 --      the row stays, so a late redelivery is still a duplicate;
---   3. rejection counts older than p_dedup_days are deleted.
+--   3. rejection counts older than p_dedup_days are folded into one total
+--      per endpoint and reason (hour -infinity).
 -- Each step walks the inbox once in id order (keyset), so a run costs one
 -- pass over the old rows, however many batches.  Returns this run's counts.
 -- No SET clause: a procedure that commits may not have one; every name is
@@ -1323,10 +1324,24 @@ begin
 		exit when v_n < p_batch;
 	end loop;
 
-	-- 3. rejection counts (one row per hour, endpoint and reason: small)
-	delete from hookinbox.rejection r
-	 where r.hour < pg_catalog.now() - pg_catalog.make_interval(days => p_dedup_days);
-	get diagnostics v_n = row_count;
+	-- 3. rejection counts (one row per hour, endpoint and reason: small): the
+	-- old hours are folded into one row per endpoint and reason at hour
+	-- -infinity, so that the totals the metrics export as counters never go
+	-- down (Prometheus would read a drop as a reset, and the whole total as new)
+	with gone as (
+		delete from hookinbox.rejection r
+		 where r.hour < pg_catalog.now() - pg_catalog.make_interval(days => p_dedup_days)
+		   and r.hour <> '-infinity'
+		returning r.endpoint, r.reason, r.count
+	), folded as (
+		insert into hookinbox.rejection as k (hour, endpoint, reason, count)
+		select '-infinity', g.endpoint, g.reason,
+		       least(pg_catalog.sum(g.count), 9223372036854775807)::bigint
+		  from gone g group by g.endpoint, g.reason
+		on conflict (hour, endpoint, reason) do update
+		   set count = k.count + least(excluded.count, 9223372036854775807 - k.count)
+	)
+	select pg_catalog.count(*) into v_n from gone;
 	rejections_deleted := v_n;
 	commit;
 end

@@ -59,7 +59,7 @@ grant execute on function hookinbox.route_pause(text, boolean, text) to hookinbo
 revoke execute on function hookinbox.route_clear(text, text) from hookinbox_worker, public;
 grant execute on function hookinbox.route_clear(text, text), hookinbox.route_known(text)
 	to hookinbox_admin;
--- migration 010: events fanned out while routes differ, topped up
+-- migration 011: events fanned out while routes differ, topped up
 grant select, insert, update, delete on hookinbox.route_topup to hookinbox_worker, hookinbox_admin;
 revoke execute on function hookinbox.reroute_dispatched(text, text, timestamptz, timestamptz, boolean)
 	from hookinbox_worker, public;

@@ -686,12 +686,13 @@ connected(worker *w)
 static void
 reload(worker *w)
 {
-	char err[1024];
+	char err[4096];
 	conf *nc = conf_load_for(conf_path(w->ctl->c), CONF_WORKER, err, sizeof(err));
 	int old_concurrency = w->concurrency;
 
 	if (nc == NULL) {
-		log_error("reload failed, keeping the running configuration: %s", err);
+		log_error("reload failed, keeping the running configuration");
+		log_errors(err);
 		return;
 	}
 	if (strcmp(conf_conninfo(nc), conf_conninfo(w->ctl->c)) != 0) {

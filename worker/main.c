@@ -330,7 +330,7 @@ main(int argc, char **argv)
 {
 	options opt = {.config = NULL};
 	loop_ctl ctl;
-	char err[1024];
+	char err[4096];
 	conf *c;
 	struct sigaction sa;
 	int64_t started_us;
@@ -356,7 +356,7 @@ main(int argc, char **argv)
 	log_set_quiet(!opt.verbose);
 	c = conf_load_for(conf_default_path(opt.config), CONF_WORKER, err, sizeof(err));
 	if (c == NULL) {
-		log_error("%s", err);
+		log_errors(err);
 		return EX_CONFIG;
 	}
 	if (strcmp(conf_log_format(c), "json") == 0)

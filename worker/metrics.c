@@ -33,6 +33,9 @@
 static const double buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
 #define N_BUCKETS (sizeof(buckets) / sizeof(buckets[0]))
 
+/* the responder counts the duplicates it answers under this reason */
+#define DUPLICATE_REASON "duplicate"
+
 static const char *const call_names[CALL__COUNT] = {
 	[CALL_2XX] = "2xx",	    [CALL_3XX] = "3xx",	    [CALL_4XX] = "4xx", [CALL_5XX] = "5xx",
 	[CALL_TIMEOUT] = "timeout", [CALL_ERROR] = "error", [CALL_OK] = "ok",
@@ -218,6 +221,80 @@ write_counters(FILE *f, const metrics *m)
 				 "outcome", action_names[k], (long long)m->rt[i].actions[k]);
 }
 
+/* name{k1="v1",...} num, for n label pairs (kv: key, value, key, value ...) */
+static void
+series_kv(FILE *f, const char *name, const char *const *kv, size_t n, const char *num)
+{
+	fputs(name, f);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "%c%s=\"", i == 0 ? '{' : ',', kv[2 * i]);
+		put_label(f, kv[2 * i + 1]);
+		fputc('"', f);
+	}
+	fprintf(f, "%s %s\n", n > 0 ? "}" : "", num);
+}
+
+/*
+ * The responders' request durations, named and labelled after OpenTelemetry's
+ * http.server.request.duration (seconds, its advised buckets): counted since
+ * the install in hookinbox.request_duration, so they only grow.
+ */
+static void
+write_durations(FILE *f, const queue_snapshot *q)
+{
+	static const char name[] = "hookinbox_http_server_request_duration_seconds";
+	char metric[96], num[48], status[16];
+
+	header(f, name, "histogram",
+	       "Duration of webhook requests in the responders, from the request's parameters to "
+	       "the reply written, by endpoint, provider, outcome (accepted duplicate review "
+	       "rejected error handshake) and status.");
+	for (size_t i = 0; i < q->n_dur; i++) {
+		const queue_duration *d = &q->dur[i];
+		const char *kv[10] = {"endpoint",
+				      d->endpoint,
+				      "provider",
+				      d->provider,
+				      "outcome",
+				      d->outcome,
+				      "http_response_status_code",
+				      status,
+				      "le",
+				      NULL};
+		long long cum = 0;
+
+		snprintf(status, sizeof(status), "%d", d->status);
+		snprintf(metric, sizeof(metric), "%s_bucket", name);
+		for (size_t b = 0; b <= q->n_bounds; b++) {
+			cum += d->buckets[b];
+			kv[9] = b < q->n_bounds ? q->bounds[b] : "+Inf";
+			snprintf(num, sizeof(num), "%lld", cum);
+			series_kv(f, metric, kv, 5, num);
+		}
+		snprintf(metric, sizeof(metric), "%s_sum", name);
+		snprintf(num, sizeof(num), "%.6f", d->sum);
+		series_kv(f, metric, kv, 4, num);
+		snprintf(metric, sizeof(metric), "%s_count", name);
+		snprintf(num, sizeof(num), "%lld", cum);
+		series_kv(f, metric, kv, 4, num);
+	}
+}
+
+/* counts by age (older_than) and the oldest, per endpoint or route */
+static void
+write_aged(FILE *f, const queue_aged *v, size_t n, const char *label, const char *count_name,
+	   const char *count_help, const char *age_name, const char *age_help)
+{
+	header(f, count_name, "gauge", count_help);
+	for (size_t i = 0; i < n; i++)
+		for (int a = 0; a < QUEUE_AGES; a++)
+			series_l(f, count_name, label, v[i].name, "older_than", queue_age_labels[a],
+				 v[i].older_than[a]);
+	header(f, age_name, "gauge", age_help);
+	for (size_t i = 0; i < n; i++)
+		series_d(f, age_name, label, v[i].name, v[i].oldest_s < 0 ? 0 : v[i].oldest_s);
+}
+
 static void
 write_queue(FILE *f, const queue_snapshot *q)
 {
@@ -254,8 +331,17 @@ write_queue(FILE *f, const queue_snapshot *q)
 	       "Requests the responders rejected, by endpoint and reason (hookinbox.rejection, "
 	       "flushed every 10 s; the retention purge drops the oldest hours).");
 	for (size_t i = 0; i < q->n_rej; i++)
-		series_l(f, "hookinbox_rejections_total", "endpoint", q->rej[i].endpoint, "reason",
-			 q->rej[i].reason, q->rej[i].count);
+		if (strcmp(q->rej[i].reason, DUPLICATE_REASON) != 0)
+			series_l(f, "hookinbox_rejections_total", "endpoint", q->rej[i].endpoint,
+				 "reason", q->rej[i].reason, q->rej[i].count);
+	/* a duplicate is answered 200: not a refusal, but worth watching apart */
+	header(f, "hookinbox_inbox_duplicates_total", "counter",
+	       "Deliveries answered as duplicates of a stored one (200, nothing stored), by "
+	       "endpoint (hookinbox.rejection reason 'duplicate', flushed every 10 s).");
+	for (size_t i = 0; i < q->n_rej; i++)
+		if (strcmp(q->rej[i].reason, DUPLICATE_REASON) == 0)
+			series_l(f, "hookinbox_inbox_duplicates_total", "endpoint",
+				 q->rej[i].endpoint, NULL, NULL, q->rej[i].count);
 
 	age = queue_oldest_pending_event(q, &which);
 	header(f, "hookinbox_oldest_pending_event_age_seconds", "gauge",
@@ -269,6 +355,24 @@ write_queue(FILE *f, const queue_snapshot *q)
 	header(f, "hookinbox_oldest_parked_action_age_seconds", "gauge",
 	       "Time since the oldest parked action was parked (0 when none).");
 	series_d(f, "hookinbox_oldest_parked_action_age_seconds", NULL, NULL, age < 0 ? 0 : age);
+
+	header(f, "hookinbox_route_oldest_pending_action_age_seconds", "gauge",
+	       "Age of the route's oldest pending action since it was made (0 when none).");
+	for (size_t i = 0; i < q->n_rt; i++)
+		series_d(f, "hookinbox_route_oldest_pending_action_age_seconds", "route",
+			 q->rt[i].name,
+			 q->rt[i].oldest_pending_s < 0 ? 0 : q->rt[i].oldest_pending_s);
+	write_aged(f, q->parked, q->n_parked, "route", "hookinbox_parked_actions",
+		   "Parked actions by route, counting those parked longer than older_than "
+		   "(0s: all).",
+		   "hookinbox_route_oldest_parked_action_age_seconds",
+		   "Time since the route's oldest parked action was parked.");
+	write_aged(f, q->held, q->n_held, "endpoint", "hookinbox_inbox_held_events",
+		   "Deliveries held for review (sql/review.sql) by endpoint, counting those "
+		   "received longer ago than older_than (0s: all).",
+		   "hookinbox_inbox_oldest_held_event_age_seconds",
+		   "Age of the endpoint's oldest delivery held for review.");
+	write_durations(f, q);
 }
 
 static void

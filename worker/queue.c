@@ -48,6 +48,31 @@ static const char rejection_sql[] =
 	"select endpoint, reason, sum(count)::bigint from hookinbox.rejection"
 	" group by endpoint, reason order by endpoint, reason";
 
+/* older than 0 s, an hour, a day, a week */
+const char *const queue_age_labels[QUEUE_AGES] = {"0s", "1h", "1d", "7d"};
+
+static const char held_sql[] =
+	"select endpoint, count(*),"
+	" count(*) filter (where received_at < now() - interval '1 hour'),"
+	" count(*) filter (where received_at < now() - interval '1 day'),"
+	" count(*) filter (where received_at < now() - interval '7 days'),"
+	" extract(epoch from now() - min(received_at))::float8"
+	"  from hookinbox.inbox where state = 'review' group by endpoint order by endpoint";
+
+static const char parked_sql[] =
+	"select route, count(*),"
+	" count(*) filter (where updated_at < now() - interval '1 hour'),"
+	" count(*) filter (where updated_at < now() - interval '1 day'),"
+	" count(*) filter (where updated_at < now() - interval '7 days'),"
+	" extract(epoch from now() - min(updated_at))::float8"
+	"  from hookinbox.action where state = 'parked' group by route order by route";
+
+static const char bounds_sql[] = "select hookinbox.request_duration_bounds()::text";
+
+static const char duration_sql[] =
+	"select endpoint, provider, outcome, status, buckets::text, sum_seconds"
+	"  from hookinbox.request_duration order by endpoint, provider, outcome, status";
+
 static double
 opt_double(const PGresult *r, int row, int col)
 {
@@ -62,6 +87,101 @@ static long
 get_long(const PGresult *r, int row, int col)
 {
 	return PQgetisnull(r, row, col) ? 0 : strtol(PQgetvalue(r, row, col), NULL, 10);
+}
+
+/* "{a,b,c}" (an array's text, no quoting: numbers) into its n elements */
+static char **
+split_array(const char *text, size_t *n)
+{
+	char *copy = xstrdup(text), *p = copy, *tok, *save = NULL;
+	char **out = xmalloc(sizeof(*out)); /* never NULL, even for "{}" */
+
+	*n = 0;
+	if (*p == '{')
+		p++;
+	p[strcspn(p, "}")] = '\0';
+	for (tok = strtok_r(p, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+		out = xrealloc(out, (*n + 1) * sizeof(*out));
+		out[(*n)++] = xstrdup(tok);
+	}
+	free(copy);
+	return out;
+}
+
+static void
+free_strings(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* rows of held_sql or parked_sql */
+static int
+take_aged(PGconn *conn, const char *sql, const char *what, queue_aged **out, size_t *n_out)
+{
+	PGresult *r = PQexec(conn, sql);
+	int n;
+
+	if (db_check(conn, r, PGRES_TUPLES_OK, what) != 0 || PQnfields(r) != 2 + QUEUE_AGES) {
+		PQclear(r);
+		return -1;
+	}
+	n = PQntuples(r);
+	*out = xcalloc((size_t)n + 1, sizeof(**out));
+	for (int i = 0; i < n; i++, (*n_out)++) {
+		(*out)[i].name = xstrdup(PQgetvalue(r, i, 0));
+		for (int a = 0; a < QUEUE_AGES; a++)
+			(*out)[i].older_than[a] = get_long(r, i, 1 + a);
+		(*out)[i].oldest_s = opt_double(r, i, 1 + QUEUE_AGES);
+	}
+	PQclear(r);
+	return 0;
+}
+
+static int
+take_durations(PGconn *conn, queue_snapshot *q)
+{
+	PGresult *r = PQexec(conn, bounds_sql);
+	int n;
+
+	if (db_check(conn, r, PGRES_TUPLES_OK, "queue: duration bounds") != 0 ||
+	    PQntuples(r) != 1) {
+		PQclear(r);
+		return -1;
+	}
+	q->bounds = split_array(PQgetvalue(r, 0, 0), &q->n_bounds);
+	PQclear(r);
+	r = PQexec(conn, duration_sql);
+	if (db_check(conn, r, PGRES_TUPLES_OK, "queue: durations") != 0 || PQnfields(r) != 6) {
+		PQclear(r);
+		return -1;
+	}
+	n = PQntuples(r);
+	q->dur = xcalloc((size_t)n + 1, sizeof(*q->dur));
+	for (int i = 0; i < n; i++) {
+		size_t nb;
+		char **b = split_array(PQgetvalue(r, i, 4), &nb);
+		queue_duration *d = &q->dur[q->n_dur];
+
+		/* count_requests() keeps every row at the bounds' length */
+		if (nb != q->n_bounds + 1) {
+			free_strings(b, nb);
+			continue;
+		}
+		d->endpoint = xstrdup(PQgetvalue(r, i, 0));
+		d->provider = xstrdup(PQgetvalue(r, i, 1));
+		d->outcome = xstrdup(PQgetvalue(r, i, 2));
+		d->status = (int)get_long(r, i, 3);
+		d->buckets = xcalloc(nb, sizeof(*d->buckets));
+		for (size_t k = 0; k < nb; k++)
+			d->buckets[k] = strtoll(b[k], NULL, 10);
+		d->sum = strtod(PQgetvalue(r, i, 5), NULL);
+		free_strings(b, nb);
+		q->n_dur++;
+	}
+	PQclear(r);
+	return 0;
 }
 
 int
@@ -111,6 +231,12 @@ queue_snapshot_take(PGconn *conn, queue_snapshot *q)
 		q->rej[i].reason = xstrdup(PQgetvalue(r, i, 1));
 		q->rej[i].count = strtoll(PQgetvalue(r, i, 2), NULL, 10);
 	}
+	PQclear(r);
+	r = NULL;
+	if (take_aged(conn, held_sql, "queue: held", &q->held, &q->n_held) != 0 ||
+	    take_aged(conn, parked_sql, "queue: parked", &q->parked, &q->n_parked) != 0 ||
+	    take_durations(conn, q) != 0)
+		goto out;
 	rc = 0;
 out:
 	PQclear(r);
@@ -128,9 +254,23 @@ queue_snapshot_release(queue_snapshot *q)
 		free(q->rej[i].endpoint);
 		free(q->rej[i].reason);
 	}
+	for (size_t i = 0; i < q->n_held; i++)
+		free(q->held[i].name);
+	for (size_t i = 0; i < q->n_parked; i++)
+		free(q->parked[i].name);
+	for (size_t i = 0; i < q->n_dur; i++) {
+		free(q->dur[i].endpoint);
+		free(q->dur[i].provider);
+		free(q->dur[i].outcome);
+		free(q->dur[i].buckets);
+	}
+	free_strings(q->bounds, q->n_bounds);
 	free(q->ep);
 	free(q->rt);
 	free(q->rej);
+	free(q->held);
+	free(q->parked);
+	free(q->dur);
 	memset(q, 0, sizeof(*q));
 }
 

@@ -6,12 +6,15 @@
  * database (not only this worker): pending inbox rows per endpoint and the
  * age of the oldest, rows accepted in the last hour, pending (retrying, in
  * flight) and parked actions per route with the oldest of each, and the
- * requests the responders rejected, by endpoint and reason.
+ * requests the responders rejected, by endpoint and reason; deliveries held
+ * for review and parked actions by age; the responders' request durations.
  *
  * Cost: pending inbox rows through the partial index inbox_pending,
  * pending actions through action_due, parked through action_parked, the
- * last hour through inbox_received: each is proportional to the backlog,
- * the parked set or one hour of intake, never to the done rows.  Done and
+ * last hour through inbox_received, held deliveries through inbox_review:
+ * each is proportional to the backlog, the parked or held set or one hour
+ * of intake, never to the done rows.  The duration histogram is one row per
+ * endpoint, provider, outcome and status.  Done and
  * stale actions are not counted here (that would read every row); the
  * worker counts what it records instead, and sql/stats.sql counts them for
  * an operator who can afford the scan.
@@ -48,6 +51,23 @@ typedef struct queue_rejection {
 	long long count;
 } queue_rejection;
 
+/* held deliveries of an endpoint, or parked actions of a route, by age */
+#define QUEUE_AGES 4
+extern const char *const queue_age_labels[QUEUE_AGES]; /* "0s" "1h" "1d" "7d" */
+typedef struct queue_aged {
+	char *name;
+	long older_than[QUEUE_AGES]; /* how many are older than each label's age */
+	double oldest_s;
+} queue_aged;
+
+/* the responders' request-duration histogram (hookinbox.request_duration) */
+typedef struct queue_duration {
+	char *endpoint, *provider, *outcome;
+	int status;
+	long long *buckets; /* n_bounds + 1, not cumulative, +Inf last */
+	double sum;
+} queue_duration;
+
 typedef struct queue_snapshot {
 	queue_endpoint *ep;
 	size_t n_ep;
@@ -55,6 +75,14 @@ typedef struct queue_snapshot {
 	size_t n_rt;
 	queue_rejection *rej;
 	size_t n_rej;
+	queue_aged *held; /* inbox state review, by endpoint */
+	size_t n_held;
+	queue_aged *parked; /* by route */
+	size_t n_parked;
+	char **bounds; /* the histogram's upper bounds as text, for le="" */
+	size_t n_bounds;
+	queue_duration *dur;
+	size_t n_dur;
 } queue_snapshot;
 
 /*

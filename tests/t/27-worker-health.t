@@ -128,7 +128,7 @@ open my $fh, '>>', $t->config or die;
 print $fh "[route broken]\nno_such_key = 1\n";
 close $fh;
 kill 'HUP', $pid;
-ok(wait_for(sub { HookTest::slurp($log) =~ /reload failed, keeping the running configuration: .*hookinbox\.conf:\d+: / }),
+ok(wait_for(sub { HookTest::slurp($log) =~ /reload failed, keeping the running configuration\n.*hookinbox\.conf:\d+: / }),
 	'a bad file: logged with file:line, the running configuration kept') or diag HookTest::slurp($log);
 ok(kill(0, $pid), 'the worker keeps running');
 WorkerHelp::accept($t, event_id => 'e_fresh2', type => 'fresh.x');

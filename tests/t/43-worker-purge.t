@@ -53,6 +53,9 @@ is($rc, 0, 'purge.sql runs') or diag $out;
 my $done_id = WorkerHelp::action($t, 'done1')->{id};
 like($out, qr/purged this run: bodies 0 , events @{[ $N + 1 ]} , actions 1 , rejection counts 1 in (\d+) batches/,
 	"one run: all $N aged events and the finished one, with its action") or diag $out;
+is($t->sql(q{select string_agg(hour::text || ':' || count, ',') from hookinbox.rejection
+	where endpoint = 'shop' and reason = 'signature'}), '-infinity:3',
+	'the aged rejection hour folded into its total, not dropped');
 my ($batches) = $out =~ /in (\d+) batches/;
 cmp_ok($batches // 0, '>=', 26, "in bounded batches ($batches of at most 1000 rows)");
 is($t->sql(q{select count(*) from hookinbox.inbox where event_id like 'old\_%'}), 0, 'none left');
@@ -89,4 +92,11 @@ is(WorkerHelp::action($t, 'parked1')->{state}, 'done', 'a parked action kept pas
 isnt($rc, 0, 'payload_days > dedup_days: non-zero exit');
 like($out, qr/need 0 <= payload_days <= dedup_days/, 'and says why');
 
+# the folded rejection total, as the metrics export it after the purges
+{
+	my $prom = $t->dir . '/purge.prom';
+	WorkerHelp::worker($t, '--once', '--metrics-file', $prom);
+	like(HookTest::slurp($prom), qr/^hookinbox_rejections_total\{endpoint="shop",reason="signature"\} 3$/m,
+		'the exported counter does not go down after a purge (no false reset for rate())');
+}
 done_testing();

@@ -70,9 +70,9 @@ is($pg->sql(q{select coalesce(string_agg(c.relname, ','), '') from pg_class c
 	'hookinbox_intake holds no privilege on any sequence');
 is($pg->sql(q{select coalesce(string_agg(p.proname, ',' order by p.proname), '') from pg_proc p
 	join pg_namespace n on n.oid = p.pronamespace
-	where n.nspname = 'hookinbox' and p.proname not in ('accept_batch', 'accept', 'reject')
+	where n.nspname = 'hookinbox' and p.proname not in ('accept_batch', 'accept', 'reject', 'count_requests')
 	and has_function_privilege('hookinbox_intake', p.oid, 'execute')}), '',
-	'hookinbox_intake can execute no function but accept_batch(), accept() and reject()');
+	'hookinbox_intake can execute no function but accept_batch(), accept(), reject() and count_requests()');
 is($pg->sql(q{select has_schema_privilege('hookinbox_intake', 'hookinbox', 'create')::text
 	|| has_database_privilege('hookinbox_intake', current_database(), 'create')::text}), 'falsefalse',
 	'hookinbox_intake: no CREATE on the schema or the database');
@@ -130,8 +130,9 @@ is($pg->sql(q{select coalesce(string_agg(c.relname || ':' || p, ',' order by c.r
 	from pg_class c join pg_namespace n on n.oid = c.relnamespace,
 	unnest(array['select','insert','update','delete','truncate']) p
 	where n.nspname = 'hookinbox' and c.relkind = 'r' and has_table_privilege('hookinbox_owner', c.oid, p)}),
-	'inbox:insert,inbox:select,ledger:insert,ledger:select,ledger:update,rejection:insert,rejection:select,rejection:update',
-	'hookinbox_owner: only what accept_batch(), reject() and the ledger\'s trigger need (no delete)');
+	'inbox:insert,inbox:select,ledger:insert,ledger:select,ledger:update,rejection:insert,rejection:select,rejection:update,'
+	. 'request_duration:insert,request_duration:select,request_duration:update',
+	'hookinbox_owner: only what accept_batch(), reject(), count_requests() and the ledger\'s trigger need (no delete)');
 
 # what one reject() call can add is bounded, and a count never overflows
 allowed('hookinbox_intake', q{select hookinbox.reject('ep', 'flood', 9223372036854775807)}, 'call reject() with a huge count');

@@ -103,7 +103,7 @@ like($out, qr/event=summary /, '-v: the summary line');
 write_conf($down);
 ($rc, $out) = run_prog($worker, '-c', $conf, '--once');
 is($rc, 75, 'worker run, database unreachable: 75');
-like($out, qr/^hookinbox-worker: error: could not connect to the database/, 'one clear line');
+like($out, qr/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ hookinbox-worker: error: could not connect to the database/, 'one clear line, with its time');
 is(scalar(() = $out =~ /\n/g), 1, 'only one');
 
 # ---- --health-check --nagios: the plugin convention (0 OK, 2 CRITICAL, perfdata)

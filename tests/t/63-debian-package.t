@@ -15,7 +15,7 @@
 # program says the version of debian/changelog; upgrades keep the units
 # running (no stop in preinst, try-restart after).  Before removal the
 # administrator's additions of docs/install.md are in place (cron lines
-# enabled, the mod_fcgid snippet enabled in Apache, the textfile directory's
+# enabled, the mod_proxy_fcgi snippet enabled in Apache, the textfile directory's
 # statoverride, a metrics file); after dpkg -r the kept cron lines run
 # quietly, Apache's configuration tests good and the metrics file is gone;
 # after dpkg -P and deluser, dpkg -i of an unrelated package works.
@@ -84,7 +84,7 @@ for my $f (qw(./usr/sbin/hookinbox.fcgi ./usr/sbin/hookinbox-worker ./usr/bin/ho
 	./usr/share/hookinbox/sql/install.sql ./usr/share/hookinbox/sql/purge.sql
 	./etc/hookinbox/hookinbox.conf ./etc/cron.d/hookinbox ./lib/systemd/system/hookinbox-fcgi.socket
 	./lib/systemd/system/hookinbox-worker.timer ./usr/share/doc/hookinbox/copyright
-	./usr/share/doc/hookinbox/README.Debian ./usr/share/hookinbox/etc/apache/hookinbox-fcgid.conf)) {
+	./usr/share/doc/hookinbox/README.Debian ./usr/share/hookinbox/etc/apache/hookinbox-proxy-fcgi.conf)) {
 	ok((grep { /\s\Q$f\E$/ } @files), "the package holds $f");
 }
 
@@ -158,6 +158,9 @@ $installed = 1;
 is(`/usr/sbin/hookinbox-worker --version`, "hookinbox-worker $version\n", "the upgraded worker says $version");
 is(sprintf('%04o', (stat '/etc/hookinbox/secrets')[2] & 07777), '0711', 'the upgrade makes /etc/hookinbox/secrets 0711');
 ok(defined getpwnam('hookinbox'), 'the hookinbox system user exists');
+ok(defined getpwnam('hookinbox-intake'), 'and the responder\'s own, hookinbox-intake');
+like(HookTest::slurp('/lib/systemd/system/hookinbox-fcgi.service'), qr/^User=hookinbox-intake$/m,
+	'the responder\'s unit runs it as hookinbox-intake');
 my $conffiles = `dpkg-query -W -f='\${Conffiles}' hookinbox`;
 like($conffiles, qr{^ /etc/hookinbox/hookinbox\.conf [0-9a-f]{32}$}m, 'the configuration is a conffile');
 like($conffiles, qr{^ /etc/cron\.d/hookinbox [0-9a-f]{32}$}m, 'the cron file is a conffile');
@@ -241,10 +244,10 @@ is($out, '', 'and prints nothing');
 $pg->stop;
 
 # ---- what docs/install.md has the administrator add: cron lines enabled,
-# the mod_fcgid snippet in Apache, node_exporter's directory writable by
+# the mod_proxy_fcgi snippet in Apache, node_exporter's directory writable by
 # the hookinbox group (a statoverride), the worker's metrics file
-my $apache = -x '/usr/sbin/apache2ctl' && -e '/usr/lib/apache2/modules/mod_fcgid.so';
-my $fcgid_was_on = -e '/etc/apache2/mods-enabled/fcgid.load';
+my $apache = -x '/usr/sbin/apache2ctl' && -e '/usr/lib/apache2/modules/mod_proxy_fcgi.so';
+my $proxy_fcgi_was_on = -e '/etc/apache2/mods-enabled/proxy_fcgi.load';
 my $nodeexp = '/var/lib/prometheus/node-exporter';
 my $nodeexp_existed = -d $nodeexp;
 my @nodeexp_stat = stat $nodeexp;
@@ -253,7 +256,7 @@ END {
 	local $?;
 	if ($apache) {
 		sh('a2disconf -q hookinbox; rm -f /etc/apache2/conf-available/hookinbox.conf');
-		sh('a2dismod -q fcgid') unless $fcgid_was_on;
+		sh('a2dismod -q proxy_fcgi') unless $proxy_fcgi_was_on;
 	}
 	sh("dpkg-statoverride --remove $nodeexp") if $nodeexp_override eq '' && `dpkg-statoverride --list $nodeexp` ne '';
 	if ($nodeexp_existed) {
@@ -280,9 +283,9 @@ close $fh;
 open $fh, '>', "$nodeexp/hookinbox.prom.lock" or die $!;
 close $fh;
 if ($apache) {
-	($rc, $out) = sh('cp /usr/share/hookinbox/etc/apache/hookinbox-fcgid.conf /etc/apache2/conf-available/hookinbox.conf'
-		. ' && a2enmod -q fcgid alias && a2enconf -q hookinbox && apache2ctl configtest');
-	is($rc, 0, 'Apache with the mod_fcgid snippet enabled: configtest good') or diag $out;
+	($rc, $out) = sh('cp /usr/share/hookinbox/etc/apache/hookinbox-proxy-fcgi.conf /etc/apache2/conf-available/hookinbox.conf'
+		. ' && a2enmod -q proxy_fcgi reqtimeout && a2enconf -q hookinbox && apache2ctl configtest');
+	is($rc, 0, 'Apache with the mod_proxy_fcgi snippet enabled: configtest good') or diag $out;
 }
 
 # ---- remove, purge
@@ -325,8 +328,8 @@ is(`dpkg-query -W -f='\${Status}' hookinbox 2>/dev/null`, '', 'dpkg knows no hoo
 SKIP: {
 	skip 'a statoverride names hookinbox: deleting the user would break dpkg on this host', 2
 		if `dpkg-statoverride --list | grep -w hookinbox` ne '';
-	($rc, $out) = sh('deluser --system --quiet hookinbox');
-	is($rc, 0, 'deluser --system hookinbox') or diag $out;
+	($rc, $out) = sh('deluser --system --quiet hookinbox && deluser --system --quiet hookinbox-intake');
+	is($rc, 0, 'deluser --system hookinbox hookinbox-intake') or diag $out;
 	my $pkg = tempdir(CLEANUP => 1);
 	mkdir "$pkg/DEBIAN" or die;
 	open my $ctl, '>', "$pkg/DEBIAN/control" or die $!;

@@ -7,7 +7,10 @@
 # secret) and the port in the shipped conninfo; it starts Apache where the
 # page says systemctl reload.  Then the delivery sent in step 5 must have
 # reached the downstream once, from the worker run as the hookinbox user
-# through peer authentication, and the metrics file and backups must exist.
+# through peer authentication, the responder must run as hookinbox-intake
+# (spawn-fcgi stands in for the socket unit, as systemd would start it) with
+# the web server's user unable to read its secret or connect as its role,
+# and the metrics file and backups must exist.
 # Then the uninstall section runs: Apache's configuration tests good, the
 # metrics file, the statoverride, the user and the roles are gone.
 # Everything is undone at the end (cluster dropped, package purged, Apache
@@ -26,7 +29,7 @@ use Downstream;
 my $top = HookTest::top();
 plan skip_all => 'needs root' if $> != 0;
 for my $p (qw(/usr/bin/dpkg-buildpackage /usr/bin/pg_createcluster /usr/sbin/apache2ctl /usr/sbin/a2enconf
-	/usr/lib/apache2/modules/mod_fcgid.so /usr/sbin/runuser)) {
+	/usr/lib/apache2/modules/mod_proxy_fcgi.so /usr/bin/spawn-fcgi /usr/sbin/runuser)) {
 	plan skip_all => "$p missing (tools/install-deps installs it)" unless -e $p;
 }
 {
@@ -50,7 +53,13 @@ sub sh {
 my ($ver) = HookTest::pg_bindir() =~ m{/(\d+)/bin};
 my $cluster = 'hookinbox_doc';
 my $port = HookTest::free_port();
-my $fcgid_was_on = -e '/etc/apache2/mods-enabled/fcgid.load';
+my $proxy_fcgi_was_on = -e '/etc/apache2/mods-enabled/proxy_fcgi.load';
+# what "systemctl enable --now hookinbox-fcgi.socket" does, without systemd:
+# the socket root:www-data 0660, the responder as hookinbox-intake on it
+my $fcgi_pid = '/run/hookinbox-test-fcgi.pid';
+my $socket_unit = 'install -d -m 0755 /run/hookinbox && spawn-fcgi -s /run/hookinbox/fcgi.sock -G www-data -M 0660 '
+	. "-u hookinbox-intake -g hookinbox-intake -P $fcgi_pid -- /usr/sbin/hookinbox.fcgi -c /etc/hookinbox/hookinbox.conf >/dev/null";
+my $stop_responder = "if [ -s $fcgi_pid ]; then kill \$(cat $fcgi_pid); rm -f $fcgi_pid; fi";
 my $nodeexp_dir = '/var/lib/prometheus/node-exporter';
 my $nodeexp_existed = -d $nodeexp_dir;
 my @nodeexp_stat = stat $nodeexp_dir; # (Debian's prometheus-node-exporter makes it)
@@ -59,8 +68,9 @@ my %done;
 END {
 	local $?;
 	sh('apache2ctl stop') if $done{apache};
+	sh($stop_responder);
 	sh('a2disconf -q hookinbox; rm -f /etc/apache2/conf-available/hookinbox.conf');
-	sh('a2dismod -q fcgid') unless $fcgid_was_on;
+	sh('a2dismod -q proxy_fcgi') unless $proxy_fcgi_was_on;
 	sh("pg_dropcluster --stop $ver $cluster") if $done{cluster};
 	unlink '/etc/hookinbox/secrets/stripe-live';
 	sh('dpkg -P hookinbox') if $done{dpkg};
@@ -112,7 +122,8 @@ my %subst = (
 	"a2enconf -q hookinbox\napache2ctl configtest\n" => "a2enconf -q hookinbox\napache2ctl configtest\napache2ctl start\n",
 	'apt-get install ./hookinbox_NEW_amd64.deb' => "dpkg -i $deb",
 	'hookinbox_NEW_amd64.deb' => $deb,
-	'apt-get remove hookinbox' => 'dpkg -r hookinbox',
+	'apt-get remove hookinbox' => "$stop_responder\ndpkg -r hookinbox",
+	'systemctl enable --now hookinbox-fcgi.socket' => $socket_unit,
 	'apt-get purge hookinbox' => 'dpkg -P hookinbox',
 );
 my $doc = HookTest::slurp("$top/docs/install.md");
@@ -151,8 +162,24 @@ like(`dpkg-statoverride --list $nodeexp_dir`, qr/^root hookinbox 0?775 \Q$nodeex
 is(sprintf('%04o', ($m[2] // 0) & 07777), '0644', 'readable by node_exporter');
 like(HookTest::slurp("$nodeexp_dir/hookinbox.prom"), qr/^hookinbox_worker_last_run_ok 1$/m, 'a good run');
 ok(-s '/var/backups/hookinbox.dump' && -s '/var/backups/hookinbox-etc.tar.gz', 'step 8: both backups written');
+{
+	my ($n) = grep { $blocks[$_] =~ /pg_restore/ } 0 .. $#blocks;
+	my $step = defined $n ? $n + 1 : 0;
+	my ($restored) = $out =~ /^>>> step $step\n(.*?)(?:^>>> step|\z)/ms;
+	like($restored // '', qr/^[1-9]\d*$/m, "step 8: the dump restores as the page says, as root (block $step: its inbox rows)")
+		or diag $restored;
+}
 is((stat '/etc/hookinbox/secrets/stripe-live')[2] & 07777, 0640, 'the secret file: 0640');
-is(getgrgid((stat '/etc/hookinbox/secrets/stripe-live')[5]), 'www-data', 'group www-data');
+is(getgrgid((stat '/etc/hookinbox/secrets/stripe-live')[5]), 'hookinbox-intake', 'group hookinbox-intake, not the web server\'s');
+is(sprintf('%04o', (stat '/etc/hookinbox/secrets')[2] & 07777), '0711', 'the secrets directory: not listable');
+{
+	my $pid = HookTest::slurp($fcgi_pid) =~ s/\s+//gr;
+	is(`ps -o user= -p $pid` =~ s/\s+//gr, 'hookinbox-intake', 'the responder runs as hookinbox-intake');
+	($rc, my $o) = sh('runuser -u www-data -- cat /etc/hookinbox/secrets/stripe-live');
+	isnt($rc, 0, 'www-data cannot read the endpoint secret');
+	($rc, $o) = sh("runuser -u www-data -- env PGCLUSTER=$ver/$cluster psql -X -d hookinbox -U hookinbox_intake -c 'select 1'");
+	like($o, qr/authentication failed/, 'www-data cannot connect as hookinbox_intake');
+}
 like($out, qr{^Unpacking hookinbox \([^)]+\) over }m, 'step 9: the new package installed over the old one, after its schema script');
 
 # ---- the uninstall section: the host stays healthy

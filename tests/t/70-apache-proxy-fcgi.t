@@ -17,7 +17,7 @@ my $limit = 8192;
 my $t = HookTest::Web->new(intake => { max_body => $max_body }, endpoints => { HookTest::Web::endpoints() });
 $t->spawn_fcgi;
 $t->apache(snippet => 'etc/apache/hookinbox-proxy-fcgi.conf', modules => [qw(proxy proxy_fcgi reqtimeout)],
-	subst => { 'LimitRequestBody 1126400' => "LimitRequestBody $limit" });
+	subst => { 'LimitRequestBody 1048576' => "LimitRequestBody $limit" });
 
 $t->intake_checks(label => 'apache+proxy_fcgi', max_body => $max_body, limit => $limit);
 
@@ -48,7 +48,7 @@ SKIP: {
 {
 	$t->web->stop;
 	$t->apache(snippet => 'etc/apache/hookinbox-proxy-fcgi.conf', modules => [qw(proxy proxy_fcgi reqtimeout)],
-		subst => { 'LimitRequestBody 1126400' => "LimitRequestBody $limit", 'CGIPassAuth On' => 'CGIPassAuth Off' });
+		subst => { 'LimitRequestBody 1048576' => "LimitRequestBody $limit", 'CGIPassAuth On' => 'CGIPassAuth Off' });
 	my $b = JSON::PP::encode_json({ id => 'auth_web_off', type => 'thing.done' });
 	my $auth = 'HMAC-SHA256=' . Digest::SHA::hmac_sha256_hex($b, $HookTest::Web::AUTH);
 	HookTest::record_secret($auth);

@@ -19,8 +19,8 @@ my $limit = 8192;
 my $t = HookTest::Web->new(intake => { max_body => $max_body }, endpoints => { HookTest::Web::endpoints() });
 $t->spawn_fcgi;
 $t->nginx(snippet => 'etc/nginx/hookinbox.conf',
-	subst => { 'client_max_body_size 1100k' => 'client_max_body_size 8k',
-		'client_body_buffer_size 1100k' => 'client_body_buffer_size 8k' });
+	subst => { 'client_max_body_size 1m' => 'client_max_body_size 8k',
+		'client_body_buffer_size 1m' => 'client_body_buffer_size 8k' });
 
 $t->intake_checks(label => 'nginx+spawn-fcgi', max_body => $max_body, limit => $limit);
 

@@ -2,7 +2,7 @@
 # The systemd units under etc/systemd: systemd-analyze verify finds nothing
 # to say about any of them (with the built programs standing in for the
 # installed ones), the responder's units take the listening socket on
-# standard input and keep stdout off it, the responder's run as www-data and
+# standard input and keep stdout off it, the responder's run as hookinbox-intake and
 # the worker's as hookinbox (neither reads the other's secret files), only
 # the worker's may write (node_exporter's textfile directory, UMask 0022),
 # and every ExecStart command line is accepted by its program.  (What the responder does with a socket on
@@ -63,8 +63,10 @@ for my $u (grep { /\.service$/ } @units) {
 	} else {
 		unlike($text{$u}, qr/^(ReadWritePaths|StateDirectory|LogsDirectory)=/m, "$u: writes nowhere");
 		like($text{$u}, qr/^UMask=0077$/m, "$u: UMask=0077");
-		# not the worker's user: neither reads the other's secret files
-		like($text{$u}, qr/^User=www-data\nGroup=www-data$/m, "$u: runs as www-data, not as the worker's user");
+		# its own user: not the worker's (neither reads the other's secret
+		# files), not the web server's (nothing else it runs reads them)
+		like($text{$u}, qr/^User=hookinbox-intake\nGroup=hookinbox-intake$/m,
+			"$u: runs as hookinbox-intake, neither the web server's user nor the worker's");
 	}
 }
 

@@ -880,6 +880,57 @@ check_odd_files(void)
 	conf_free(c);
 }
 
+/*
+ * Every problem of a file in one run, each at its line, in the order read;
+ * none that only follows from another (a key of a section in error, a
+ * missing key of an endpoint whose key was in error)
+ */
+static void
+check_every_error(void)
+{
+	char err[4096], want[4096];
+	conf *c = load_text("[database]\n"
+			    "conninfo = dbname=x\n"
+			    "[intake]\n"
+			    "threads = 0\n"
+			    "this is not a key\n"
+			    "[nosuch]\n"
+			    "key = 1\n"
+			    "[endpoint a]\n"
+			    "provider = nosuch\n"
+			    "secret_file = s\n"
+			    "[endpoint b]\n"
+			    "provider = stripe\n"
+			    "secret_file = missing\n"
+			    "[route r]\n"
+			    "endpoint = c\n"
+			    "url = http://x/\n",
+			    CONF_RESPONDER, err, sizeof(err));
+
+	snprintf(want, sizeof(want),
+		 "%s:4: threads must be an integer between 1 and 256\n"
+		 "%s:5: syntax error (expected [section] or key = value)\n"
+		 "%s:6: unknown section [nosuch]\n"
+		 "%s:9: unknown provider \"nosuch\" (",
+		 path, path, path, path);
+	ok(c == NULL && strncmp(err, want, strlen(want)) == 0, "every error, in order");
+	if (c != NULL || strncmp(err, want, strlen(want)) != 0)
+		printf("#      got: %s\n# expected: %s...\n", c ? "(loaded)" : err, want);
+	snprintf(want, sizeof(want),
+		 "\n%s:11: could not open secret file \"%s/missing\": No such file or directory\n"
+		 "%s:14: route \"r\" names unknown endpoint \"c\"",
+		 path, dir, path);
+	ok(c == NULL && strlen(err) > strlen(want) &&
+		   strcmp(err + strlen(err) - strlen(want), want) == 0,
+	   "and those of the checks between keys, one per endpoint or route");
+	if (c == NULL &&
+	    (strlen(err) <= strlen(want) || strcmp(err + strlen(err) - strlen(want), want) != 0))
+		printf("#      got: %s\n# expected: ...%s\n", err, want);
+	ok(c == NULL && strstr(err, "endpoint \"a\" has no provider") == NULL,
+	   "not an endpoint's missing provider after its provider line was refused");
+	conf_free(c);
+}
+
 /* 256 endpoints are allowed, the 257th is not */
 static void
 check_too_many(void)
@@ -943,6 +994,7 @@ main(void)
 	run_key_cases();
 	run_text_cases();
 	check_odd_files();
+	check_every_error();
 	check_too_many();
 	check_no_echo();
 
