@@ -145,10 +145,19 @@ sub one_row_per_event {
 		next if !grep { !purged_past_horizon($m, $_, $m->{ev}{$L}{ep}, $strict) } @older;
 		push @v, "event $L ($m->{ev}{$L}{ep}) was answered ids @ids";
 	}
-	# one row per event: the rows under any delivery id the event was sent with
-	my %by_key = map { ("$_->[1]\0$_->[2]" => $_->[0]) } values %row;
+	# one row per event: the rows under any delivery id the event was sent
+	# with, holding its type.  A copy held for review carries a delivery id
+	# it does not own (the genuine delivery of that id is stored too, with
+	# its own type): one id may have several rows, so every row counts, and
+	# only rows of the event's own type are its (seed 166894: the genuine
+	# event's row purged, its body stored again under a fresh id, and the
+	# held copy under its first id counted as its second row)
+	my %by_key;
+	push @{ $by_key{"$_->[1]\0$_->[2]"} }, $_ for values %row;
 	for my $e (values %{ $m->{ev} }) {
-		my @r = grep { defined } map { $by_key{"$e->{ep}\0$_"} } keys %{ $e->{ids} };
+		my @r = map { $_->[0] } grep { !defined $e->{type} || $_->[3] eq $e->{type} }
+			map { @{ $by_key{"$e->{ep}\0$_"} // [] } } keys %{ $e->{ids} };
+		@r = sort { $a <=> $b } @r;
 		push @v, "event $e->{L} ($e->{ep}) has " . scalar(@r) . " inbox rows (ids @r)" if @r > 1;
 	}
 	return @v;
