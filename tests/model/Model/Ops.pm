@@ -85,7 +85,7 @@ sub stripe_event {
 	my $ver = $o{version} // $max + 1 + $m->rint(3);
 	$m->{maxver}{$obj} = $ver if $ver > $max;
 	my $id = 'evt_' . ++$m->{n};
-	my $type = $m->pick(qw(invoice.paid invoice.updated customer.updated));
+	my $type = $o{type} // $m->pick(qw(invoice.paid invoice.updated customer.updated));
 	my $body = JSON::PP->new->canonical->encode({ id => $id, object => 'event', type => $type,
 		created => $ver, data => { object => { id => $obj, nonce => $m->{n} } } });
 	my $e = $m->event(ep => 'st', type => $type, object => $obj, version => $ver, event_id => $id, body => $body);
@@ -321,23 +321,50 @@ sub worker_background {
 	return "$v " . ($loop ? '--loop' : '--once') . " --concurrency=$c started";
 }
 
+# SIGTERM to a running --loop worker; with none running, one is started
+# and stopped a second later, in the middle of its work (a stop that finds
+# no loop tests nothing: 18 % of the runs found one)
 sub worker_stop {
 	my ($m) = @_;
 	my $x = $m->rint(1 << 30);
-	my @l = grep { $_->{loop} } @{ $m->{bg} } or return 'no loop running';
+	my @l = grep { $_->{loop} } @{ $m->{bg} };
+	my $started = '';
+	if (!@l) {
+		return 'no loop running (3 background processes)' if $m->reap >= 3;
+		my $v = $x & 1 ? 'w10' : 'w8';
+		my $w = $m->worker_start($v, {}, '--loop', '--concurrency=4');
+		$w->{loop} = 1;
+		push @{ $m->{bg} }, $w;
+		sleep 1;
+		@l = ($w);
+		$started = "$v --loop started, ";
+	}
 	my $w = $l[ $x % @l ];
 	kill 'TERM', $w->{pid};
 	$w->{loop} = 0;
-	return "TERM to loop $w->{pid}";
+	return "${started}TERM to loop $w->{pid}";
 }
 
+# a fresh Stripe event first (routes ord and app: something to fan out,
+# claim and call or hand to the handler), drawing nothing from the
+# generator, so that the crash point is reached (53 % of the runs reached
+# it without)
 sub worker_crash {
 	my ($m) = @_;
 	my $fp = $m->pick(@WORKER_FAILPOINTS);
 	my $c = $m->pick(1, 4, 16);
-	my $rc = $m->worker_run('w8', { HOOKINBOX_FAILPOINT => $fp }, '--once', "--concurrency=$c");
+	# a background loop may take the fresh event first, or the handler be
+	# failing: up to three tries, a fresh event each
+	my ($rc, $tries) = (0, 0);
+	while ($rc == 0 && $tries++ < 3) {
+		my $obj = $OBJECTS[ $m->{n} % @OBJECTS ];
+		my $d = stripe_event($m, object => $obj, version => ($m->{maxver}{$obj} // 1_700_000_000) + 1,
+			type => 'invoice.paid');
+		$m->deliver({ %$d, fe => $m->{fe}[ $m->{n} % 2 ] });
+		$rc = $m->worker_run('w8', { HOOKINBOX_FAILPOINT => $fp }, '--once', "--concurrency=$c");
+	}
 	$m->{counts}{"exit:worker_crash:$rc"}++;
-	return "$fp -> exit $rc";
+	return "$fp -> exit $rc" . ($tries > 1 ? " ($tries tries)" : '');
 }
 
 # ---------------------------------------------------------------- the responder
@@ -485,10 +512,13 @@ sub snapshot {
 }
 
 # purge.sql with short horizons; what it removed is checked at once
+# (dedup_days under a provider's replay horizon, 3 days for most, is
+# refused: one draw in six tries that; the rest purge, mostly every
+# finished body, the clock never having moved a day)
 sub purge {
 	my ($m) = @_;
-	my $dd = $m->pick(0, 0, 1, 2, 3, 4);
-	my $pd = $m->rint($dd + 1);
+	my $dd = $m->pick(0, 3, 3, 3, 4, 4);
+	my $pd = $m->rint($dd + 1) < $dd || !$dd ? 0 : 1;
 	return run_purge($m, $pd, $dd);
 }
 
@@ -649,11 +679,25 @@ sub route_pause {
 	return "route $route paused";
 }
 
+# resumes a paused route; with none paused, one a worker registered is
+# paused first and resumed a second later (38 % of the runs found one
+# paused)
 sub route_resume {
 	my ($m) = @_;
 	my $x = $m->rint(1 << 30);
-	my @p = sort keys %{ $m->{paused} } or return 'no route paused';
-	return resume_route($m, $p[ $x % @p ]);
+	my @p = sort keys %{ $m->{paused} };
+	my $what = '';
+	if (!@p) {
+		my @r = grep { $m->t->sql("select hookinbox.route_known('$_')") eq 't' } sort keys %{ $m->{routes} }
+			or return 'no route paused (none registered yet)';
+		my $route = $r[ $x % @r ];
+		operator($m, 'route', route => $route, do => 'pause', reason => 'model');
+		$m->{paused}{$route} = db_now($m);
+		sleep 1;
+		@p = ($route);
+		$what = "route $route paused, ";
+	}
+	return $what . resume_route($m, $p[ $x % @p ]);
 }
 
 sub resume_route {
