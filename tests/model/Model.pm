@@ -392,6 +392,14 @@ sub drain {
 	$self->{ds}->plan($_, '200') for qw(/ord /ev);
 	$self->sql('update model_app.ctl set fail = false');
 	Model::Ops::resume_route($self, $_) for sort keys %{ $self->{paused} };
+	# the operator ends what a day's Retry-After still holds (route.sql
+	# do=clear), and the time it asked for passes for its actions
+	for my $route (split /\n/, $self->sql("select route from hookinbox.route_state "
+		. "where hold_until > now() + interval '30 seconds' order by route")) {
+		Model::Ops::operator($self, 'route', route => $route, do => 'clear');
+	}
+	$self->sql("update hookinbox.action set due_at = now() where state = 'pending' "
+		. "and due_at > now() + interval '30 seconds' and coalesce(lease_until < now(), true)");
 	for my $round (1 .. 20) {
 		my @r = @{ $self->{retry} };
 		last unless @r;

@@ -264,7 +264,9 @@ sub shopify_other_topic {
 sub huge_numeric_ids {
 	my ($m) = @_;
 	my @st;
-	my $base = '98765432109876543' . sprintf('%02d', $m->{n} % 100);
+	# 20 digits, unique per schedule (n % 100 repeated the ids of an
+	# earlier pair after 100 events: seed 166894 at 200 operations)
+	my $base = '987654321' . sprintf('%08d', $m->{n}) . '54';
 	for my $last (0, 1) {
 		my $id = "$base$last";
 		my $body = qq({"id":$id,"type":"acme.thing","obj":"big$id"});
@@ -393,10 +395,47 @@ sub responder_crash {
 sub downstream_plan {
 	my ($m) = @_;
 	my $path = $m->pick(qw(/ord /ev));
-	my $plan = $m->pick('200', '200', '500,200', '503,503,200', '429 Retry-After: 1,200', '409,200',
+	# (a Retry-After of a day: the route is held 1 h, the action 6 h at most)
+	my $plan = $m->pick('200', '429 Retry-After: 86400,200', '500,200', '503,503,200', '429 Retry-After: 1,200', '409,200',
 		'reset,200', 'garbage,200', 'sleep 0.3', 'sleep 0.2 500,200', "sleep 3 200", 'reset', '500', '400,200');
 	$m->ds->plan($path, $plan);
+	return huge_retry_after($m, $path) if $plan =~ /Retry-After: 86400/;
 	return "$path: $plan";
+}
+
+# A Retry-After of a day on a new event's first call: invariant 12 checks
+# the route's hold (1 h at most) and the action's due time (6 h at most)
+# at once; then the operator clears the route (route.sql do=clear), and
+# the action waits for the drain or the clock.  Draws nothing.
+sub huge_retry_after {
+	my ($m, $path) = @_;
+	my $route = $path eq '/ord' ? 'ord' : 'ev';
+	my $d;
+	if ($route eq 'ord') {
+		my $obj = $OBJECTS[ $m->{n} % @OBJECTS ];
+		$d = stripe_event($m, object => $obj, version => ($m->{maxver}{$obj} // 1_700_000_000) + 1,
+			type => 'invoice.paid');
+	} else {
+		$d = new_delivery($m, 'ac');
+	}
+	my $r = $m->deliver({ %$d, fe => $m->{fe}[ $m->{n} % 2 ] });
+	my $rc = $m->worker_run('w8', {}, '--once', '--concurrency=4');
+	my @bad = Model::Invariants::retry_rules($m);
+	# held 6 h, not parked, while its retry window (20 h) has 6 h left
+	my ($st, $err, $age) = split /\|/, $m->sql("select a.state, coalesce(a.last_error, ''), "
+		. "extract(epoch from now() - coalesce(a.replayed_at, a.created_at)) from hookinbox.action a "
+		. "join hookinbox.inbox i on i.id = a.inbox_id where a.route = '$route' and i.event_id = '$d->{id}'")
+		// '';
+	push @bad, "action of $d->{id} was parked ($err) on a day's Retry-After with "
+		. sprintf('%.0f s of its retry window left', 72000 - $age)
+		if ($st // '') eq 'parked' && $err =~ /window/ && $age + 21600 + 60 < 72000;
+	push @{ $m->{script_bad} }, map { "after a day's Retry-After: $_" } @bad;
+	my $held = $m->sql("select coalesce(round(extract(epoch from hold_until - now())), 0) "
+		. "from hookinbox.route_state where route = '$route'") || 0;
+	$m->ds->plan($path, '200');
+	operator($m, 'route', route => $route, do => 'clear') if $held > 0;
+	return "$path: 429 Retry-After: 86400, $d->{ep} $d->{id} -> $r->{status}, worker exit $rc, "
+		. "route held $held s, action " . ($st // 'none') . (@bad ? ' (invariant 12 broken)' : '') . ', cleared';
 }
 
 # the downstream refuses (4xx): the worker parks at once, for the operator
@@ -487,7 +526,14 @@ sub clock_forward {
 sub replay_parked {
 	my ($m) = @_;
 	my $route = $m->pick(sort keys %{ $m->{routes} });
+	# replay.sql must ask for -v blind=1 before replaying an unknown outcome
+	# over 24 hours old (a downstream may have forgotten the key)
+	my $blind = $m->sql("select count(*) from hookinbox.action where route = '$route' and state = 'parked' "
+		. "and strpos(coalesce(last_error, ''), 'outcome unknown') > 0 "
+		. "and coalesce(replayed_at, created_at) < now() - interval '24 hours'");
 	my ($rc, $out) = $m->t->pg->psql_file(HookTest::top() . '/sql/replay.sql', vars => { route => $route, go => 1 });
+	push @{ $m->{script_bad} }, "replay.sql replayed $blind blind actions of route $route without -v blind=1"
+		if $rc == 0 && $blind;
 	if ($rc != 0 && $out =~ /unknown last outcome .* add -v blind=1/) {
 		# a blind replay needs its own confirmation; this downstream never forgets a key
 		my $n = $m->t->sql("select count(*) from hookinbox.action where route = '$route' and state = 'parked'");
