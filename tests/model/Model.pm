@@ -107,12 +107,12 @@ sub setup {
 	my %routes = (
 		ord => { endpoint => 'st', url => $ds->url('/ord'), order => 'object',
 			timeout => $ROUTE_TIMEOUT, max_attempts => 60 },
-		ev => { endpoint => 'gh sh tw ac', url => $ds->url('/ev'), timeout => $ROUTE_TIMEOUT,
+		ev => { endpoint => 'gh sh tw ac st2', url => $ds->url('/ev'), timeout => $ROUTE_TIMEOUT,
 			max_attempts => 60 },
 		app => { endpoint => 'st', handler => 'sql:model_app.apply', timeout => $ROUTE_TIMEOUT,
 			max_attempts => 60 },
 	);
-	$self->{routes} = { ord => ['st'], ev => [qw(gh sh tw ac)], app => ['st'] };
+	$self->{routes} = { ord => ['st'], ev => [qw(gh sh tw ac st2)], app => ['st'] };
 	my $t = HookTest->new(endpoints => Model::Providers::endpoints(), routes => \%routes,
 		worker => { lease => 8, backoff_base => 1, backoff_cap => 2 }, procs => 2);
 	$self->{t} = $t;

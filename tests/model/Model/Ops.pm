@@ -122,7 +122,18 @@ sub deliver_new {
 	my $ep = $m->pick(qw(st st st gh sh tw ac));
 	my $d = new_delivery($m, $ep);
 	my $r = $m->deliver($d);
-	return "$ep $d->{id} -> $r->{status}";
+	my $both = '';
+	if ($ep eq 'st' && $m->{n} % 2 == 0) {
+		# every other Stripe event also to the account's other endpoint
+		# (st2): its own row and action (no draw: the schedule stays the seed's)
+		my $e = $m->{ev}{ $d->{L} };
+		my $e2 = $m->event(ep => 'st2', type => $e->{type}, event_id => $d->{id}, body => $d->{body});
+		$e2->{ids}{ $d->{id} } = 1;
+		my $r2 = $m->deliver({ L => $e2->{L}, ep => 'st2', id => $d->{id}, body => $d->{body},
+			fe => $m->{fe}[ $m->{n} % 2 ] });
+		$both = ", st2 -> $r2->{status}";
+	}
+	return "$ep $d->{id} -> $r->{status}$both";
 }
 
 # an earlier good delivery, sent again as it was
