@@ -411,7 +411,26 @@ sub downstream_plan {
 		'reset,200', 'garbage,200', 'sleep 0.3', 'sleep 0.2 500,200', "sleep 3 200", 'reset', '500', '400,200');
 	$m->ds->plan($path, $plan);
 	return huge_retry_after($m, $path) if $plan =~ /Retry-After: 86400/;
-	return "$path: $plan";
+	return "$path: $plan" . for_path($m, $path);
+}
+
+# A new event for the route of a downstream path, and a worker run, drawing
+# nothing: a plan that no call meets tests nothing (a later plan, or
+# close_parked's 400, often replaced it before any worker ran: seed 1's
+# 500s on /ev never met a call)
+sub for_path {
+	my ($m, $path) = @_;
+	my $d;
+	if ($path eq '/ord') {
+		my $obj = $OBJECTS[ $m->{n} % @OBJECTS ];
+		$d = stripe_event($m, object => $obj, version => ($m->{maxver}{$obj} // 1_700_000_000) + 1,
+			type => 'invoice.paid');
+	} else {
+		$d = new_delivery($m, 'ac');
+	}
+	my $r = $m->deliver({ %$d, fe => $m->{fe}[ $m->{n} % 2 ] });
+	my $rc = $m->worker_run('w8', {}, '--once', '--concurrency=4');
+	return ", $d->{ep} $d->{id} -> $r->{status}, worker exit $rc";
 }
 
 # A Retry-After of a day on a new event's first call: invariant 12 checks
@@ -421,23 +440,15 @@ sub downstream_plan {
 sub huge_retry_after {
 	my ($m, $path) = @_;
 	my $route = $path eq '/ord' ? 'ord' : 'ev';
-	my $d;
-	if ($route eq 'ord') {
-		my $obj = $OBJECTS[ $m->{n} % @OBJECTS ];
-		$d = stripe_event($m, object => $obj, version => ($m->{maxver}{$obj} // 1_700_000_000) + 1,
-			type => 'invoice.paid');
-	} else {
-		$d = new_delivery($m, 'ac');
-	}
-	my $r = $m->deliver({ %$d, fe => $m->{fe}[ $m->{n} % 2 ] });
-	my $rc = $m->worker_run('w8', {}, '--once', '--concurrency=4');
+	my $sent = for_path($m, $path);
+	my ($id) = $sent =~ / (\S+) -> /;
 	my @bad = Model::Invariants::retry_rules($m);
 	# held 6 h, not parked, while its retry window (20 h) has 6 h left
 	my ($st, $err, $age) = split /\|/, $m->sql("select a.state, coalesce(a.last_error, ''), "
 		. "extract(epoch from now() - coalesce(a.replayed_at, a.created_at)) from hookinbox.action a "
-		. "join hookinbox.inbox i on i.id = a.inbox_id where a.route = '$route' and i.event_id = '$d->{id}'")
+		. "join hookinbox.inbox i on i.id = a.inbox_id where a.route = '$route' and i.event_id = '$id'")
 		// '';
-	push @bad, "action of $d->{id} was parked ($err) on a day's Retry-After with "
+	push @bad, "action of $id was parked ($err) on a day's Retry-After with "
 		. sprintf('%.0f s of its retry window left', 72000 - $age)
 		if ($st // '') eq 'parked' && $err =~ /window/ && $age + 21600 + 60 < 72000;
 	push @{ $m->{script_bad} }, map { "after a day's Retry-After: $_" } @bad;
@@ -445,7 +456,7 @@ sub huge_retry_after {
 		. "from hookinbox.route_state where route = '$route'") || 0;
 	$m->ds->plan($path, '200');
 	operator($m, 'route', route => $route, do => 'clear') if $held > 0;
-	return "$path: 429 Retry-After: 86400, $d->{ep} $d->{id} -> $r->{status}, worker exit $rc, "
+	return "$path: 429 Retry-After: 86400$sent, "
 		. "route held $held s, action " . ($st // 'none') . (@bad ? ' (invariant 12 broken)' : '') . ', cleared';
 }
 
@@ -455,7 +466,7 @@ sub downstream_rejects {
 	my $path = $m->pick(qw(/ord /ev));
 	my $plan = $m->pick('400', '422,200', '400,400,200');
 	$m->ds->plan($path, $plan);
-	return "$path: $plan";
+	return "$path: $plan" . for_path($m, $path);
 }
 
 # calls of over half the lease, queued three deep behind each other, two

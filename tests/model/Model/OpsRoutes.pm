@@ -17,7 +17,7 @@ sub downstream_flaky {
 	my $path = $m->pick(qw(/ord /ev));
 	my $plan = $m->pick('500,200', '500,500,200', '503,200,503,200', 'reset,200', '500,200,200');
 	$m->ds->plan($path, $plan);
-	return "$path: $plan (flaky)";
+	return "$path: $plan (flaky)" . Model::Ops::for_path($m, $path);
 }
 
 # dead for a while: the breaker may open; a later plan brings it back
@@ -26,7 +26,7 @@ sub downstream_dead {
 	my $path = $m->pick(qw(/ord /ev));
 	my $plan = $m->pick('503,503,503,503,503,503,200', 'reset,reset,reset,reset,200');
 	$m->ds->plan($path, $plan);
-	return "$path: $plan (dead for a while)";
+	return "$path: $plan (dead for a while)" . Model::Ops::for_path($m, $path);
 }
 
 # route.sql do=clear on a route a worker registered: holds end, breaker closed
