@@ -618,6 +618,13 @@ sub run_purge {
 		return "payload_days=$pd dedup_days=$dd refused (exit $rc)";
 	}
 	my $after = snapshot($m);
+	# deliveries dismissed in review, without actions, older than dedup_days
+	# are deleted too (sql/purge.sql)
+	my $kept = $m->sql("select count(*) from hookinbox.inbox i where i.state = 'dismissed' "
+		. "and i.received_at < now() - make_interval(days => $dd) "
+		. "and not exists (select 1 from hookinbox.action a where a.inbox_id = i.id)");
+	push @{ $m->{script_bad} }, "purge.sql dedup_days=$dd kept $kept deliveries dismissed in review past it"
+		if $kept;
 	my ($gone, $stripped) = (0, 0);
 	for my $id (sort { $a <=> $b } keys %$before) {
 		my $b = $before->{$id};
