@@ -545,9 +545,15 @@ sub clock_forward {
 	return "+$h h (now +" . $m->{offset} / 3600 . ' h)';
 }
 
+# replay.sql -v route=R on a route with parked actions (the same one draw
+# as picking any route: a route with nothing parked replays nothing)
 sub replay_parked {
 	my ($m) = @_;
-	my $route = $m->pick(sort keys %{ $m->{routes} });
+	my @all = sort keys %{ $m->{routes} };
+	my $x = $m->rint(scalar @all);
+	my @p = split /\n/, $m->sql("select distinct route from hookinbox.action where state = 'parked' order by 1");
+	my $route = @p ? $p[ $x % @p ] : $all[$x];
+	my $parked = $m->sql("select count(*) from hookinbox.action where route = '$route' and state = 'parked'");
 	# replay.sql must ask for -v blind=1 before replaying an unknown outcome
 	# over 24 hours old (a downstream may have forgotten the key)
 	my $blind = $m->sql("select count(*) from hookinbox.action where route = '$route' and state = 'parked' "
@@ -565,7 +571,7 @@ sub replay_parked {
 		return "route $route: blind replay confirmed ($n parked)";
 	}
 	die "replay.sql: exit $rc: $out" if $rc != 0;
-	return "route $route: exit $rc";
+	return "route $route: $parked parked, exit $rc";
 }
 
 sub snapshot {

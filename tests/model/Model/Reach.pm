@@ -31,6 +31,7 @@ my %RULES = (
 	purge => { miss => qr/refused|^skipped/, effect => qr/: (?:[1-9]\d* rows deleted|\d+ rows deleted, [1-9]\d* bodies stripped)/ },
 	purge_over_parked => { miss => qr/refused|^skipped/ },
 	close_parked => { miss => qr/^nothing/ },
+	replay_parked => { miss => qr/: 0 parked/ },
 	resend => { miss => qr/^nothing/ },
 	review_decide => { miss => qr/^nothing/ },
 	route_pause => { miss => qr/already paused/ },
