@@ -251,7 +251,7 @@ sub every_event_settles {
 # between them (see crashed_between).
 sub keys_match_downstream {
 	my ($m) = @_;
-	my @v;
+	my @v = @{ $m->{truth_bad} // [] };
 	my @req = $m->ds->requests;
 	my %act = map { $_->[0] => $_ } rows($m, q{select idem_key, state, route, id, coalesce(last_error, '') from hookinbox.action
 		where route in ('ord', 'ev')});

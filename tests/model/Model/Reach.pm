@@ -37,7 +37,7 @@ my %RULES = (
 	route_pause => { miss => qr/already paused/ },
 	route_resume => { miss => qr/^no route paused/, effect => qr/resumed$/ },
 	pg_restart => { effect => qr/^-m/ },
-	sent_then_parked => { miss => qr/not sent/, effect => qr/sent then parked; .*, stale$/ },
+	sent_then_parked => { miss => qr/not sent/, effect => qr/sent then parked(?:, replayed[^;]*)?; .*, stale$/ },
 );
 
 # adds one run of $name that returned $what to the counters in $c
