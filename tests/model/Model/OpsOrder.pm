@@ -38,6 +38,10 @@ sub replay_in_progress {
 	if ($st eq 'parked' && (grep { $_->{effect} } @calls) && $err !~ /outcome unknown|without a recorded outcome/) {
 		push @{ $m->{truth_bad} }, "action $id (ord) was parked ($err) while the downstream applied its key";
 	}
+	# the route's max_attempts back (1 was only to reach the park): the
+	# drain's replay, within the downstream's 6 s, retries its 409s
+	# (seed 151922: "replayed and parked again", invariant 3)
+	$m->sql("update hookinbox.action set max_attempts = 60 where id = $id");
 	return ", replayed at once -> $st" . ($busy ? ' (409 in progress)' : '');
 }
 
