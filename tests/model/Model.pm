@@ -263,7 +263,7 @@ sub worker_start {
 		open STDOUT, '>&', \*STDERR or die $!;
 		exec($self->worker_cmd($variant, @args)) or POSIX::_exit(127);
 	}
-	my $w = { pid => $pid, log => $log, kind => 'worker', args => "@args", variant => $variant };
+	my $w = { pid => $pid, log => $log, kind => 'worker', args => "@args", variant => $variant, t0 => time };
 	return $w;
 }
 

@@ -10,6 +10,7 @@ package Model::OpsRoutes;
 use strict;
 use warnings;
 use HookTest;
+use Time::HiRes ();
 
 # fail-first or flaky: the breaker must not starve the route
 sub downstream_flaky {
@@ -51,6 +52,10 @@ sub loop_sighup {
 	my $x = $m->rint(1 << 30);
 	my @l = grep { $_->{loop} } @{ $m->{bg} } or return 'no loop running';
 	my $w = $l[ $x % @l ];
+	# not in its first milliseconds, before it set its handlers (a loop
+	# started by the operation before died of SIGHUP: random seed 181142)
+	my $young = $w->{t0} + 0.5 - Time::HiRes::time();
+	Time::HiRes::sleep($young) if $young > 0;
 	kill 'HUP', $w->{pid};
 	return "HUP to loop $w->{pid}";
 }
