@@ -414,7 +414,11 @@ sub order_per_object {
 		# at most one effect per object and version (an equal version is
 		# held for review, README "Order"): two keys applied are two effects
 		my $k = "$o\0$e->{version}";
-		if (defined $applied{$k} && $applied{$k}[0] ne $r->{key}) {
+		# (unless purge.sql removed the first: no action is left to hold
+		# an equal version for review, as a forced purge did in random
+		# seed 181502)
+		if (defined $applied{$k} && $applied{$k}[0] ne $r->{key}
+			&& !defined $m->{purged_keys}{ $applied{$k}[0] }) {
 			push @v, "object $o: version $e->{version} applied twice ($applied{$k}[1] and $e->{event_id})";
 		}
 		$applied{$k} //= [$r->{key}, $e->{event_id}];
