@@ -156,7 +156,7 @@ endif
 SOAK_SECONDS ?= 600
 SOAK_OPS ?= 200
 SOAK_JOBS ?= 0
-SOAK_SEEDS ?= 151922 44 33
+SOAK_SEEDS ?= 151922 44 33 166894
 soak: all build-tests
 	HOOKINBOX_TOP=$(CURDIR) nice perl -I tests/lib -I tests/model tests/model/run.pl --soak $(SOAK_SECONDS) \
 		--ops $(SOAK_OPS) --jobs $(SOAK_JOBS) --seeds '$(SOAK_SEEDS)'

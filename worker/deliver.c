@@ -357,7 +357,12 @@ finish(xfer *x, CURLcode rc)
 			respref_printable(j->ref, sizeof(j->ref), x->body, x->body_len);
 		if (x->json != NULL && status >= 200 && status <= 299)
 			ref_from_field(x, j);
-		if (status < 200 || status > 299)
+		/* a 409 answers a key another request is still being processed
+		 * under: that request may yet apply it */
+		if (status == 409)
+			snprintf(j->error, sizeof(j->error),
+				 "http status 409 (key in progress: outcome unknown)");
+		else if (status < 200 || status > 299)
 			snprintf(j->error, sizeof(j->error), "http status %ld", status);
 		return;
 	}

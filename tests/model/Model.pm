@@ -107,12 +107,12 @@ sub setup {
 	my %routes = (
 		ord => { endpoint => 'st', url => $ds->url('/ord'), order => 'object',
 			timeout => $ROUTE_TIMEOUT, max_attempts => 60 },
-		ev => { endpoint => 'gh sh tw ac', url => $ds->url('/ev'), timeout => $ROUTE_TIMEOUT,
+		ev => { endpoint => 'gh sh tw ac st2', url => $ds->url('/ev'), timeout => $ROUTE_TIMEOUT,
 			max_attempts => 60 },
 		app => { endpoint => 'st', handler => 'sql:model_app.apply', timeout => $ROUTE_TIMEOUT,
 			max_attempts => 60 },
 	);
-	$self->{routes} = { ord => ['st'], ev => [qw(gh sh tw ac)], app => ['st'] };
+	$self->{routes} = { ord => ['st'], ev => [qw(gh sh tw ac st2)], app => ['st'] };
 	my $t = HookTest->new(endpoints => Model::Providers::endpoints(), routes => \%routes,
 		worker => { lease => 8, backoff_base => 1, backoff_cap => 2 }, procs => 2);
 	$self->{t} = $t;
@@ -263,7 +263,7 @@ sub worker_start {
 		open STDOUT, '>&', \*STDERR or die $!;
 		exec($self->worker_cmd($variant, @args)) or POSIX::_exit(127);
 	}
-	my $w = { pid => $pid, log => $log, kind => 'worker', args => "@args", variant => $variant };
+	my $w = { pid => $pid, log => $log, kind => 'worker', args => "@args", variant => $variant, t0 => time };
 	return $w;
 }
 
@@ -392,6 +392,14 @@ sub drain {
 	$self->{ds}->plan($_, '200') for qw(/ord /ev);
 	$self->sql('update model_app.ctl set fail = false');
 	Model::Ops::resume_route($self, $_) for sort keys %{ $self->{paused} };
+	# the operator ends what a day's Retry-After still holds (route.sql
+	# do=clear), and the time it asked for passes for its actions
+	for my $route (split /\n/, $self->sql("select route from hookinbox.route_state "
+		. "where hold_until > now() + interval '30 seconds' order by route")) {
+		Model::Ops::operator($self, 'route', route => $route, do => 'clear');
+	}
+	$self->sql("update hookinbox.action set due_at = now() where state = 'pending' "
+		. "and due_at > now() + interval '30 seconds' and coalesce(lease_until < now(), true)");
 	for my $round (1 .. 20) {
 		my @r = @{ $self->{retry} };
 		last unless @r;

@@ -12,6 +12,7 @@ use strict;
 use warnings;
 use HookTest;
 use POSIX ();
+use Time::HiRes ();
 
 # fail-first or flaky: the breaker must not starve the route
 sub downstream_flaky {
@@ -19,7 +20,7 @@ sub downstream_flaky {
 	my $path = $m->pick(qw(/ord /ev));
 	my $plan = $m->pick('500,200', '500,500,200', '503,200,503,200', 'reset,200', '500,200,200');
 	$m->ds->plan($path, $plan);
-	return "$path: $plan (flaky)";
+	return "$path: $plan (flaky)" . Model::Ops::for_path($m, $path);
 }
 
 # dead for a while: the breaker may open; a later plan brings it back
@@ -28,7 +29,7 @@ sub downstream_dead {
 	my $path = $m->pick(qw(/ord /ev));
 	my $plan = $m->pick('503,503,503,503,503,503,200', 'reset,reset,reset,reset,200');
 	$m->ds->plan($path, $plan);
-	return "$path: $plan (dead for a while)";
+	return "$path: $plan (dead for a while)" . Model::Ops::for_path($m, $path);
 }
 
 # route.sql do=clear on a route a worker registered: holds end, breaker closed
@@ -53,6 +54,10 @@ sub loop_sighup {
 	my $x = $m->rint(1 << 30);
 	my @l = grep { $_->{loop} } @{ $m->{bg} } or return 'no loop running';
 	my $w = $l[ $x % @l ];
+	# not in its first milliseconds, before it set its handlers (a loop
+	# started by the operation before died of SIGHUP: random seed 181142)
+	my $young = $w->{t0} + 0.5 - Time::HiRes::time();
+	Time::HiRes::sleep($young) if $young > 0;
 	kill 'HUP', $w->{pid};
 	return "HUP to loop $w->{pid}";
 }

@@ -42,7 +42,16 @@ sub twilio_sig {
 }
 
 our %EP = (
-	st => { provider => 'stripe', secret => 'whsec_model_stripe_0a1b2c3d4e5f',
+	st => { provider => 'stripe', secret => 'whsec_model_stripe_0a1b2c3d4e5f', account => 'acct_model',
+		environment => 'live',
+		sign => sub {
+			my ($s, $b, %o) = @_;
+			return { 'Stripe-Signature' => stripe_sig($s, $b, $o{now}) };
+		} },
+	# a second endpoint of the same Stripe account: Stripe sends each event
+	# to both, and each stores and routes its own (route ev)
+	st2 => { provider => 'stripe', secret => 'whsec_model_stripe2_9f8e7d6c5b4a', account => 'acct_model',
+		environment => 'live',
 		sign => sub {
 			my ($s, $b, %o) = @_;
 			return { 'Stripe-Signature' => stripe_sig($s, $b, $o{now}) };
