@@ -459,7 +459,7 @@ sub huge_retry_after {
 	my $held = $m->sql("select coalesce(round(extract(epoch from hold_until - now())), 0) "
 		. "from hookinbox.route_state where route = '$route'") || 0;
 	$m->ds->plan($path, '200');
-	operator($m, 'route', route => $route, do => 'clear') if $held > 0;
+	operator($m, 'route', route => $route, do => 'clear', go => 1) if $held > 0;
 	return "$path: 429 Retry-After: 86400$sent, "
 		. "route held $held s, action " . ($st // 'none') . (@bad ? ' (invariant 12 broken)' : '') . ', cleared';
 }
@@ -779,7 +779,7 @@ sub route_resume {
 		my @r = grep { $m->t->sql("select hookinbox.route_known('$_')") eq 't' } sort keys %{ $m->{routes} }
 			or return 'no route paused (none registered yet)';
 		my $route = $r[ $x % @r ];
-		operator($m, 'route', route => $route, do => 'pause', reason => 'model');
+		operator($m, 'route', route => $route, do => 'pause', reason => 'model', go => 1);
 		$m->{paused}{$route} = db_now($m);
 		sleep 1;
 		@p = ($route);
