@@ -84,7 +84,7 @@ job_from_row(const PGresult *r, int i, const conf *c, int64_t lease_until_ms)
 
 int
 claim_run(PGconn *conn, const conf *c, int limit, const int *route_limits, int *route_got,
-	  size_t first, job ***jobs, size_t *n, size_t *cap, claim_counts *counts, metrics *m)
+	  size_t first, jobq *out, claim_counts *counts, metrics *m)
 {
 	static const char sql[] =
 		"select action_id, lease_token, route, idem_key, attempts,"
@@ -153,11 +153,7 @@ claim_run(PGconn *conn, const conf *c, int limit, const int *route_limits, int *
 			continue;
 		}
 		counts->claimed++;
-		if (*n == *cap) {
-			*cap = *cap ? *cap * 2 : 64;
-			*jobs = xrealloc(*jobs, *cap * sizeof(**jobs));
-		}
-		(*jobs)[(*n)++] = job_from_row(r, i, c, lease_until_ms);
+		jobq_push(out, job_from_row(r, i, c, lease_until_ms));
 	}
 	rc = 0;
 	if (counts->claimed > 0)

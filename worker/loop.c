@@ -31,6 +31,7 @@
 #include "fanout.h"
 #include "gate.h"
 #include "job.h"
+#include "jobq.h"
 #include "log.h"
 #include "metrics.h"
 #include "outcome.h"
@@ -70,18 +71,15 @@ typedef struct worker {
 	int64_t shortest_timeout_ms;
 	int64_t deadline_ms; /* clock_mono ms; 0 = none */
 	bool stopping;	     /* claim nothing more, hand back what has not started */
-	job **claimed;	     /* from the last claim, not yet started */
-	size_t n_claimed, cap_claimed;
-	job **finished; /* waiting to be recorded */
-	size_t n_finished, cap_finished;
+	jobq claimed;	     /* from the last claim, not yet started */
+	jobq finished;	     /* waiting to be recorded */
 	job **done;	    /* deliver_poll's output, concurrency entries */
 	gate *gate;	    /* the route limits */
 	int *route_limits;  /* per route of the configuration: what the next claim may take */
 	int *route_got;	    /* and what the last claim took (stale and parked included) */
 	bool capped;	    /* some route (not held) has no room: more of it may be due */
 	size_t claim_first; /* the route the next claim starts with (taken in turn) */
-	job **handback;	    /* probes that failed: their attempt is given back */
-	size_t n_handback, cap_handback;
+	jobq handback;	    /* probes that failed: their attempt is given back */
 	bool in_db;	/* inside db_exec: the connection is busy */
 	bool pumping;	/* inside pump: w->done and w->claimed are being walked */
 	bool db_failed; /* the connection is gone */
@@ -124,16 +122,6 @@ static bool
 refused(const worker *w)
 {
 	return w->conn != NULL && db_refusal(w->conn) != NULL;
-}
-
-static void
-push(job ***arr, size_t *n, size_t *cap, job *j)
-{
-	if (*n == *cap) {
-		*cap = *cap ? *cap * 2 : 64;
-		*arr = xrealloc(*arr, *cap * sizeof(**arr));
-	}
-	(*arr)[(*n)++] = j;
 }
 
 static void
@@ -218,7 +206,7 @@ reconciled(worker *w, job *j)
 	j->status = 0;
 	j->error[0] = j->ref[0] = '\0';
 	j->retry_after_s = -1;
-	push(&w->claimed, &w->n_claimed, &w->cap_claimed, j);
+	jobq_push(&w->claimed, j);
 	return true;
 }
 
@@ -239,7 +227,7 @@ finished(worker *w, job *j)
 		j->status = 0;
 		j->error[0] = '\0';
 		j->outcome = JOB_RETRY;
-		push(&w->handback, &w->n_handback, &w->cap_handback, j);
+		jobq_push(&w->handback, j);
 		return;
 	}
 	if (j->outcome == JOB_DONE && j->route && j->route->handler) {
@@ -255,7 +243,7 @@ finished(worker *w, job *j)
 		job_free(j);
 		return;
 	}
-	push(&w->finished, &w->n_finished, &w->cap_finished, j);
+	jobq_push(&w->finished, j);
 }
 
 /*
@@ -313,13 +301,13 @@ take_claimed(worker *w, bool (*pred)(const worker *, const job *, int64_t), job 
 	int64_t now = now_ms();
 	size_t keep = 0, n = 0;
 
-	for (size_t i = 0; i < w->n_claimed; i++) {
-		if (pred(w, w->claimed[i], now))
-			out[n++] = w->claimed[i];
+	for (size_t i = 0; i < w->claimed.n; i++) {
+		if (pred(w, w->claimed.v[i], now))
+			out[n++] = w->claimed.v[i];
 		else
-			w->claimed[keep++] = w->claimed[i];
+			w->claimed.v[keep++] = w->claimed.v[i];
 	}
-	w->n_claimed = keep;
+	w->claimed.n = keep;
 	return n;
 }
 
@@ -331,14 +319,14 @@ take_claimed(worker *w, bool (*pred)(const worker *, const job *, int64_t), job 
 static void
 renew_leases(worker *w)
 {
-	job **jobs = xcalloc(w->n_claimed + 1, sizeof(*jobs));
+	job **jobs = xcalloc(w->claimed.n + 1, sizeof(*jobs));
 	int64_t now = now_ms();
 	size_t n = 0;
 
 	/* they stay in w->claimed, in claim order; claim_renew updates them */
-	for (size_t i = 0; i < w->n_claimed; i++)
-		if (lease_short(w, w->claimed[i], now))
-			jobs[n++] = w->claimed[i];
+	for (size_t i = 0; i < w->claimed.n; i++)
+		if (lease_short(w, w->claimed.v[i], now))
+			jobs[n++] = w->claimed.v[i];
 	if (n > 0 && claim_renew(w->conn, jobs, n, conf_worker(w->ctl->c)->lease) != 0) {
 		if (db_lost(w->conn))
 			w->db_failed = true;
@@ -357,12 +345,12 @@ renew_leases(worker *w)
 static void
 release_claims(worker *w)
 {
-	job **jobs = xcalloc(w->n_claimed + w->n_handback + 1, sizeof(*jobs));
+	job **jobs = xcalloc(w->claimed.n + w->handback.n + 1, sizeof(*jobs));
 	size_t n = take_claimed(w, hand_back, jobs);
 
-	for (size_t i = 0; i < w->n_handback; i++)
-		jobs[n++] = w->handback[i];
-	w->n_handback = 0;
+	for (size_t i = 0; i < w->handback.n; i++)
+		jobs[n++] = w->handback.v[i];
+	w->handback.n = 0;
 
 	if (n > 0 && claim_release(w->conn, jobs, n) != 0 && db_lost(w->conn))
 		w->db_failed = true;
@@ -389,8 +377,8 @@ dispatch(worker *w, bool may_use_db)
 	bool renew = false, release = false;
 	bool db_free = may_use_db && !w->in_db;
 
-	for (size_t i = 0; i < w->n_claimed; i++) {
-		job *j = w->claimed[i];
+	for (size_t i = 0; i < w->claimed.n; i++) {
+		job *j = w->claimed.v[i];
 		bool call = j->route != NULL && j->route->handler == NULL && j->body != NULL;
 		int64_t t0 = clock_mono_us();
 
@@ -406,19 +394,19 @@ dispatch(worker *w, bool may_use_db)
 		}
 		if (hand_back(w, j, t0 / 1000)) {
 			release = release || db_free;
-			w->claimed[keep++] = j;
+			w->claimed.v[keep++] = j;
 			continue;
 		}
 		/* no free slot, or none for its route; or a handler while the connection is busy */
 		if ((call && (deliver_inflight(w->dl) >= (size_t)w->concurrency ||
 			      !gate_may_start(w->gate, j->route, t0 / 1000))) ||
 		    (!call && w->in_db)) {
-			w->claimed[keep++] = j;
+			w->claimed.v[keep++] = j;
 			continue;
 		}
 		if (lease_short(w, j, t0 / 1000)) {
 			renew = renew || db_free;
-			w->claimed[keep++] = j;
+			w->claimed.v[keep++] = j;
 			continue;
 		}
 		if (j->route == NULL) {
@@ -448,8 +436,8 @@ dispatch(worker *w, bool may_use_db)
 		if (deliver_start(w->dl, j) != 0)
 			finished(w, j);
 	}
-	w->n_claimed = keep;
-	release = release || (w->n_handback > 0 && db_free);
+	w->claimed.n = keep;
+	release = release || (w->handback.n > 0 && db_free);
 	if (release)
 		release_claims(w);
 	if (renew)
@@ -494,18 +482,16 @@ static void
 flush(worker *w)
 {
 	/* calls that finish while this records go to a fresh list */
-	job **batch = w->finished;
-	size_t n = w->n_finished;
+	jobq batch;
 	int64_t t0 = clock_mono_us();
 	int rc;
 
-	w->finished = NULL;
-	w->n_finished = w->cap_finished = 0;
-	rc = record_run(w->conn, batch, n);
+	jobq_take(&w->finished, &batch);
+	rc = record_run(w->conn, batch.v, batch.n);
 	w->n->record_us += clock_mono_us() - t0;
 
-	for (size_t i = 0; i < n; i++) {
-		job *j = batch[i];
+	for (size_t i = 0; i < batch.n; i++) {
+		job *j = batch.v[i];
 
 		if (rc != 0) {
 			w->n->lost++;
@@ -529,7 +515,7 @@ flush(worker *w)
 		}
 		job_free(j);
 	}
-	free(batch);
+	free(batch.v);
 	if (rc != 0 && db_lost(w->conn))
 		w->db_failed = true;
 }
@@ -623,8 +609,8 @@ route_room(worker *w, int64_t now)
 		const route_conf *r = conf_route_at(c, i);
 		size_t waiting = 0;
 
-		for (size_t k = 0; k < w->n_claimed; k++)
-			waiting += w->claimed[k]->route == r;
+		for (size_t k = 0; k < w->claimed.n; k++)
+			waiting += w->claimed.v[k]->route == r;
 		w->route_limits[i] = gate_claim_limit(w->gate, r, waiting, w->claim_ahead, now);
 		sum += w->route_limits[i];
 		if (w->route_limits[i] == 0 && !gate_held(w->gate, r, now))
@@ -813,12 +799,12 @@ sweep(worker *w)
 		inflight = deliver_inflight(w->dl);
 		if (!w->stopping && !w->reload_pending && now >= next_claim &&
 		    (w->deadline_ms == 0 || now + w->shortest_timeout_ms <= w->deadline_ms) &&
-		    w->n_claimed < (size_t)(w->claim_ahead > 0 ? w->claim_ahead : 1) *
+		    w->claimed.n < (size_t)(w->claim_ahead > 0 ? w->claim_ahead : 1) *
 					   (size_t)w->concurrency &&
-		    inflight + w->n_claimed <
+		    inflight + w->claimed.n <
 			    (size_t)(w->claim_ahead + 1) * (size_t)w->concurrency) {
 			int want = (w->claim_ahead + 1) * w->concurrency -
-				   (int)(inflight + w->n_claimed);
+				   (int)(inflight + w->claimed.n);
 			long room;
 			claim_counts cc = {0, 0, 0, 0};
 			int64_t t0 = clock_mono_us();
@@ -834,8 +820,8 @@ sweep(worker *w)
 				want = (int)room;
 			if (want > 0)
 				crc = claim_run(w->conn, w->ctl->c, want, w->route_limits,
-						w->route_got, w->claim_first++, &w->claimed,
-						&w->n_claimed, &w->cap_claimed, &cc, w->m);
+						w->route_got, w->claim_first++, &w->claimed, &cc,
+						w->m);
 			w->n->claim_us += clock_mono_us() - t0;
 			if (crc != 0) {
 				if (db_lost(w->conn))
@@ -878,7 +864,7 @@ sweep(worker *w)
 
 		now = now_ms();
 		inflight = deliver_inflight(w->dl);
-		if (w->n_finished > 0 && (w->n_finished >= (size_t)w->batch || inflight == 0 ||
+		if (w->finished.n > 0 && (w->finished.n >= (size_t)w->batch || inflight == 0 ||
 					  now - last_flush >= 200 || w->stopping)) {
 			flush(w);
 			last_flush = now;
@@ -889,10 +875,10 @@ sweep(worker *w)
 			pump(w, 0);
 		}
 
-		if (inflight == 0 && w->n_claimed > 0 && !busy)
+		if (inflight == 0 && w->claimed.n > 0 && !busy)
 			sleep_ms(10); /* claimed jobs wait for their route's rate */
-		if (w->reload_pending && inflight == 0 && w->n_finished == 0 && w->n_claimed == 0 &&
-		    w->n_handback == 0) {
+		if (w->reload_pending && inflight == 0 && w->finished.n == 0 && w->claimed.n == 0 &&
+		    w->handback.n == 0) {
 			/* no job borrows a route of the running configuration now */
 			w->reload_pending = false;
 			if (!w->stopping)
@@ -903,8 +889,8 @@ sweep(worker *w)
 			next_fan = next_claim = 0;
 			continue;
 		}
-		if (inflight == 0 && w->n_finished == 0 && w->n_claimed == 0 &&
-		    w->n_handback == 0) {
+		if (inflight == 0 && w->finished.n == 0 && w->claimed.n == 0 &&
+		    w->handback.n == 0) {
 			if (w->stopping) {
 				write_route_reports(w);
 				break;
@@ -1021,15 +1007,9 @@ loop_run(loop_ctl *ctl)
 			  "and its grants, and that sql/install.sql has run)",
 			  db_refusal(w.conn), conninfo_name(ctl->c));
 	write_metrics(&w);
-	for (size_t i = 0; i < w.n_claimed; i++)
-		job_free(w.claimed[i]);
-	free(w.claimed);
-	for (size_t i = 0; i < w.n_finished; i++)
-		job_free(w.finished[i]);
-	free(w.finished);
-	for (size_t i = 0; i < w.n_handback; i++)
-		job_free(w.handback[i]);
-	free(w.handback);
+	jobq_release(&w.claimed);
+	jobq_release(&w.finished);
+	jobq_release(&w.handback);
 	gate_free(w.gate);
 	free(w.route_limits);
 	free(w.route_got);
