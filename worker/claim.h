@@ -29,9 +29,9 @@ typedef struct claim_counts {
  * routes taken in turn from index first; routes with a limit of 0, and the
  * routes c does not configure, are left alone.  route_got[i] says how many
  * rows of route i the claim took (stale and parked ones included).  On success returns 0 and
- * appends the new jobs to out, which owns them.  *counts says what the claim did, and m (may be NULL)
- * counts the stale and parked actions per route; each action held for
- * review is logged (event=review).  Returns -1 on error (logged).
+ * appends the new jobs to out, which owns them.  *counts says what the claim did, and m (may be
+ * NULL) counts the stale and parked actions per route; each action held for review is logged
+ * (event=review).  Returns -1 on error (logged).
  */
 int claim_run(PGconn *conn, const conf *c, int limit, const int *route_limits, int *route_got,
 	      size_t first, jobq *out, claim_counts *counts, metrics *m)

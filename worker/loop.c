@@ -73,16 +73,16 @@ typedef struct worker {
 	bool stopping;	     /* claim nothing more, hand back what has not started */
 	jobq claimed;	     /* from the last claim, not yet started */
 	jobq finished;	     /* waiting to be recorded */
-	job **done;	    /* deliver_poll's output, concurrency entries */
-	gate *gate;	    /* the route limits */
-	int *route_limits;  /* per route of the configuration: what the next claim may take */
-	int *route_got;	    /* and what the last claim took (stale and parked included) */
-	bool capped;	    /* some route (not held) has no room: more of it may be due */
-	size_t claim_first; /* the route the next claim starts with (taken in turn) */
-	jobq handback;	    /* probes that failed: their attempt is given back */
-	bool in_db;	/* inside db_exec: the connection is busy */
-	bool pumping;	/* inside pump: w->done and w->claimed are being walked */
-	bool db_failed; /* the connection is gone */
+	job **done;	     /* deliver_poll's output, concurrency entries */
+	gate *gate;	     /* the route limits */
+	int *route_limits;   /* per route of the configuration: what the next claim may take */
+	int *route_got;	     /* and what the last claim took (stale and parked included) */
+	bool capped;	     /* some route (not held) has no room: more of it may be due */
+	size_t claim_first;  /* the route the next claim starts with (taken in turn) */
+	jobq handback;	     /* probes that failed: their attempt is given back */
+	bool in_db;	     /* inside db_exec: the connection is busy */
+	bool pumping;	     /* inside pump: w->done and w->claimed are being walked */
+	bool db_failed;	     /* the connection is gone */
 	/* SIGHUP while busy: claim nothing more, hand back what has not started,
 	 * and reload once the calls in flight are recorded (on the old routes) */
 	bool reload_pending;
