@@ -37,6 +37,7 @@
 #include "outcome.h"
 #include "queue.h"
 #include "record.h"
+#include "route_report.h"
 #include "sqlfn.h"
 #include "xalloc.h"
 
@@ -75,9 +76,6 @@ typedef struct worker {
 	jobq finished;	     /* waiting to be recorded */
 	job **done;	     /* deliver_poll's output, concurrency entries */
 	gate *gate;	     /* the route limits */
-	int *route_limits;   /* per route of the configuration: what the next claim may take */
-	int *route_got;	     /* and what the last claim took (stale and parked included) */
-	bool capped;	     /* some route (not held) has no room: more of it may be due */
 	size_t claim_first;  /* the route the next claim starts with (taken in turn) */
 	jobq handback;	     /* probes that failed: their attempt is given back */
 	bool in_db;	     /* inside db_exec: the connection is busy */
@@ -586,63 +584,29 @@ configure(worker *w)
 		w->gate = gate_new(routes, n, w->concurrency);
 		free(routes);
 	}
-	w->route_limits = xrealloc(w->route_limits, (conf_route_count(c) + 1) * sizeof(int));
-	w->route_got = xrealloc(w->route_got, (conf_route_count(c) + 1) * sizeof(int));
 }
 
-/*
- * What the next claim may take of each route (w->route_limits): room under
- * the route's cap for this and the claim_ahead rounds after it.  Returns
- * the sum.
- */
-static long
-route_room(worker *w, int64_t now)
-{
-	const conf *c = w->ctl->c;
-	size_t n_routes = conf_route_count(c);
-	long sum = 0;
-
-	w->capped = false;
-	if (deliver_inflight(w->dl) == 0)
-		gate_no_calls(w->gate);
-	for (size_t i = 0; i < n_routes; i++) {
-		const route_conf *r = conf_route_at(c, i);
-		size_t waiting = 0;
-
-		for (size_t k = 0; k < w->claimed.n; k++)
-			waiting += w->claimed.v[k]->route == r;
-		w->route_limits[i] = gate_claim_limit(w->gate, r, waiting, w->claim_ahead, now);
-		sum += w->route_limits[i];
-		if (w->route_limits[i] == 0 && !gate_held(w->gate, r, now))
-			w->capped = true;
-	}
-	return sum;
-}
-
-/* whether the last claim took all it was allowed of some route: more may be due */
-static bool
-route_filled(const worker *w)
-{
-	for (size_t i = 0; i < conf_route_count(w->ctl->c); i++)
-		if (w->route_limits[i] > 0 && w->route_got[i] >= w->route_limits[i])
-			return true;
-	return false;
-}
-
-/* tell every worker what this one learned about its routes (connection free) */
+/* write the gate's route reports (the connection must be free) */
 static void
 write_route_reports(worker *w)
 {
-	gate_report reps[16];
-	size_t n;
+	if (route_report_flush(w->conn, w->gate) != 0)
+		w->db_failed = true;
+}
 
-	while ((n = gate_take_reports(w->gate, reps, 16)) > 0) {
-		for (size_t i = 0; i < n; i++) {
-			if (claim_route_report(w->conn, &reps[i]) != 0 && db_lost(w->conn)) {
-				w->db_failed = true;
-				return;
-			}
-		}
+/* count what a claim marked stale or parked, by route */
+static void
+count_claim(worker *w, const claim_result *res)
+{
+	w->n->stale += res->stale;
+	w->n->parked += res->parked;
+	for (size_t i = 0; i < res->n_routes; i++) {
+		const char *name = conf_route_at(w->ctl->c, i)->name;
+
+		for (int k = 0; k < res->route_stale[i]; k++)
+			metrics_action(w->m, name, ACT_STALE);
+		for (int k = 0; k < res->route_parked[i]; k++)
+			metrics_action(w->m, name, ACT_PARKED);
 	}
 }
 
@@ -655,8 +619,8 @@ static int
 connected(worker *w)
 {
 	if (db_check_schema(w->conn, SCHEMA_MIGRATION) != 0 ||
-	    claim_unserved(w->conn, w->ctl->c) != 0 ||
-	    claim_routes_check(w->conn, w->ctl->c, w->routes_fp, sizeof(w->routes_fp)) != 0) {
+	    route_report_unserved(w->conn, w->ctl->c) != 0 ||
+	    route_report_check(w->conn, w->ctl->c, w->routes_fp, sizeof(w->routes_fp)) != 0) {
 		w->db_failed = !refused(w);
 		return -1;
 	}
@@ -703,8 +667,8 @@ reload(worker *w)
 	}
 	log_kv("reload", "config", conf_path(w->ctl->c), LOG_END);
 	w->last_routes_check_ms = now_ms();
-	if ((claim_unserved(w->conn, w->ctl->c) != 0 ||
-	     claim_routes_check(w->conn, w->ctl->c, w->routes_fp, sizeof(w->routes_fp)) != 0) &&
+	if ((route_report_unserved(w->conn, w->ctl->c) != 0 ||
+	     route_report_check(w->conn, w->ctl->c, w->routes_fp, sizeof(w->routes_fp)) != 0) &&
 	    db_lost(w->conn))
 		w->db_failed = true;
 }
@@ -719,7 +683,7 @@ idle(worker *w)
 		reload(w);
 	else if (now_ms() - w->last_routes_check_ms >= routes_check_every_ms()) {
 		w->last_routes_check_ms = now_ms();
-		if (claim_routes_check(w->conn, ctl->c, w->routes_fp, sizeof(w->routes_fp)) != 0 &&
+		if (route_report_check(w->conn, ctl->c, w->routes_fp, sizeof(w->routes_fp)) != 0 &&
 		    db_lost(w->conn))
 			w->db_failed = true;
 	}
@@ -806,48 +770,56 @@ sweep(worker *w)
 			int want = (w->claim_ahead + 1) * w->concurrency -
 				   (int)(inflight + w->claimed.n);
 			long room;
-			claim_counts cc = {0, 0, 0, 0};
+			claim_result cr;
 			int64_t t0 = clock_mono_us();
 			int crc = 0;
 
 			write_route_reports(w);
 			if (w->db_failed)
 				break;
-			room = route_room(w, now);
+			if (deliver_inflight(w->dl) == 0)
+				gate_no_calls(w->gate);
+			room = gate_room(w->gate, w->claimed.v, w->claimed.n, w->claim_ahead, now);
 			if (want > w->batch)
 				want = w->batch;
 			if (want > room)
 				want = (int)room;
-			if (want > 0)
-				crc = claim_run(w->conn, w->ctl->c, want, w->route_limits,
-						w->route_got, w->claim_first++, &w->claimed, &cc,
-						w->m);
+			claim_result_init(&cr, conf_route_count(w->ctl->c));
+			if (want > 0) {
+				claim_request req = {.c = w->ctl->c,
+						     .limit = want,
+						     .route_limits = gate_room_limits(w->gate),
+						     .first = w->claim_first++};
+
+				crc = claim_run(w->conn, &req, &w->claimed, &cr);
+			}
 			w->n->claim_us += clock_mono_us() - t0;
 			if (crc != 0) {
+				claim_result_release(&cr);
 				if (db_lost(w->conn))
 					w->db_failed = true;
 				if (w->db_failed || refused(w))
 					break;
 				next_claim = now + 1000;
 			} else {
-				w->n->stale += cc.stale;
-				w->n->parked += cc.parked;
+				count_claim(w, &cr);
 				/*
 				 * want 0: every route is held, or at its cap (claim
 				 * again when a call ends: not idle while any is out)
 				 */
 				bool filled =
 					want > 0 &&
-					(cc.claimed + cc.stale + cc.parked + cc.review >= want ||
-					 route_filled(w));
+					(cr.claimed + cr.stale + cr.parked + cr.review >= want ||
+					 gate_room_filled(w->gate, cr.route_got));
 
 				/*
 				 * Idle: nothing more is due.  A route at its cap may
 				 * have more: claim again when a call ends (flush).
 				 */
-				claim_idle = !filled && !w->capped;
+				claim_idle = !filled && !gate_room_capped(w->gate);
 				next_claim = filled ? now : now + 500;
-				busy = busy || cc.claimed > 0;
+				busy = busy || cr.claimed > 0;
+				claim_result_release(&cr);
 				pump(w, 0);
 			}
 		} else if (!w->stopping && w->deadline_ms != 0 &&
@@ -1011,8 +983,6 @@ loop_run(loop_ctl *ctl)
 	jobq_release(&w.finished);
 	jobq_release(&w.handback);
 	gate_free(w.gate);
-	free(w.route_limits);
-	free(w.route_got);
 	deliver_free(w.dl);
 	free(w.done);
 	PQfinish(w.conn);
