@@ -39,6 +39,7 @@
 #include "record.h"
 #include "route_report.h"
 #include "sqlfn.h"
+#include "tally.h"
 #include "xalloc.h"
 
 #define METRICS_EVERY_MS 15000 /* --loop: the metrics file is rewritten this often */
@@ -122,46 +123,6 @@ refused(const worker *w)
 	return w->conn != NULL && db_refusal(w->conn) != NULL;
 }
 
-static void
-log_call(const job *j)
-{
-	char id[24], attempt[16], status[16], ms[24], delay[24];
-
-	snprintf(id, sizeof(id), "%lld", (long long)j->action_id);
-	snprintf(attempt, sizeof(attempt), "%d", j->attempt);
-	snprintf(status, sizeof(status), "%ld", j->status);
-	snprintf(ms, sizeof(ms), "%lld", (long long)j->duration_ms);
-	snprintf(delay, sizeof(delay), "%.1f", j->delay_s);
-	log_kv("call", "route", j->route_name, LOG_NUM, "action", id, LOG_NUM, "attempt", attempt,
-	       LOG_NUM, "status", status, LOG_NUM, "duration_ms", ms, "outcome",
-	       outcome_name(j->outcome), LOG_NUM, "retry_in_s",
-	       j->outcome == JOB_RETRY ? delay : NULL, "error", j->error[0] ? j->error : NULL,
-	       LOG_END);
-}
-
-/* count a finished call by route and status class, with its duration */
-static void
-count_call(worker *w, const job *j)
-{
-	call_kind k;
-
-	if (j->route != NULL && j->route->handler != NULL)
-		k = j->outcome == JOB_DONE ? CALL_OK : CALL_ERROR;
-	else if (j->status >= 200 && j->status <= 299)
-		k = CALL_2XX;
-	else if (j->status >= 300 && j->status <= 399)
-		k = CALL_3XX;
-	else if (j->status >= 400 && j->status <= 499)
-		k = CALL_4XX;
-	else if (j->status >= 500 && j->status <= 599)
-		k = CALL_5XX;
-	else if (j->timed_out)
-		k = CALL_TIMEOUT;
-	else
-		k = CALL_ERROR;
-	metrics_call(w->m, j->route_name, k, (double)j->duration_ms / 1000.0);
-}
-
 /*
  * A reconcile call (GET reconcile_url) ended.  2xx: the downstream has the
  * effect, recorded as done with its reference.  404: it has not: the job
@@ -215,9 +176,7 @@ finished(worker *w, job *j)
 	if (j->reconciling && j->called && j->outcome != JOB_LOST && reconciled(w, j))
 		return;
 	outcome_decide(&w->policy, j, drand48());
-	log_call(j);
-	if (j->called)
-		count_call(w, j);
+	tally_call(w->m, j);
 	if (j->called && j->route != NULL && j->route->handler == NULL &&
 	    gate_finished(w->gate, j, now_ms()) && j->outcome != JOB_LOST) {
 		/* a failed probe: the route is held again, the action keeps its attempt */
@@ -491,26 +450,7 @@ flush(worker *w)
 	for (size_t i = 0; i < batch.n; i++) {
 		job *j = batch.v[i];
 
-		if (rc != 0) {
-			w->n->lost++;
-			metrics_action(w->m, j->route_name, ACT_LEASE_LOST);
-		} else if (j->outcome == JOB_DONE) {
-			w->n->done++;
-			metrics_action(w->m, j->route_name, ACT_DONE);
-		} else if (j->outcome == JOB_RETRY) {
-			w->n->retry++;
-			metrics_action(w->m, j->route_name, ACT_RETRY);
-		} else if (j->outcome == JOB_PARK) {
-			w->n->parked++;
-			metrics_action(w->m, j->route_name, ACT_PARKED);
-		} else {
-			char id[24];
-
-			snprintf(id, sizeof(id), "%lld", (long long)j->action_id);
-			log_kv("lease-lost", "route", j->route_name, "action", id, LOG_END);
-			w->n->lost++;
-			metrics_action(w->m, j->route_name, ACT_LEASE_LOST);
-		}
+		tally_recorded(w->n, w->m, j, rc == 0);
 		job_free(j);
 	}
 	free(batch.v);
@@ -592,22 +532,6 @@ write_route_reports(worker *w)
 {
 	if (route_report_flush(w->conn, w->gate) != 0)
 		w->db_failed = true;
-}
-
-/* count what a claim marked stale or parked, by route */
-static void
-count_claim(worker *w, const claim_result *res)
-{
-	w->n->stale += res->stale;
-	w->n->parked += res->parked;
-	for (size_t i = 0; i < res->n_routes; i++) {
-		const char *name = conf_route_at(w->ctl->c, i)->name;
-
-		for (int k = 0; k < res->route_stale[i]; k++)
-			metrics_action(w->m, name, ACT_STALE);
-		for (int k = 0; k < res->route_parked[i]; k++)
-			metrics_action(w->m, name, ACT_PARKED);
-	}
 }
 
 /*
@@ -802,7 +726,7 @@ sweep(worker *w)
 					break;
 				next_claim = now + 1000;
 			} else {
-				count_claim(w, &cr);
+				tally_claim(w->n, w->m, w->ctl->c, &cr);
 				/*
 				 * want 0: every route is held, or at its cap (claim
 				 * again when a call ends: not idle while any is out)
