@@ -62,6 +62,16 @@ routes_check_every_ms(void)
 #define RECONNECT_FIRST_MS 1000 /* --loop: first wait before reconnecting, doubling */
 #define RECONNECT_MAX_MS 30000
 
+/* one sweep's pace: when each step is due next, and what the last found */
+typedef struct sweep_state {
+	int64_t now;		      /* this round's clock (ms) */
+	int64_t next_fan, next_claim; /* when to fan out, to claim next */
+	int64_t last_flush;	      /* when outcomes were last recorded */
+	bool fan_idle, claim_idle;    /* nothing more was there to fan out, to claim */
+	bool busy;		      /* this round did something */
+	size_t inflight;	      /* calls in flight as the record step saw them */
+} sweep_state;
+
 typedef struct worker {
 	loop_ctl *ctl;
 	loop_counters *n; /* &ctl->n */
@@ -87,6 +97,7 @@ typedef struct worker {
 	bool reload_pending;
 	int64_t started_wall, started_ms, last_metrics_ms, last_routes_check_ms;
 	char routes_fp[64]; /* this configuration's routes fingerprint ("": unknown) */
+	sweep_state sw;	    /* the running sweep */
 } worker;
 
 /* the key the worker's conninfo comes from, for what a refusal says */
@@ -615,6 +626,263 @@ idle(worker *w)
 		sleep_ms(100);
 }
 
+/* the database is gone or refuses the worker: the sweep ends */
+static bool
+sweep_failed(const worker *w)
+{
+	return w->db_failed || refused(w);
+}
+
+/* all calls recorded, nothing claimed or to hand back */
+static bool
+drained(const worker *w)
+{
+	return w->sw.inflight == 0 && w->finished.n == 0 && w->claimed.n == 0 && w->handback.n == 0;
+}
+
+/* fan out and claim again at once */
+static void
+sweep_restart(worker *w)
+{
+	w->sw.fan_idle = w->sw.claim_idle = false;
+	w->sw.next_fan = w->sw.next_claim = 0;
+}
+
+/* the start of a round: stop, write the metrics, note a reload when asked */
+static void
+sweep_watch(worker *w)
+{
+	const loop_ctl *ctl = w->ctl;
+	int64_t now = w->sw.now;
+
+	if (!w->stopping && (stop_requested(w) || (w->deadline_ms && now >= w->deadline_ms)))
+		w->stopping = true;
+	if (ctl->loop && now - w->last_metrics_ms >= METRICS_EVERY_MS)
+		write_metrics(w);
+	if (ctl->loop && !w->reload_pending && ctl->reload_requested != NULL &&
+	    ctl->reload_requested(ctl->arg))
+		w->reload_pending = true;
+}
+
+/* top-up: the actions of this configuration's routes for what another fanned out */
+static int
+top_up(worker *w, const char *fp)
+{
+	fanout_result fr;
+
+	if (fanout_topup(w->conn, w->ctl->c, w->batch, fp, &fr) != 0)
+		return -1;
+	w->n->actions += fr.actions;
+	w->sw.fan_idle = fr.rows < w->batch;
+	w->sw.busy = w->sw.busy || fr.rows > 0;
+	return 0;
+}
+
+/* fan-out: pending inbox rows into actions.  Returns -1 when the sweep must end */
+static int
+fan_out(worker *w)
+{
+	sweep_state *s = &w->sw;
+	const char *fp = w->routes_fp[0] != '\0' ? w->routes_fp : NULL;
+	int64_t t0 = clock_mono_us();
+	fanout_result fr;
+	int rc;
+
+	if (w->stopping || w->reload_pending || s->now < s->next_fan)
+		return 0;
+	rc = fanout_run(w->conn, w->ctl->c, w->batch, fp, &fr);
+	if (rc == 0) {
+		w->n->fanned_out += fr.rows;
+		w->n->unrouted += fr.unrouted;
+		w->n->actions += fr.actions;
+		s->fan_idle = fr.rows < w->batch;
+		s->busy = s->busy || fr.rows > 0;
+		if (s->fan_idle)
+			rc = top_up(w, fp);
+	}
+	w->n->fanout_us += clock_mono_us() - t0;
+	if (rc != 0) {
+		if (db_lost(w->conn))
+			w->db_failed = true;
+		if (sweep_failed(w))
+			return -1;
+		s->next_fan = s->now + 1000;
+	} else
+		s->next_fan = s->fan_idle ? s->now + 1000 : s->now;
+	pump(w, 0);
+	return 0;
+}
+
+/*
+ * Claim ahead: up to claim_ahead more rounds of calls wait in w->claimed,
+ * so that a fan-out or record statement of several round-trip times (slots
+ * refill from w->claimed while it runs) does not leave slots idle.  One
+ * round ahead measured 0.70-0.89x of the ideal rate in the benchmark, two
+ * 0.89-0.92x, three no better.  The configuration keeps the rounds within
+ * the lease (conf.c).  Near the deadline, when even the shortest call could
+ * not end in time, nothing more is claimed.
+ */
+static bool
+may_claim(const worker *w, size_t inflight)
+{
+	const sweep_state *s = &w->sw;
+	size_t ahead = (size_t)(w->claim_ahead > 0 ? w->claim_ahead : 1);
+
+	return !w->stopping && !w->reload_pending && s->now >= s->next_claim &&
+	       (w->deadline_ms == 0 || s->now + w->shortest_timeout_ms <= w->deadline_ms) &&
+	       w->claimed.n < ahead * (size_t)w->concurrency &&
+	       inflight + w->claimed.n < (size_t)(w->claim_ahead + 1) * (size_t)w->concurrency;
+}
+
+/* claim up to want actions within the route room, and pace the next claim */
+static int
+claim_some(worker *w, int want)
+{
+	sweep_state *s = &w->sw;
+	claim_result cr;
+	int64_t t0 = clock_mono_us();
+	int rc = 0;
+	bool filled;
+
+	claim_result_init(&cr, conf_route_count(w->ctl->c));
+	if (want > 0) {
+		claim_request req = {.c = w->ctl->c,
+				     .limit = want,
+				     .route_limits = gate_room_limits(w->gate),
+				     .first = w->claim_first++};
+
+		rc = claim_run(w->conn, &req, &w->claimed, &cr);
+	}
+	w->n->claim_us += clock_mono_us() - t0;
+	if (rc != 0) {
+		claim_result_release(&cr);
+		if (db_lost(w->conn))
+			w->db_failed = true;
+		if (sweep_failed(w))
+			return -1;
+		s->next_claim = s->now + 1000;
+		return 0;
+	}
+	tally_claim(w->n, w->m, w->ctl->c, &cr);
+	/* want 0: every route is held, or at its cap (claim again when a call
+	 * ends: not idle while any is out) */
+	filled = want > 0 && (cr.claimed + cr.stale + cr.parked + cr.review >= want ||
+			      gate_room_filled(w->gate, cr.route_got));
+	/* idle: nothing more is due.  A route at its cap may have more: claim
+	 * again when a call ends (flush) */
+	s->claim_idle = !filled && !gate_room_capped(w->gate);
+	s->next_claim = filled ? s->now : s->now + 500;
+	s->busy = s->busy || cr.claimed > 0;
+	claim_result_release(&cr);
+	pump(w, 0);
+	return 0;
+}
+
+/* claim: what is due, up to the rounds ahead, the batch and the route room */
+static int
+claim_step(worker *w)
+{
+	sweep_state *s = &w->sw;
+	size_t inflight = deliver_inflight(w->dl);
+	int want;
+	long room;
+
+	if (!may_claim(w, inflight)) {
+		if (!w->stopping && w->deadline_ms != 0 &&
+		    s->now + w->shortest_timeout_ms > w->deadline_ms)
+			s->claim_idle = true;
+		return 0;
+	}
+	want = (w->claim_ahead + 1) * w->concurrency - (int)(inflight + w->claimed.n);
+	write_route_reports(w);
+	if (w->db_failed)
+		return -1;
+	if (deliver_inflight(w->dl) == 0)
+		gate_no_calls(w->gate);
+	room = gate_room(w->gate, w->claimed.v, w->claimed.n, w->claim_ahead, s->now);
+	if (want > w->batch)
+		want = w->batch;
+	if (want > room)
+		want = (int)room;
+	return claim_some(w, want);
+}
+
+/* deliver: collect finished calls and start claimed ones */
+static int
+deliver_step(worker *w)
+{
+	size_t got = pump(w, deliver_inflight(w->dl) > 0 ? 50 : 0);
+
+	if (sweep_failed(w))
+		return -1;
+	w->sw.busy = w->sw.busy || got > 0;
+	return 0;
+}
+
+/* record: write the finished outcomes when there are enough, or now and then */
+static int
+record_step(worker *w)
+{
+	sweep_state *s = &w->sw;
+
+	s->now = now_ms();
+	s->inflight = deliver_inflight(w->dl);
+	if (w->finished.n == 0 || !(w->finished.n >= (size_t)w->batch || s->inflight == 0 ||
+				    s->now - s->last_flush >= 200 || w->stopping))
+		return 0;
+	flush(w);
+	s->last_flush = s->now;
+	s->next_claim = s->now;
+	s->claim_idle = false; /* what was recorded may make more due (order) */
+	if (sweep_failed(w))
+		return -1;
+	pump(w, 0);
+	return 0;
+}
+
+/*
+ * The end of a round: once drained, reload when asked, end the sweep when
+ * stopping or done, idle (--loop); else wait a little when nothing moved.
+ * Returns true when the sweep is over.
+ */
+static bool
+settle(worker *w)
+{
+	sweep_state *s = &w->sw;
+
+	if (s->inflight == 0 && w->claimed.n > 0 && !s->busy)
+		sleep_ms(10); /* claimed jobs wait for their route's rate */
+	if (w->reload_pending && drained(w)) {
+		/* no job borrows a route of the running configuration now */
+		w->reload_pending = false;
+		if (!w->stopping)
+			reload(w);
+		if (w->db_failed)
+			return true;
+		sweep_restart(w);
+		return false;
+	}
+	if (!drained(w))
+		return false;
+	if (w->stopping) {
+		write_route_reports(w);
+		return true;
+	}
+	if (s->fan_idle && s->claim_idle) {
+		write_route_reports(w);
+		if (!w->ctl->loop ||
+		    (w->deadline_ms != 0 && s->now + w->shortest_timeout_ms > w->deadline_ms))
+			return true;
+		idle(w);
+		if (w->db_failed)
+			return true;
+		sweep_restart(w);
+	} else if (!s->busy) {
+		sleep_ms(50);
+	}
+	return false;
+}
+
 /*
  * Fan out, claim, call, record until nothing is due (--once), or stopping
  * and everything claimed is finished or handed back, or the database is
@@ -623,189 +891,14 @@ idle(worker *w)
 static void
 sweep(worker *w)
 {
-	int64_t start = now_ms(), next_fan = 0, next_claim = 0, last_flush = start;
-	bool fan_idle = false, claim_idle = false;
-
+	w->sw = (sweep_state){.last_flush = now_ms()};
 	for (;;) {
-		int64_t now = now_ms();
-		bool busy = false;
-		size_t inflight, got;
-
-		if (!w->stopping &&
-		    (stop_requested(w) || (w->deadline_ms && now >= w->deadline_ms)))
-			w->stopping = true;
-		if (w->ctl->loop && now - w->last_metrics_ms >= METRICS_EVERY_MS)
-			write_metrics(w);
-		if (w->ctl->loop && !w->reload_pending && w->ctl->reload_requested != NULL &&
-		    w->ctl->reload_requested(w->ctl->arg))
-			w->reload_pending = true;
-
-		if (!w->stopping && !w->reload_pending && now >= next_fan) {
-			fanout_result fr;
-			int64_t t0 = clock_mono_us();
-			const char *fp = w->routes_fp[0] != '\0' ? w->routes_fp : NULL;
-			int frc = fanout_run(w->conn, w->ctl->c, w->batch, fp, &fr);
-
-			if (frc == 0) {
-				w->n->fanned_out += fr.rows;
-				w->n->unrouted += fr.unrouted;
-				w->n->actions += fr.actions;
-				fan_idle = fr.rows < w->batch;
-				busy = fr.rows > 0;
-				/* then what another configuration fanned out meanwhile */
-				if (fan_idle) {
-					frc = fanout_topup(w->conn, w->ctl->c, w->batch, fp, &fr);
-					if (frc == 0) {
-						w->n->actions += fr.actions;
-						fan_idle = fr.rows < w->batch;
-						busy = busy || fr.rows > 0;
-					}
-				}
-			}
-			w->n->fanout_us += clock_mono_us() - t0;
-			if (frc != 0) {
-				if (db_lost(w->conn))
-					w->db_failed = true;
-				if (w->db_failed || refused(w))
-					break;
-				next_fan = now + 1000;
-			} else
-				next_fan = fan_idle ? now + 1000 : now;
-			pump(w, 0);
-		}
-
-		/*
-		 * Claim ahead: up to claim_ahead more rounds of calls wait in
-		 * w->claimed, so that a fan-out or record statement of several
-		 * round-trip times (slots refill from w->claimed while it runs) does
-		 * not leave slots idle.  One round ahead measured 0.70-0.89x of the
-		 * ideal rate in the benchmark, two 0.89-0.92x, three no better.  The
-		 * configuration keeps the rounds within the lease (conf.c).  Near
-		 * the deadline, when even the shortest call could not end in time,
-		 * nothing more is claimed.
-		 */
-		inflight = deliver_inflight(w->dl);
-		if (!w->stopping && !w->reload_pending && now >= next_claim &&
-		    (w->deadline_ms == 0 || now + w->shortest_timeout_ms <= w->deadline_ms) &&
-		    w->claimed.n < (size_t)(w->claim_ahead > 0 ? w->claim_ahead : 1) *
-					   (size_t)w->concurrency &&
-		    inflight + w->claimed.n <
-			    (size_t)(w->claim_ahead + 1) * (size_t)w->concurrency) {
-			int want = (w->claim_ahead + 1) * w->concurrency -
-				   (int)(inflight + w->claimed.n);
-			long room;
-			claim_result cr;
-			int64_t t0 = clock_mono_us();
-			int crc = 0;
-
-			write_route_reports(w);
-			if (w->db_failed)
-				break;
-			if (deliver_inflight(w->dl) == 0)
-				gate_no_calls(w->gate);
-			room = gate_room(w->gate, w->claimed.v, w->claimed.n, w->claim_ahead, now);
-			if (want > w->batch)
-				want = w->batch;
-			if (want > room)
-				want = (int)room;
-			claim_result_init(&cr, conf_route_count(w->ctl->c));
-			if (want > 0) {
-				claim_request req = {.c = w->ctl->c,
-						     .limit = want,
-						     .route_limits = gate_room_limits(w->gate),
-						     .first = w->claim_first++};
-
-				crc = claim_run(w->conn, &req, &w->claimed, &cr);
-			}
-			w->n->claim_us += clock_mono_us() - t0;
-			if (crc != 0) {
-				claim_result_release(&cr);
-				if (db_lost(w->conn))
-					w->db_failed = true;
-				if (w->db_failed || refused(w))
-					break;
-				next_claim = now + 1000;
-			} else {
-				tally_claim(w->n, w->m, w->ctl->c, &cr);
-				/*
-				 * want 0: every route is held, or at its cap (claim
-				 * again when a call ends: not idle while any is out)
-				 */
-				bool filled =
-					want > 0 &&
-					(cr.claimed + cr.stale + cr.parked + cr.review >= want ||
-					 gate_room_filled(w->gate, cr.route_got));
-
-				/*
-				 * Idle: nothing more is due.  A route at its cap may
-				 * have more: claim again when a call ends (flush).
-				 */
-				claim_idle = !filled && !gate_room_capped(w->gate);
-				next_claim = filled ? now : now + 500;
-				busy = busy || cr.claimed > 0;
-				claim_result_release(&cr);
-				pump(w, 0);
-			}
-		} else if (!w->stopping && w->deadline_ms != 0 &&
-			   now + w->shortest_timeout_ms > w->deadline_ms) {
-			claim_idle = true;
-		}
-		if (w->db_failed || refused(w))
+		w->sw.now = now_ms();
+		w->sw.busy = false;
+		sweep_watch(w);
+		if (fan_out(w) != 0 || claim_step(w) != 0 || sweep_failed(w) ||
+		    deliver_step(w) != 0 || record_step(w) != 0 || settle(w))
 			break;
-
-		got = pump(w, deliver_inflight(w->dl) > 0 ? 50 : 0);
-		if (w->db_failed || refused(w))
-			break;
-		busy = busy || got > 0;
-
-		now = now_ms();
-		inflight = deliver_inflight(w->dl);
-		if (w->finished.n > 0 && (w->finished.n >= (size_t)w->batch || inflight == 0 ||
-					  now - last_flush >= 200 || w->stopping)) {
-			flush(w);
-			last_flush = now;
-			next_claim = now;
-			claim_idle = false; /* what was recorded may make more due (order) */
-			if (w->db_failed || refused(w))
-				break;
-			pump(w, 0);
-		}
-
-		if (inflight == 0 && w->claimed.n > 0 && !busy)
-			sleep_ms(10); /* claimed jobs wait for their route's rate */
-		if (w->reload_pending && inflight == 0 && w->finished.n == 0 && w->claimed.n == 0 &&
-		    w->handback.n == 0) {
-			/* no job borrows a route of the running configuration now */
-			w->reload_pending = false;
-			if (!w->stopping)
-				reload(w);
-			if (w->db_failed)
-				break;
-			fan_idle = claim_idle = false;
-			next_fan = next_claim = 0;
-			continue;
-		}
-		if (inflight == 0 && w->finished.n == 0 && w->claimed.n == 0 &&
-		    w->handback.n == 0) {
-			if (w->stopping) {
-				write_route_reports(w);
-				break;
-			}
-			if (fan_idle && claim_idle) {
-				write_route_reports(w);
-				if (!w->ctl->loop ||
-				    (w->deadline_ms != 0 &&
-				     now + w->shortest_timeout_ms > w->deadline_ms))
-					break;
-				idle(w);
-				if (w->db_failed)
-					break;
-				fan_idle = claim_idle = false;
-				next_fan = next_claim = 0;
-			} else if (!busy) {
-				sleep_ms(50);
-			}
-		}
 	}
 }
 
