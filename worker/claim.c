@@ -112,6 +112,37 @@ route_index(const conf *c, const char *name)
 	return -1;
 }
 
+/* one row of the claim: a job appended to out, or counted as stale, parked, held */
+static void
+take_row(const PGresult *r, int i, const conf *c, int64_t lease_until_ms, jobq *out,
+	 claim_result *res)
+{
+	const char *what = PQgetvalue(r, i, COL_OUTCOME);
+	long k = route_index(c, PQgetvalue(r, i, COL_ROUTE));
+	bool counted = k >= 0 && (size_t)k < res->n_routes;
+
+	if (counted)
+		res->route_got[k]++;
+	if (strcmp(what, "stale") == 0) {
+		res->stale++;
+		if (counted)
+			res->route_stale[k]++;
+	} else if (strcmp(what, "review") == 0) {
+		res->review++;
+		log_kv("review", "route", PQgetvalue(r, i, COL_ROUTE), LOG_NUM, "action_id",
+		       PQgetvalue(r, i, COL_ID), "object", PQgetvalue(r, i, COL_OBJECT), "note",
+		       "held for review: its order cannot be decided (sql/order-review.sql)",
+		       LOG_END);
+	} else if (strcmp(what, "claimed") != 0) {
+		res->parked++;
+		if (counted)
+			res->route_parked[k]++;
+	} else {
+		res->claimed++;
+		jobq_push(out, job_from_row(r, i, c, lease_until_ms));
+	}
+}
+
 int
 claim_run(PGconn *conn, const claim_request *req, jobq *out, claim_result *res)
 {
@@ -155,36 +186,8 @@ claim_run(PGconn *conn, const claim_request *req, jobq *out, claim_result *res)
 	if (db_check(conn, r, PGRES_TUPLES_OK, "claim") != 0 || PQnfields(r) != COL__COUNT)
 		goto out;
 	got = PQntuples(r);
-	for (int i = 0; i < got; i++) {
-		const char *what = PQgetvalue(r, i, COL_OUTCOME);
-		long k = route_index(c, PQgetvalue(r, i, COL_ROUTE));
-
-		if (k >= 0 && (size_t)k < res->n_routes)
-			res->route_got[k]++;
-		if (strcmp(what, "stale") == 0) {
-			res->stale++;
-			if (k >= 0 && (size_t)k < res->n_routes)
-				res->route_stale[k]++;
-			continue;
-		}
-		if (strcmp(what, "review") == 0) {
-			res->review++;
-			log_kv("review", "route", PQgetvalue(r, i, COL_ROUTE), LOG_NUM, "action_id",
-			       PQgetvalue(r, i, COL_ID), "object", PQgetvalue(r, i, COL_OBJECT),
-			       "note",
-			       "held for review: its order cannot be decided (sql/order-review.sql)",
-			       LOG_END);
-			continue;
-		}
-		if (strcmp(what, "claimed") != 0) {
-			res->parked++;
-			if (k >= 0 && (size_t)k < res->n_routes)
-				res->route_parked[k]++;
-			continue;
-		}
-		res->claimed++;
-		jobq_push(out, job_from_row(r, i, c, lease_until_ms));
-	}
+	for (int i = 0; i < got; i++)
+		take_row(r, i, c, lease_until_ms, out, res);
 	rc = 0;
 	if (res->claimed > 0)
 		FAILPOINT("worker-after-claim");
