@@ -82,9 +82,69 @@ job_from_row(const PGresult *r, int i, const conf *c, int64_t lease_until_ms)
 	return j;
 }
 
+void
+claim_result_init(claim_result *res, size_t n_routes)
+{
+	*res = (claim_result){.n_routes = n_routes,
+			      .route_got = xcalloc(n_routes + 1, sizeof(int)),
+			      .route_stale = xcalloc(n_routes + 1, sizeof(int)),
+			      .route_parked = xcalloc(n_routes + 1, sizeof(int))};
+}
+
+void
+claim_result_release(claim_result *res)
+{
+	free(res->route_got);
+	free(res->route_stale);
+	free(res->route_parked);
+	*res = (claim_result){.n_routes = 0};
+}
+
+/* which of c's routes a row is, or -1 */
+static long
+route_index(const conf *c, const char *name)
+{
+	const route_conf *r = conf_route(c, name);
+
+	for (size_t k = 0; r != NULL && k < conf_route_count(c); k++)
+		if (conf_route_at(c, k) == r)
+			return (long)k;
+	return -1;
+}
+
+/* one row of the claim: a job appended to out, or counted as stale, parked, held */
+static void
+take_row(const PGresult *r, int i, const conf *c, int64_t lease_until_ms, jobq *out,
+	 claim_result *res)
+{
+	const char *what = PQgetvalue(r, i, COL_OUTCOME);
+	long k = route_index(c, PQgetvalue(r, i, COL_ROUTE));
+	bool counted = k >= 0 && (size_t)k < res->n_routes;
+
+	if (counted)
+		res->route_got[k]++;
+	if (strcmp(what, "stale") == 0) {
+		res->stale++;
+		if (counted)
+			res->route_stale[k]++;
+	} else if (strcmp(what, "review") == 0) {
+		res->review++;
+		log_kv("review", "route", PQgetvalue(r, i, COL_ROUTE), LOG_NUM, "action_id",
+		       PQgetvalue(r, i, COL_ID), "object", PQgetvalue(r, i, COL_OBJECT), "note",
+		       "held for review: its order cannot be decided (sql/order-review.sql)",
+		       LOG_END);
+	} else if (strcmp(what, "claimed") != 0) {
+		res->parked++;
+		if (counted)
+			res->route_parked[k]++;
+	} else {
+		res->claimed++;
+		jobq_push(out, job_from_row(r, i, c, lease_until_ms));
+	}
+}
+
 int
-claim_run(PGconn *conn, const conf *c, int limit, const int *route_limits, int *route_got,
-	  size_t first, job ***jobs, size_t *n, size_t *cap, claim_counts *counts, metrics *m)
+claim_run(PGconn *conn, const claim_request *req, jobq *out, claim_result *res)
 {
 	static const char sql[] =
 		"select action_id, lease_token, route, idem_key, attempts,"
@@ -92,6 +152,7 @@ claim_run(PGconn *conn, const conf *c, int limit, const int *route_limits, int *
 		" content_type, body, outcome, probe, unknown"
 		" from hookinbox.claim_actions($1::integer, $2::integer, $3::integer,"
 		" $4::text[], $5::integer[])";
+	const conf *c = req->c;
 	const worker_conf *w = conf_worker(c);
 	char b0[16], b1[16], b2[16];
 	const char *p[5] = {b0, b1, b2, NULL, NULL};
@@ -102,22 +163,22 @@ claim_run(PGconn *conn, const conf *c, int limit, const int *route_limits, int *
 	/* the server starts the lease after this: a safe lower bound for its end */
 	int64_t lease_until_ms = clock_mono_us() / 1000 + (int64_t)w->lease * 1000;
 
-	*counts = (claim_counts){0, 0, 0, 0};
-	for (size_t i = 0; i < n_routes; i++)
-		route_got[i] = 0;
-	snprintf(b0, sizeof(b0), "%d", limit);
+	res->claimed = res->stale = res->parked = res->review = 0;
+	for (size_t i = 0; i < res->n_routes; i++)
+		res->route_got[i] = res->route_stale[i] = res->route_parked[i] = 0;
+	snprintf(b0, sizeof(b0), "%d", req->limit);
 	snprintf(b1, sizeof(b1), "%d", w->lease);
 	snprintf(b2, sizeof(b2), "%d", w->retry_window);
 	/* only the routes configured here, those with room, in turn from first */
 	db_array_init(&routes);
 	db_array_init(&limits);
 	for (size_t k = 0; k < n_routes; k++) {
-		size_t i = (first + k) % n_routes;
+		size_t i = (req->first + k) % n_routes;
 
-		if (route_limits[i] <= 0)
+		if (req->route_limits[i] <= 0)
 			continue;
 		db_array_add(&routes, conf_route_at(c, i)->name);
-		db_array_addf_int(&limits, route_limits[i]);
+		db_array_addf_int(&limits, req->route_limits[i]);
 	}
 	p[3] = db_array_get(&routes);
 	p[4] = db_array_get(&limits);
@@ -125,66 +186,15 @@ claim_run(PGconn *conn, const conf *c, int limit, const int *route_limits, int *
 	if (db_check(conn, r, PGRES_TUPLES_OK, "claim") != 0 || PQnfields(r) != COL__COUNT)
 		goto out;
 	got = PQntuples(r);
-	for (int i = 0; i < got; i++) {
-		const char *what = PQgetvalue(r, i, COL_OUTCOME);
-		const route_conf *rc_row = conf_route(c, PQgetvalue(r, i, COL_ROUTE));
-
-		for (size_t k = 0; k < n_routes; k++)
-			route_got[k] += conf_route_at(c, k) == rc_row;
-		if (strcmp(what, "stale") == 0) {
-			counts->stale++;
-			if (m != NULL)
-				metrics_action(m, PQgetvalue(r, i, COL_ROUTE), ACT_STALE);
-			continue;
-		}
-		if (strcmp(what, "review") == 0) {
-			counts->review++;
-			log_kv("review", "route", PQgetvalue(r, i, COL_ROUTE), LOG_NUM, "action_id",
-			       PQgetvalue(r, i, COL_ID), "object", PQgetvalue(r, i, COL_OBJECT),
-			       "note",
-			       "held for review: its order cannot be decided (sql/order-review.sql)",
-			       LOG_END);
-			continue;
-		}
-		if (strcmp(what, "claimed") != 0) {
-			counts->parked++;
-			if (m != NULL)
-				metrics_action(m, PQgetvalue(r, i, COL_ROUTE), ACT_PARKED);
-			continue;
-		}
-		counts->claimed++;
-		if (*n == *cap) {
-			*cap = *cap ? *cap * 2 : 64;
-			*jobs = xrealloc(*jobs, *cap * sizeof(**jobs));
-		}
-		(*jobs)[(*n)++] = job_from_row(r, i, c, lease_until_ms);
-	}
+	for (int i = 0; i < got; i++)
+		take_row(r, i, c, lease_until_ms, out, res);
 	rc = 0;
-	if (counts->claimed > 0)
+	if (res->claimed > 0)
 		FAILPOINT("worker-after-claim");
 out:
 	PQclear(r);
 	db_array_release(&routes);
 	db_array_release(&limits);
-	return rc;
-}
-
-int
-claim_route_report(PGconn *conn, const gate_report *rep)
-{
-	static const char sql[] = "select hookinbox.route_report($1, $2, $3::double precision, $4)";
-	char secs[32];
-	const char *p[4] = {rep->route, gate_report_name(rep->what), secs, rep->reason};
-	PGresult *r;
-	int rc;
-
-	snprintf(secs, sizeof(secs), "%.3f", rep->seconds);
-	r = db_exec(conn, sql, 4, p);
-	rc = db_check(conn, r, PGRES_TUPLES_OK, "route report");
-	PQclear(r);
-	if (rc == 0)
-		log_kv("route", "route", rep->route, "state", gate_report_name(rep->what),
-		       "seconds", secs, "reason", rep->reason, LOG_END);
 	return rc;
 }
 
@@ -267,146 +277,5 @@ claim_release(PGconn *conn, job **jobs, size_t n)
 	PQclear(r);
 	db_array_release(&ids);
 	db_array_release(&tokens);
-	return rc;
-}
-
-int
-claim_unserved(PGconn *conn, const conf *c)
-{
-	static const char sql[] = "select route, due from hookinbox.unserved_routes($1::text[])";
-	db_array routes;
-	const char *p[1];
-	PGresult *r;
-	int rc = -1;
-
-	db_array_init(&routes);
-	for (size_t i = 0; i < conf_route_count(c); i++)
-		db_array_add(&routes, conf_route_at(c, i)->name);
-	p[0] = db_array_get(&routes);
-	r = db_exec(conn, sql, 1, p);
-	if (db_check(conn, r, PGRES_TUPLES_OK, "routes not configured") != 0 || PQnfields(r) != 2)
-		goto out;
-	for (int i = 0; i < PQntuples(r); i++)
-		log_kv_warn("route-not-configured", "route", PQgetvalue(r, i, 0), LOG_NUM, "due",
-			    PQgetvalue(r, i, 1), "note",
-			    "left alone: this worker's configuration has no such route", LOG_END);
-	rc = 0;
-out:
-	PQclear(r);
-	db_array_release(&routes);
-	return rc;
-}
-
-/* append to buf[*len..], truncating at cap - 1 */
-static void
-append(char *buf, size_t cap, size_t *len, const char *a, const char *b)
-{
-	int n = snprintf(buf + *len, cap - *len, "%s%s", a, b);
-
-	if (n < 0 || (size_t)n >= cap - *len)
-		*len = cap - 1; /* truncated: the fingerprint still differs from others' */
-	else
-		*len += (size_t)n;
-}
-
-/*
- * A url as hookinbox.worker_routes may keep it: credentials (user:password@,
- * the query string, which often carries an api_key or a token) and the path
- * of hook URLs that are themselves the secret (Slack, Discord) replaced by
- * "***", with the first 16 hex digits of the url's SHA-256, so that two
- * configurations that differ only there still have different fingerprints.
- */
-static void
-redact_url(const char *url, char *out, size_t cap)
-{
-	const char *scheme_end = strstr(url, "://");
-	const char *host = scheme_end != NULL ? scheme_end + 3 : url;
-	const char *path = host + strcspn(host, "/?#");
-	const char *at = memchr(host, '@', (size_t)(path - host));
-	const char *query = strchr(path, '?');
-	bool secret_path = strstr(host, "hooks.slack.com") != NULL ||
-			   strstr(host, "discord.com") != NULL ||
-			   strstr(host, "discordapp.com") != NULL;
-	unsigned char md[SHA256_LEN];
-	char hex[2 * 8 + 1];
-	int keep_path;
-
-	if (at == NULL && query == NULL && !secret_path) {
-		snprintf(out, cap, "%s", url);
-		return;
-	}
-	if (sha256_digest(url, strlen(url), md) != 0)
-		memset(md, 0, sizeof(md));
-	hex_encode(md, 8, hex);
-	keep_path = secret_path ? 0 : (int)(query != NULL ? query - path : (long)strlen(path));
-	/* truncation only shortens the redacted form: nothing secret is left in it */
-	(void)snprintf(out, cap, "%.*s%s%.*s%.*s%s#sha256:%s", (int)(host - url), url,
-		       at != NULL ? "***@" : "", (int)(path - (at != NULL ? at + 1 : host)),
-		       at != NULL ? at + 1 : host, keep_path, path,
-		       secret_path     ? "/***"
-		       : query != NULL ? "?***"
-				       : "",
-		       hex);
-}
-
-/* one route as the fingerprint sees it: what decides where its events go */
-static void
-describe_route(const route_conf *r, db_array *out)
-{
-	char buf[4096], kind[32], url[2048];
-	size_t len = 0;
-
-	snprintf(kind, sizeof(kind), "|order=%d|key=%d|", (int)r->order, (int)r->key);
-	append(buf, sizeof(buf), &len, r->name, kind);
-	if (r->url != NULL)
-		redact_url(r->url, url, sizeof(url));
-	append(buf, sizeof(buf), &len, r->url != NULL ? url : r->handler, "|endpoints=");
-	for (size_t i = 0; i < r->n_endpoints; i++)
-		append(buf, sizeof(buf), &len, i ? "," : "", r->endpoints[i]);
-	append(buf, sizeof(buf), &len, "|events=", "");
-	for (size_t i = 0; i < r->n_events; i++)
-		append(buf, sizeof(buf), &len, i ? "," : "", r->events[i]);
-	db_array_add(out, buf);
-}
-
-int
-claim_routes_check(PGconn *conn, const conf *c, char *fp, size_t fp_cap)
-{
-	static const char sql[] = "select fingerprint, other, last_host, last_seen"
-				  " from hookinbox.routes_check($1::text[], $2, 24)";
-	char host[256];
-	db_array routes;
-	const char *p[2] = {NULL, host};
-	const char *mine = NULL;
-	PGresult *r;
-	int rc = -1;
-
-	if (gethostname(host, sizeof(host)) != 0)
-		snprintf(host, sizeof(host), "unknown");
-	host[sizeof(host) - 1] = '\0';
-	db_array_init(&routes);
-	for (size_t i = 0; i < conf_route_count(c); i++)
-		describe_route(conf_route_at(c, i), &routes);
-	p[0] = db_array_get(&routes);
-	r = db_exec(conn, sql, 2, p);
-	if (db_check(conn, r, PGRES_TUPLES_OK, "routes check") != 0 || PQnfields(r) != 4)
-		goto out;
-	for (int i = 0; i < PQntuples(r); i++) {
-		if (strcmp(PQgetvalue(r, i, 1), "t") != 0) {
-			mine = PQgetvalue(r, i, 0);
-			snprintf(fp, fp_cap, "%s", mine);
-			continue;
-		}
-		log_kv_warn(
-			"routes-differ", "routes", mine, "other", PQgetvalue(r, i, 0), "other_host",
-			PQgetvalue(r, i, 2), "other_seen", PQgetvalue(r, i, 3), "note",
-			"another worker has other routes: each adds its routes' actions to the events "
-			"the other fans out meanwhile, and works only its own routes' actions",
-			LOG_END);
-	}
-	rc = 0;
-out:
-	PQclear(r);
-	db_array_release(&routes);
 	return rc;
 }

@@ -10,39 +10,46 @@
 #include <libpq-fe.h>
 
 #include "conf.h"
-#include "gate.h"
 #include "job.h"
-#include "metrics.h"
+#include "jobq.h"
 
-typedef struct claim_counts {
+/* what the next claim asks for */
+typedef struct claim_request {
+	const conf *c;		 /* the routes, the lease and the retry window */
+	int limit;		 /* rows at most */
+	const int *route_limits; /* per route of c (conf_route_at): rows at most; 0: none */
+	size_t first;		 /* the route taken first, the others in turn after it */
+} claim_request;
+
+/* what a claim did; the per-route arrays follow c's routes */
+typedef struct claim_result {
 	long claimed;
 	long stale;  /* order = newest: marked stale on the way */
 	long parked; /* attempts or retry window used up without a recorded outcome */
 	long review; /* order = newest or sequence could not place it: held for review */
-} claim_counts;
+	size_t n_routes;
+	int *route_got;	   /* rows taken of route i, stale and parked included */
+	int *route_stale;  /* of which marked stale */
+	int *route_parked; /* of which parked */
+} claim_result;
+
+/* a result for n_routes routes, all counts 0; the caller releases it */
+void claim_result_init(claim_result *res, size_t n_routes);
+void claim_result_release(claim_result *res);
 
 /*
- * Claim up to limit due actions with hookinbox.claim_actions() (one
+ * Claim up to req->limit due actions with hookinbox.claim_actions() (one
  * statement, committed when this returns: no transaction is held while the
- * calls run), at most route_limits[i] of route conf_route_at(c, i), the
- * routes taken in turn from index first; routes with a limit of 0, and the
- * routes c does not configure, are left alone.  route_got[i] says how many
- * rows of route i the claim took (stale and parked ones included).  On success returns 0 and
- * appends the new jobs to (*jobs)[*n...], growing the xrealloc'd array; the
- * caller owns them.  *counts says what the claim did, and m (may be NULL)
- * counts the stale and parked actions per route; each action held for
- * review is logged (event=review).  Returns -1 on error (logged).
+ * calls run), at most req->route_limits[i] of route conf_route_at(c, i), the
+ * routes taken in turn from index req->first; routes with a limit of 0, and
+ * the routes c does not configure, are left alone.  res (made by
+ * claim_result_init for c's routes) says what the claim did, by route: the
+ * caller counts it.  Each action held for review is logged (event=review).
+ * On success returns 0 and appends the new jobs to out, which owns them.
+ * Returns -1 on error (logged).
  */
-int claim_run(PGconn *conn, const conf *c, int limit, const int *route_limits, int *route_got,
-	      size_t first, job ***jobs, size_t *n, size_t *cap, claim_counts *counts, metrics *m)
+int claim_run(PGconn *conn, const claim_request *req, jobq *out, claim_result *res)
 	__attribute__((warn_unused_result));
-
-/*
- * Tell every worker what this one learned about a route (a hold, the
- * breaker opened or closed: hookinbox.route_report()), and log it.
- * Returns 0, or -1 on error (logged).
- */
-int claim_route_report(PGconn *conn, const gate_report *rep) __attribute__((warn_unused_result));
 
 /*
  * Renew the leases of jobs[0..n-1] (hookinbox.renew_leases(), guarded by
@@ -61,20 +68,5 @@ int claim_renew(PGconn *conn, job **jobs, size_t n, int lease_s)
  * then expire on their own).
  */
 int claim_release(PGconn *conn, job **jobs, size_t n) __attribute__((warn_unused_result));
-
-/*
- * Log one line per route that has due actions but is not configured in c
- * (this worker leaves them alone).  Returns 0, or -1 on error (logged).
- */
-int claim_unserved(PGconn *conn, const conf *c) __attribute__((warn_unused_result));
-
-/*
- * Remember this configuration's routes under their fingerprint
- * (hookinbox.routes_check()), copied to fp (fp_cap bytes; left as it was on
- * error), and log one line per other fingerprint seen in the last 24 hours.
- * Returns 0, or -1 on error (logged).
- */
-int claim_routes_check(PGconn *conn, const conf *c, char *fp, size_t fp_cap)
-	__attribute__((warn_unused_result));
 
 #endif

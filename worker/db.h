@@ -2,10 +2,11 @@
 /*
  * db.h - the worker's database connection and small libpq helpers
  *
- * The database modules (fanout.c, claim.c, record.c, sqlfn.c, queue.c) and
- * the two that connect (loop.c, health.c) include this header.  libpq also
- * reaches the modules whose headers take a PGconn (claim.h, fanout.h,
- * queue.h, record.h, sqlfn.h), e.g. metrics.c through queue.h; outside the
+ * The database modules (fanout.c, claim.c, record.c, sqlfn.c, queue.c,
+ * route_report.c), the engine's calls (dispatch.c) and the two that connect
+ * (loop.c, health.c) include this header.  libpq also reaches the modules
+ * whose headers take a PGconn (claim.h, dispatch.h, fanout.h, queue.h,
+ * record.h, route_report.h, sqlfn.h), e.g. metrics.c through queue.h; outside the
  * worker only fcgi/store.c and common/dbcheck.c include it.
  */
 #ifndef HOOKINBOX_DB_H

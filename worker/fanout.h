@@ -25,7 +25,7 @@ bool fanout_route_matches(const route_conf *r, const char *endpoint, const char 
  * Claim up to batch pending inbox rows (FOR UPDATE SKIP LOCKED), route
  * them, insert their actions and mark them dispatched or unrouted, in one
  * transaction.  fp is this configuration's routes fingerprint
- * (claim_routes_check(); NULL: unknown): while another configuration runs,
+ * (route_report_check(); NULL: unknown): while another configuration runs,
  * the rows are recorded for its top-up.  Returns 0 with *res filled, or -1
  * (logged; rolled back).
  */

@@ -30,6 +30,8 @@ struct gate {
 	size_t n;
 	gate_report reports[GATE_MAX_REPORTS];
 	size_t n_reports;
+	int *room;   /* per route: what the next claim may take (gate_room) */
+	bool capped; /* some route (not held) had no room: more of it may be due */
 };
 
 gate *
@@ -39,6 +41,7 @@ gate_new(const route_conf *const *routes, size_t n, int concurrency)
 
 	g->n = n;
 	g->routes = xcalloc(n + 1, sizeof(*g->routes));
+	g->room = xcalloc(n + 1, sizeof(*g->room));
 	for (size_t i = 0; i < n; i++) {
 		g->routes[i].r = routes[i];
 		g->routes[i].cap = routes[i]->concurrency > 0 ? routes[i]->concurrency
@@ -55,6 +58,7 @@ gate_free(gate *g)
 	if (g == NULL)
 		return;
 	free(g->routes);
+	free(g->room);
 	free(g);
 }
 
@@ -239,6 +243,47 @@ gate_claim_limit(const gate *g, const route_conf *r, size_t waiting, int claim_a
 		return 0;
 	room = (long)(claim_ahead + 1) * rg->cap - rg->inflight - (long)waiting;
 	return room > 0 ? (int)room : 0;
+}
+
+long
+gate_room(gate *g, job *const *waiting, size_t n_waiting, int claim_ahead, int64_t now_ms)
+{
+	long sum = 0;
+
+	g->capped = false;
+	for (size_t i = 0; i < g->n; i++) {
+		const route_conf *r = g->routes[i].r;
+		size_t w = 0;
+
+		for (size_t k = 0; k < n_waiting; k++)
+			w += waiting[k]->route == r;
+		g->room[i] = gate_claim_limit(g, r, w, claim_ahead, now_ms);
+		sum += g->room[i];
+		if (g->room[i] == 0 && !gate_held(g, r, now_ms))
+			g->capped = true;
+	}
+	return sum;
+}
+
+const int *
+gate_room_limits(const gate *g)
+{
+	return g->room;
+}
+
+bool
+gate_room_capped(const gate *g)
+{
+	return g->capped;
+}
+
+bool
+gate_room_filled(const gate *g, const int *got)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (g->room[i] > 0 && got[i] >= g->room[i])
+			return true;
+	return false;
 }
 
 size_t

@@ -13,7 +13,8 @@
  * to hookinbox.route_state; claim_actions() honours them there.
  *
  * No I/O and no clock of its own (now_ms is passed in): unit-tested in
- * tests/unit/test_gate.c.  The gate borrows the routes it was made for;
+ * tests/unit/test_gate.c.  It also keeps the route room, what the next
+ * claim may take of each route.  The gate borrows the routes it was made for;
  * make a new one when the configuration is reloaded.
  */
 #ifndef HOOKINBOX_GATE_H
@@ -86,6 +87,23 @@ bool gate_held(const gate *g, const route_conf *r, int64_t now_ms);
  */
 int gate_claim_limit(const gate *g, const route_conf *r, size_t waiting, int claim_ahead,
 		     int64_t now_ms);
+/*
+ * The route room: what the next claim may take of each route, the routes
+ * in the order gate_new got them.  gate_room sets each route's room to
+ * gate_claim_limit, counting as waiting the jobs of waiting[0..n_waiting-1]
+ * (claimed, not started) that are the route's, and returns the sum.
+ */
+long gate_room(gate *g, job *const *waiting, size_t n_waiting, int claim_ahead, int64_t now_ms);
+/* the room per route as the last gate_room set it (all 0 before); borrowed */
+const int *gate_room_limits(const gate *g);
+/* whether at the last gate_room some route that is not held had no room: more may be due */
+bool gate_room_capped(const gate *g);
+/*
+ * Whether a claim that took got[i] rows of route i (per route, in gate_new's
+ * order) took all the room of some route: more of it may be due.
+ */
+bool gate_room_filled(const gate *g, const int *got);
+
 /* moves up to max queued reports to out; returns how many */
 size_t gate_take_reports(gate *g, gate_report *out, size_t max);
 

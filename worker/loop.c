@@ -10,8 +10,12 @@
  * once the calls in flight are recorded, claiming nothing meanwhile) and
  * reconnects with backoff when the database goes away.
  *
- * Everything the engine uses is in one struct worker on loop_run's stack;
- * the database connection carries the engine's idle function (while a
+ * Everything the engine uses is in one struct worker on loop_run's stack:
+ * the settings, the calls (a dispatch: dispatch.c starts, collects and
+ * records them), what it tells other workers, and the running sweep's
+ * pace.  A sweep is a round of steps (sweep_watch, fan_out with top_up,
+ * claim_step, deliver_step, record_step, settle) over that one struct.  The
+ * database connection carries the engine's idle function (while a
  * statement runs, calls keep moving), given when the connection is made.
  */
 #include "loop.h"
@@ -27,16 +31,14 @@
 #include "clock.h"
 #include "db.h"
 #include "deliver.h"
-#include "failpoint.h"
+#include "dispatch.h"
 #include "fanout.h"
 #include "gate.h"
-#include "job.h"
 #include "log.h"
 #include "metrics.h"
-#include "outcome.h"
 #include "queue.h"
-#include "record.h"
-#include "sqlfn.h"
+#include "route_report.h"
+#include "tally.h"
 #include "xalloc.h"
 
 #define METRICS_EVERY_MS 15000 /* --loop: the metrics file is rewritten this often */
@@ -59,37 +61,29 @@ routes_check_every_ms(void)
 #define RECONNECT_FIRST_MS 1000 /* --loop: first wait before reconnecting, doubling */
 #define RECONNECT_MAX_MS 30000
 
+/* one sweep's pace: when each step is due next, and what the last found */
+typedef struct sweep_state {
+	int64_t now;		      /* this round's clock (ms) */
+	int64_t next_fan, next_claim; /* when to fan out, to claim next */
+	int64_t last_flush;	      /* when outcomes were last recorded */
+	bool fan_idle, claim_idle;    /* nothing more was there to fan out, to claim */
+	bool busy;		      /* this round did something */
+	size_t inflight;	      /* calls in flight as the record step saw them */
+} sweep_state;
+
 typedef struct worker {
 	loop_ctl *ctl;
-	loop_counters *n; /* &ctl->n */
-	PGconn *conn;
-	deliver *dl;
-	metrics *m;
-	backoff_policy policy;
-	int concurrency, batch, claim_ahead;
+	/* what follows from the configuration and the options (configure) */
+	int batch, claim_ahead;
 	int64_t shortest_timeout_ms;
-	int64_t deadline_ms; /* clock_mono ms; 0 = none */
-	bool stopping;	     /* claim nothing more, hand back what has not started */
-	job **claimed;	     /* from the last claim, not yet started */
-	size_t n_claimed, cap_claimed;
-	job **finished; /* waiting to be recorded */
-	size_t n_finished, cap_finished;
-	job **done;	    /* deliver_poll's output, concurrency entries */
-	gate *gate;	    /* the route limits */
-	int *route_limits;  /* per route of the configuration: what the next claim may take */
-	int *route_got;	    /* and what the last claim took (stale and parked included) */
-	bool capped;	    /* some route (not held) has no room: more of it may be due */
+	/* the calls, the connection they share and the limits they work under */
+	dispatch d;
 	size_t claim_first; /* the route the next claim starts with (taken in turn) */
-	job **handback;	    /* probes that failed: their attempt is given back */
-	size_t n_handback, cap_handback;
-	bool in_db;	/* inside db_exec: the connection is busy */
-	bool pumping;	/* inside pump: w->done and w->claimed are being walked */
-	bool db_failed; /* the connection is gone */
-	/* SIGHUP while busy: claim nothing more, hand back what has not started,
-	 * and reload once the calls in flight are recorded (on the old routes) */
-	bool reload_pending;
-	int64_t started_wall, started_ms, last_metrics_ms, last_routes_check_ms;
+	/* what this worker tells others, and when it last did */
 	char routes_fp[64]; /* this configuration's routes fingerprint ("": unknown) */
+	int64_t last_routes_check_ms;
+	int64_t started_wall, started_ms, last_metrics_ms; /* the metrics file */
+	sweep_state sw;					   /* the running sweep */
 } worker;
 
 /* the key the worker's conninfo comes from, for what a refusal says */
@@ -123,356 +117,7 @@ stop_requested(const worker *w)
 static bool
 refused(const worker *w)
 {
-	return w->conn != NULL && db_refusal(w->conn) != NULL;
-}
-
-static void
-push(job ***arr, size_t *n, size_t *cap, job *j)
-{
-	if (*n == *cap) {
-		*cap = *cap ? *cap * 2 : 64;
-		*arr = xrealloc(*arr, *cap * sizeof(**arr));
-	}
-	(*arr)[(*n)++] = j;
-}
-
-static void
-log_call(const job *j)
-{
-	char id[24], attempt[16], status[16], ms[24], delay[24];
-
-	snprintf(id, sizeof(id), "%lld", (long long)j->action_id);
-	snprintf(attempt, sizeof(attempt), "%d", j->attempt);
-	snprintf(status, sizeof(status), "%ld", j->status);
-	snprintf(ms, sizeof(ms), "%lld", (long long)j->duration_ms);
-	snprintf(delay, sizeof(delay), "%.1f", j->delay_s);
-	log_kv("call", "route", j->route_name, LOG_NUM, "action", id, LOG_NUM, "attempt", attempt,
-	       LOG_NUM, "status", status, LOG_NUM, "duration_ms", ms, "outcome",
-	       outcome_name(j->outcome), LOG_NUM, "retry_in_s",
-	       j->outcome == JOB_RETRY ? delay : NULL, "error", j->error[0] ? j->error : NULL,
-	       LOG_END);
-}
-
-/* count a finished call by route and status class, with its duration */
-static void
-count_call(worker *w, const job *j)
-{
-	call_kind k;
-
-	if (j->route != NULL && j->route->handler != NULL)
-		k = j->outcome == JOB_DONE ? CALL_OK : CALL_ERROR;
-	else if (j->status >= 200 && j->status <= 299)
-		k = CALL_2XX;
-	else if (j->status >= 300 && j->status <= 399)
-		k = CALL_3XX;
-	else if (j->status >= 400 && j->status <= 499)
-		k = CALL_4XX;
-	else if (j->status >= 500 && j->status <= 599)
-		k = CALL_5XX;
-	else if (j->timed_out)
-		k = CALL_TIMEOUT;
-	else
-		k = CALL_ERROR;
-	metrics_call(w->m, j->route_name, k, (double)j->duration_ms / 1000.0);
-}
-
-/*
- * A reconcile call (GET reconcile_url) ended.  2xx: the downstream has the
- * effect, recorded as done with its reference.  404: it has not: the job
- * goes back to w->claimed to be sent (returns true).  Anything else: try
- * again later (never parked for the reconcile endpoint's own 4xx).
- */
-static bool
-reconciled(worker *w, job *j)
-{
-	char id[24], status[16];
-	bool have = j->status >= 200 && j->status <= 299;
-
-	snprintf(id, sizeof(id), "%lld", (long long)j->action_id);
-	snprintf(status, sizeof(status), "%ld", j->status);
-	log_kv("reconcile", "route", j->route_name, "action", id, "status", status, "means",
-	       have		  ? "done"
-	       : j->status == 404 ? "send"
-				  : "later",
-	       LOG_END);
-	if (have) {
-		snprintf(j->error, sizeof(j->error), "reconciled: the downstream has it");
-		return false;
-	}
-	if (j->status != 404) {
-		char was[JOB_ERROR_MAX];
-
-		/* the marker keeps it unknown for the next claim: asked again, not sent blind */
-		snprintf(was, sizeof(was), "%s", j->error);
-		if (j->status != 0)
-			snprintf(j->error, sizeof(j->error),
-				 "reconcile answered http status %ld (outcome unknown)", j->status);
-		else if (strstr(was, "outcome unknown") == NULL)
-			snprintf(j->error, sizeof(j->error), "reconcile: %.200s (outcome unknown)",
-				 was);
-		j->status = 0; /* retried as an unknown outcome, never parked */
-		return false;
-	}
-	(void)gate_finished(w->gate, j, now_ms());
-	j->called = j->reconciling = j->unknown = false;
-	j->status = 0;
-	j->error[0] = j->ref[0] = '\0';
-	j->retry_after_s = -1;
-	push(&w->claimed, &w->n_claimed, &w->cap_claimed, j);
-	return true;
-}
-
-/* a job whose call is over (or never started): decide, log, queue for recording */
-static void
-finished(worker *w, job *j)
-{
-	if (j->reconciling && j->called && j->outcome != JOB_LOST && reconciled(w, j))
-		return;
-	outcome_decide(&w->policy, j, drand48());
-	log_call(j);
-	if (j->called)
-		count_call(w, j);
-	if (j->called && j->route != NULL && j->route->handler == NULL &&
-	    gate_finished(w->gate, j, now_ms()) && j->outcome != JOB_LOST) {
-		/* a failed probe: the route is held again, the action keeps its attempt */
-		j->called = j->transport_error = j->timed_out = false;
-		j->status = 0;
-		j->error[0] = '\0';
-		j->outcome = JOB_RETRY;
-		push(&w->handback, &w->n_handback, &w->cap_handback, j);
-		return;
-	}
-	if (j->outcome == JOB_DONE && j->route && j->route->handler) {
-		/* already recorded in the handler's transaction */
-		w->n->done++;
-		metrics_action(w->m, j->route_name, ACT_DONE);
-		job_free(j);
-		return;
-	}
-	if (j->outcome == JOB_LOST) {
-		w->n->lost++;
-		metrics_action(w->m, j->route_name, ACT_LEASE_LOST);
-		job_free(j);
-		return;
-	}
-	push(&w->finished, &w->n_finished, &w->cap_finished, j);
-}
-
-/*
- * Lease a job needs left to start its call: the route's timeout plus a
- * margin to record the outcome (1 s, less when the lease is short).
- */
-static int64_t
-lease_needed_ms(const worker *w, const job *j)
-{
-	int64_t t = (int64_t)j->route->timeout * 1000;
-	int64_t margin = ((int64_t)conf_worker(w->ctl->c)->lease * 1000 - t) / 2;
-
-	return t + (margin < 1000 ? margin : 1000);
-}
-
-/* a job that would call someone (a configured route, a body to send) */
-static bool
-calls(const job *j)
-{
-	return j->route != NULL && j->body != NULL && j->outcome != JOB_LOST;
-}
-
-static bool
-lease_short(const worker *w, const job *j, int64_t now)
-{
-	return calls(j) && now + lease_needed_ms(w, j) > j->lease_until_ms;
-}
-
-/* stopping, or the call could not end before the deadline: hand it back */
-static bool
-too_late(const worker *w, const job *j, int64_t now)
-{
-	return calls(j) &&
-	       (w->stopping ||
-		(w->deadline_ms != 0 && now + (int64_t)j->route->timeout * 1000 > w->deadline_ms));
-}
-
-/* a call whose route is held (429, Retry-After, open breaker): hand it back */
-static bool
-route_held(const worker *w, const job *j, int64_t now)
-{
-	return calls(j) && j->route->handler == NULL && gate_held(w->gate, j->route, now);
-}
-
-static bool
-hand_back(const worker *w, const job *j, int64_t now)
-{
-	return too_late(w, j, now) || route_held(w, j, now) || (calls(j) && w->reload_pending);
-}
-
-/* take the claimed jobs for which pred holds out of w->claimed, in order */
-static size_t
-take_claimed(worker *w, bool (*pred)(const worker *, const job *, int64_t), job **out)
-{
-	int64_t now = now_ms();
-	size_t keep = 0, n = 0;
-
-	for (size_t i = 0; i < w->n_claimed; i++) {
-		if (pred(w, w->claimed[i], now))
-			out[n++] = w->claimed[i];
-		else
-			w->claimed[keep++] = w->claimed[i];
-	}
-	w->n_claimed = keep;
-	return n;
-}
-
-/*
- * Renew, in one statement, the leases of the claimed jobs too short for
- * their call; jobs whose lease is gone come back JOB_LOST.  The connection
- * must be free.
- */
-static void
-renew_leases(worker *w)
-{
-	job **jobs = xcalloc(w->n_claimed + 1, sizeof(*jobs));
-	int64_t now = now_ms();
-	size_t n = 0;
-
-	/* they stay in w->claimed, in claim order; claim_renew updates them */
-	for (size_t i = 0; i < w->n_claimed; i++)
-		if (lease_short(w, w->claimed[i], now))
-			jobs[n++] = w->claimed[i];
-	if (n > 0 && claim_renew(w->conn, jobs, n, conf_worker(w->ctl->c)->lease) != 0) {
-		if (db_lost(w->conn))
-			w->db_failed = true;
-	} else {
-		for (size_t i = 0; i < n; i++)
-			w->n->renewed += jobs[i]->outcome != JOB_LOST;
-	}
-	free(jobs);
-}
-
-/*
- * Hand back, in one statement, the claimed jobs that must not start now
- * (stopping, or past what the deadline allows): due again at once for any
- * worker, the attempt not counted.  The connection must be free.
- */
-static void
-release_claims(worker *w)
-{
-	job **jobs = xcalloc(w->n_claimed + w->n_handback + 1, sizeof(*jobs));
-	size_t n = take_claimed(w, hand_back, jobs);
-
-	for (size_t i = 0; i < w->n_handback; i++)
-		jobs[n++] = w->handback[i];
-	w->n_handback = 0;
-
-	if (n > 0 && claim_release(w->conn, jobs, n) != 0 && db_lost(w->conn))
-		w->db_failed = true;
-	w->n->released += (long)n;
-	for (size_t i = 0; i < n; i++)
-		job_free(jobs[i]);
-	free(jobs);
-}
-
-/*
- * Start claimed jobs while a call slot is free, or carry them out at once
- * (SQL handlers, jobs that cannot be sent); the rest wait in w->claimed
- * for the next slot.  Claiming ahead like this keeps every slot busy while
- * the worker is inside a database round trip.  A call starts only under a
- * lease that outlives its timeout: a job whose lease is too short waits
- * until the connection is free to renew it (guarded by its token), and is
- * dropped uncalled when the lease is gone.  Stopping, or near the
- * deadline, what has not started is handed back.
- */
-static void
-dispatch(worker *w, bool may_use_db)
-{
-	size_t keep = 0;
-	bool renew = false, release = false;
-	bool db_free = may_use_db && !w->in_db;
-
-	for (size_t i = 0; i < w->n_claimed; i++) {
-		job *j = w->claimed[i];
-		bool call = j->route != NULL && j->route->handler == NULL && j->body != NULL;
-		int64_t t0 = clock_mono_us();
-
-		if (w->db_failed) {
-			/* the connection is gone: it waits for its lease to expire */
-			job_free(j);
-			continue;
-		}
-		if (j->outcome == JOB_LOST) {
-			snprintf(j->error, sizeof(j->error), "lease ran out before the call");
-			finished(w, j);
-			continue;
-		}
-		if (hand_back(w, j, t0 / 1000)) {
-			release = release || db_free;
-			w->claimed[keep++] = j;
-			continue;
-		}
-		/* no free slot, or none for its route; or a handler while the connection is busy */
-		if ((call && (deliver_inflight(w->dl) >= (size_t)w->concurrency ||
-			      !gate_may_start(w->gate, j->route, t0 / 1000))) ||
-		    (!call && w->in_db)) {
-			w->claimed[keep++] = j;
-			continue;
-		}
-		if (lease_short(w, j, t0 / 1000)) {
-			renew = renew || db_free;
-			w->claimed[keep++] = j;
-			continue;
-		}
-		if (j->route == NULL) {
-			snprintf(j->error, sizeof(j->error), "route \"%s\" is not configured",
-				 j->route_name);
-			finished(w, j);
-			continue;
-		}
-		if (j->body == NULL) {
-			snprintf(j->error, sizeof(j->error), "payload purged");
-			j->outcome = JOB_PARK;
-			finished(w, j);
-			continue;
-		}
-		w->n->sent++;
-		j->called = true;
-		/* an unknown outcome: ask the downstream before sending again */
-		j->reconciling = call && j->unknown && j->route->reconcile_url != NULL;
-		if (j->route->handler != NULL) {
-			if (sqlfn_apply(w->conn, j) != 0)
-				w->db_failed = true;
-			j->duration_ms = (clock_mono_us() - t0) / 1000;
-			finished(w, j);
-			continue;
-		}
-		gate_started(w->gate, j->route, t0 / 1000);
-		if (deliver_start(w->dl, j) != 0)
-			finished(w, j);
-	}
-	w->n_claimed = keep;
-	release = release || (w->n_handback > 0 && db_free);
-	if (release)
-		release_claims(w);
-	if (renew)
-		renew_leases(w);
-	if (release || renew)
-		dispatch(w, false);
-}
-
-/* collect the calls that have finished and refill their slots */
-static size_t
-pump(worker *w, int timeout_ms)
-{
-	size_t got = deliver_poll(w->dl, timeout_ms, w->done, (size_t)w->concurrency);
-
-	w->pumping = true;
-	for (size_t i = 0; i < got; i++) {
-		if (w->done[i]->status >= 200 && w->done[i]->status <= 299)
-			FAILPOINT("worker-after-call");
-		finished(w, w->done[i]);
-	}
-	dispatch(w, true);
-	w->pumping = false;
-	return got;
+	return w->d.conn != NULL && db_refusal(w->d.conn) != NULL;
 }
 
 /* the connection's idle function: calls keep moving while a statement runs */
@@ -481,57 +126,13 @@ while_in_db(void *arg, int pg_socket)
 {
 	worker *w = arg;
 
-	deliver_wait(w->dl, pg_socket, 50);
+	deliver_wait(w->d.dl, pg_socket, 50);
 	/* a statement of pump's own (an SQL handler, a renewal) only waits: no nesting */
-	if (w->pumping)
+	if (w->d.pumping)
 		return;
-	w->in_db = true;
-	pump(w, 0);
-	w->in_db = false;
-}
-
-static void
-flush(worker *w)
-{
-	/* calls that finish while this records go to a fresh list */
-	job **batch = w->finished;
-	size_t n = w->n_finished;
-	int64_t t0 = clock_mono_us();
-	int rc;
-
-	w->finished = NULL;
-	w->n_finished = w->cap_finished = 0;
-	rc = record_run(w->conn, batch, n);
-	w->n->record_us += clock_mono_us() - t0;
-
-	for (size_t i = 0; i < n; i++) {
-		job *j = batch[i];
-
-		if (rc != 0) {
-			w->n->lost++;
-			metrics_action(w->m, j->route_name, ACT_LEASE_LOST);
-		} else if (j->outcome == JOB_DONE) {
-			w->n->done++;
-			metrics_action(w->m, j->route_name, ACT_DONE);
-		} else if (j->outcome == JOB_RETRY) {
-			w->n->retry++;
-			metrics_action(w->m, j->route_name, ACT_RETRY);
-		} else if (j->outcome == JOB_PARK) {
-			w->n->parked++;
-			metrics_action(w->m, j->route_name, ACT_PARKED);
-		} else {
-			char id[24];
-
-			snprintf(id, sizeof(id), "%lld", (long long)j->action_id);
-			log_kv("lease-lost", "route", j->route_name, "action", id, LOG_END);
-			w->n->lost++;
-			metrics_action(w->m, j->route_name, ACT_LEASE_LOST);
-		}
-		job_free(j);
-	}
-	free(batch);
-	if (rc != 0 && db_lost(w->conn))
-		w->db_failed = true;
+	w->d.in_db = true;
+	dispatch_pump(&w->d, 0);
+	w->d.in_db = false;
 }
 
 /* the metrics file, with the database-wide figures when the database answers */
@@ -541,15 +142,15 @@ write_metrics(worker *w)
 	const char *path =
 		w->ctl->metrics_file ? w->ctl->metrics_file : conf_worker(w->ctl->c)->metrics_file;
 	queue_snapshot q = {.n_ep = 0};
-	bool have_q = false, ok = w->conn != NULL && !w->db_failed && !refused(w);
-	const loop_counters *n = w->n;
+	bool have_q = false, ok = w->d.conn != NULL && !w->d.db_failed && !refused(w);
+	const loop_counters *n = w->d.n;
 	metrics_run run;
 
 	w->last_metrics_ms = now_ms();
 	if (path == NULL)
 		return;
-	if (ok && !db_lost(w->conn))
-		have_q = queue_snapshot_take(w->conn, &q) == 0;
+	if (ok && !db_lost(w->d.conn))
+		have_q = queue_snapshot_take(w->d.conn, &q) == 0;
 	run = (metrics_run){.started = w->started_wall,
 			    .now = clock_now(),
 			    .duration_s = (double)(now_ms() - w->started_ms) / 1000.0,
@@ -562,7 +163,7 @@ write_metrics(worker *w)
 			    .parked = n->parked,
 			    .stale = n->stale,
 			    .lost = n->lost};
-	(void)metrics_write(w->m, path, have_q ? &q : NULL, &run);
+	(void)metrics_write(w->d.m, path, have_q ? &q : NULL, &run);
 	queue_snapshot_release(&q);
 }
 
@@ -573,12 +174,13 @@ configure(worker *w)
 	const conf *c = w->ctl->c;
 	const worker_conf *wc = conf_worker(c);
 
-	w->concurrency = w->ctl->concurrency ? w->ctl->concurrency : wc->concurrency;
+	w->d.concurrency = w->ctl->concurrency ? w->ctl->concurrency : wc->concurrency;
 	w->batch = w->ctl->batch ? w->ctl->batch : wc->batch;
 	w->claim_ahead = wc->claim_ahead;
-	w->policy = (backoff_policy){.base_s = wc->backoff_base,
-				     .cap_s = wc->backoff_cap,
-				     .retry_window_s = wc->retry_window};
+	w->d.lease_s = wc->lease;
+	w->d.policy = (backoff_policy){.base_s = wc->backoff_base,
+				       .cap_s = wc->backoff_cap,
+				       .retry_window_s = wc->retry_window};
 	w->shortest_timeout_ms = 0;
 	for (size_t i = 0; i < conf_route_count(c); i++) {
 		int64_t t = (int64_t)conf_route_at(c, i)->timeout * 1000;
@@ -588,76 +190,26 @@ configure(worker *w)
 	}
 	log_set_format(strcmp(conf_log_format(c), "json") == 0 ? LOG_FORMAT_JSON : LOG_FORMAT_TEXT);
 	for (size_t i = 0; i < conf_route_count(c); i++)
-		metrics_route(w->m, conf_route_at(c, i)->name);
-	w->done = xrealloc(w->done, (size_t)w->concurrency * sizeof(*w->done));
+		metrics_route(w->d.m, conf_route_at(c, i)->name);
+	dispatch_resize(&w->d);
 	{
 		size_t n = conf_route_count(c);
 		const route_conf **routes = xcalloc(n + 1, sizeof(*routes));
 
 		for (size_t i = 0; i < n; i++)
 			routes[i] = conf_route_at(c, i);
-		gate_free(w->gate);
-		w->gate = gate_new(routes, n, w->concurrency);
+		gate_free(w->d.gate);
+		w->d.gate = gate_new(routes, n, w->d.concurrency);
 		free(routes);
 	}
-	w->route_limits = xrealloc(w->route_limits, (conf_route_count(c) + 1) * sizeof(int));
-	w->route_got = xrealloc(w->route_got, (conf_route_count(c) + 1) * sizeof(int));
 }
 
-/*
- * What the next claim may take of each route (w->route_limits): room under
- * the route's cap for this and the claim_ahead rounds after it.  Returns
- * the sum.
- */
-static long
-route_room(worker *w, int64_t now)
-{
-	const conf *c = w->ctl->c;
-	size_t n_routes = conf_route_count(c);
-	long sum = 0;
-
-	w->capped = false;
-	if (deliver_inflight(w->dl) == 0)
-		gate_no_calls(w->gate);
-	for (size_t i = 0; i < n_routes; i++) {
-		const route_conf *r = conf_route_at(c, i);
-		size_t waiting = 0;
-
-		for (size_t k = 0; k < w->n_claimed; k++)
-			waiting += w->claimed[k]->route == r;
-		w->route_limits[i] = gate_claim_limit(w->gate, r, waiting, w->claim_ahead, now);
-		sum += w->route_limits[i];
-		if (w->route_limits[i] == 0 && !gate_held(w->gate, r, now))
-			w->capped = true;
-	}
-	return sum;
-}
-
-/* whether the last claim took all it was allowed of some route: more may be due */
-static bool
-route_filled(const worker *w)
-{
-	for (size_t i = 0; i < conf_route_count(w->ctl->c); i++)
-		if (w->route_limits[i] > 0 && w->route_got[i] >= w->route_limits[i])
-			return true;
-	return false;
-}
-
-/* tell every worker what this one learned about its routes (connection free) */
+/* write the gate's route reports (the connection must be free) */
 static void
 write_route_reports(worker *w)
 {
-	gate_report reps[16];
-	size_t n;
-
-	while ((n = gate_take_reports(w->gate, reps, 16)) > 0) {
-		for (size_t i = 0; i < n; i++) {
-			if (claim_route_report(w->conn, &reps[i]) != 0 && db_lost(w->conn)) {
-				w->db_failed = true;
-				return;
-			}
-		}
-	}
+	if (route_report_flush(w->d.conn, w->d.gate) != 0)
+		w->d.db_failed = true;
 }
 
 /*
@@ -668,10 +220,10 @@ write_route_reports(worker *w)
 static int
 connected(worker *w)
 {
-	if (db_check_schema(w->conn, SCHEMA_MIGRATION) != 0 ||
-	    claim_unserved(w->conn, w->ctl->c) != 0 ||
-	    claim_routes_check(w->conn, w->ctl->c, w->routes_fp, sizeof(w->routes_fp)) != 0) {
-		w->db_failed = !refused(w);
+	if (db_check_schema(w->d.conn, SCHEMA_MIGRATION) != 0 ||
+	    route_report_unserved(w->d.conn, w->ctl->c) != 0 ||
+	    route_report_check(w->d.conn, w->ctl->c, w->routes_fp, sizeof(w->routes_fp)) != 0) {
+		w->d.db_failed = !refused(w);
 		return -1;
 	}
 	w->last_routes_check_ms = now_ms();
@@ -688,7 +240,7 @@ reload(worker *w)
 {
 	char err[4096];
 	conf *nc = conf_load_for(conf_path(w->ctl->c), CONF_WORKER, err, sizeof(err));
-	int old_concurrency = w->concurrency;
+	int old_concurrency = w->d.concurrency;
 
 	if (nc == NULL) {
 		log_error("reload failed, keeping the running configuration");
@@ -706,22 +258,22 @@ reload(worker *w)
 			conf_free(nc);
 			return;
 		}
-		PQfinish(w->conn);
-		w->conn = conn;
+		PQfinish(w->d.conn);
+		w->d.conn = conn;
 	}
 	conf_free(w->ctl->c);
 	w->ctl->c = nc;
 	configure(w);
-	if (w->concurrency != old_concurrency) {
-		deliver_free(w->dl); /* idle: nothing in flight */
-		w->dl = deliver_new(w->concurrency);
+	if (w->d.concurrency != old_concurrency) {
+		deliver_free(w->d.dl); /* idle: nothing in flight */
+		w->d.dl = deliver_new(w->d.concurrency);
 	}
 	log_kv("reload", "config", conf_path(w->ctl->c), LOG_END);
 	w->last_routes_check_ms = now_ms();
-	if ((claim_unserved(w->conn, w->ctl->c) != 0 ||
-	     claim_routes_check(w->conn, w->ctl->c, w->routes_fp, sizeof(w->routes_fp)) != 0) &&
-	    db_lost(w->conn))
-		w->db_failed = true;
+	if ((route_report_unserved(w->d.conn, w->ctl->c) != 0 ||
+	     route_report_check(w->d.conn, w->ctl->c, w->routes_fp, sizeof(w->routes_fp)) != 0) &&
+	    db_lost(w->d.conn))
+		w->d.db_failed = true;
 }
 
 /* --loop, between sweeps: sleep about a second, reload when asked */
@@ -734,12 +286,271 @@ idle(worker *w)
 		reload(w);
 	else if (now_ms() - w->last_routes_check_ms >= routes_check_every_ms()) {
 		w->last_routes_check_ms = now_ms();
-		if (claim_routes_check(w->conn, ctl->c, w->routes_fp, sizeof(w->routes_fp)) != 0 &&
-		    db_lost(w->conn))
-			w->db_failed = true;
+		if (route_report_check(w->d.conn, ctl->c, w->routes_fp, sizeof(w->routes_fp)) !=
+			    0 &&
+		    db_lost(w->d.conn))
+			w->d.db_failed = true;
 	}
 	for (int i = 0; i < 10 && !stop_requested(w); i++)
 		sleep_ms(100);
+}
+
+/* the database is gone or refuses the worker: the sweep ends */
+static bool
+sweep_failed(const worker *w)
+{
+	return w->d.db_failed || refused(w);
+}
+
+/* all calls recorded, nothing claimed or to hand back */
+static bool
+drained(const worker *w)
+{
+	return w->sw.inflight == 0 && w->d.finished.n == 0 && w->d.claimed.n == 0 &&
+	       w->d.handback.n == 0;
+}
+
+/* fan out and claim again at once */
+static void
+sweep_restart(worker *w)
+{
+	w->sw.fan_idle = w->sw.claim_idle = false;
+	w->sw.next_fan = w->sw.next_claim = 0;
+}
+
+/* the start of a round: stop, write the metrics, note a reload when asked */
+static void
+sweep_watch(worker *w)
+{
+	const loop_ctl *ctl = w->ctl;
+	int64_t now = w->sw.now;
+
+	if (!w->d.stopping && (stop_requested(w) || (w->d.deadline_ms && now >= w->d.deadline_ms)))
+		w->d.stopping = true;
+	if (ctl->loop && now - w->last_metrics_ms >= METRICS_EVERY_MS)
+		write_metrics(w);
+	if (ctl->loop && !w->d.reload_pending && ctl->reload_requested != NULL &&
+	    ctl->reload_requested(ctl->arg))
+		w->d.reload_pending = true;
+}
+
+/* top-up: the actions of this configuration's routes for what another fanned out */
+static int
+top_up(worker *w, const char *fp)
+{
+	fanout_result fr;
+
+	if (fanout_topup(w->d.conn, w->ctl->c, w->batch, fp, &fr) != 0)
+		return -1;
+	w->d.n->actions += fr.actions;
+	w->sw.fan_idle = fr.rows < w->batch;
+	w->sw.busy = w->sw.busy || fr.rows > 0;
+	return 0;
+}
+
+/* fan-out: pending inbox rows into actions.  Returns -1 when the sweep must end */
+static int
+fan_out(worker *w)
+{
+	sweep_state *s = &w->sw;
+	const char *fp = w->routes_fp[0] != '\0' ? w->routes_fp : NULL;
+	int64_t t0 = clock_mono_us();
+	fanout_result fr;
+	int rc;
+
+	if (w->d.stopping || w->d.reload_pending || s->now < s->next_fan)
+		return 0;
+	rc = fanout_run(w->d.conn, w->ctl->c, w->batch, fp, &fr);
+	if (rc == 0) {
+		w->d.n->fanned_out += fr.rows;
+		w->d.n->unrouted += fr.unrouted;
+		w->d.n->actions += fr.actions;
+		s->fan_idle = fr.rows < w->batch;
+		s->busy = s->busy || fr.rows > 0;
+		if (s->fan_idle)
+			rc = top_up(w, fp);
+	}
+	w->d.n->fanout_us += clock_mono_us() - t0;
+	if (rc != 0) {
+		if (db_lost(w->d.conn))
+			w->d.db_failed = true;
+		if (sweep_failed(w))
+			return -1;
+		s->next_fan = s->now + 1000;
+	} else
+		s->next_fan = s->fan_idle ? s->now + 1000 : s->now;
+	dispatch_pump(&w->d, 0);
+	return 0;
+}
+
+/*
+ * Claim ahead: up to claim_ahead more rounds of calls wait in w->d.claimed,
+ * so that a fan-out or record statement of several round-trip times (slots
+ * refill from w->d.claimed while it runs) does not leave slots idle.  One
+ * round ahead measured 0.70-0.89x of the ideal rate in the benchmark, two
+ * 0.89-0.92x, three no better.  The configuration keeps the rounds within
+ * the lease (conf.c).  Near the deadline, when even the shortest call could
+ * not end in time, nothing more is claimed.
+ */
+static bool
+may_claim(const worker *w, size_t inflight)
+{
+	const sweep_state *s = &w->sw;
+	size_t ahead = (size_t)(w->claim_ahead > 0 ? w->claim_ahead : 1);
+
+	return !w->d.stopping && !w->d.reload_pending && s->now >= s->next_claim &&
+	       (w->d.deadline_ms == 0 || s->now + w->shortest_timeout_ms <= w->d.deadline_ms) &&
+	       w->d.claimed.n < ahead * (size_t)w->d.concurrency &&
+	       inflight + w->d.claimed.n < (size_t)(w->claim_ahead + 1) * (size_t)w->d.concurrency;
+}
+
+/* claim up to want actions within the route room, and pace the next claim */
+static int
+claim_some(worker *w, int want)
+{
+	sweep_state *s = &w->sw;
+	claim_result cr;
+	int64_t t0 = clock_mono_us();
+	int rc = 0;
+	bool filled;
+
+	claim_result_init(&cr, conf_route_count(w->ctl->c));
+	if (want > 0) {
+		claim_request req = {.c = w->ctl->c,
+				     .limit = want,
+				     .route_limits = gate_room_limits(w->d.gate),
+				     .first = w->claim_first++};
+
+		rc = claim_run(w->d.conn, &req, &w->d.claimed, &cr);
+	}
+	w->d.n->claim_us += clock_mono_us() - t0;
+	if (rc != 0) {
+		claim_result_release(&cr);
+		if (db_lost(w->d.conn))
+			w->d.db_failed = true;
+		if (sweep_failed(w))
+			return -1;
+		s->next_claim = s->now + 1000;
+		return 0;
+	}
+	tally_claim(w->d.n, w->d.m, w->ctl->c, &cr);
+	/* want 0: every route is held, or at its cap (claim again when a call
+	 * ends: not idle while any is out) */
+	filled = want > 0 && (cr.claimed + cr.stale + cr.parked + cr.review >= want ||
+			      gate_room_filled(w->d.gate, cr.route_got));
+	/* idle: nothing more is due.  A route at its cap may have more: claim
+	 * again when a call ends (flush) */
+	s->claim_idle = !filled && !gate_room_capped(w->d.gate);
+	s->next_claim = filled ? s->now : s->now + 500;
+	s->busy = s->busy || cr.claimed > 0;
+	claim_result_release(&cr);
+	dispatch_pump(&w->d, 0);
+	return 0;
+}
+
+/* claim: what is due, up to the rounds ahead, the batch and the route room */
+static int
+claim_step(worker *w)
+{
+	sweep_state *s = &w->sw;
+	size_t inflight = deliver_inflight(w->d.dl);
+	int want;
+	long room;
+
+	if (!may_claim(w, inflight)) {
+		if (!w->d.stopping && w->d.deadline_ms != 0 &&
+		    s->now + w->shortest_timeout_ms > w->d.deadline_ms)
+			s->claim_idle = true;
+		return 0;
+	}
+	want = (w->claim_ahead + 1) * w->d.concurrency - (int)(inflight + w->d.claimed.n);
+	write_route_reports(w);
+	if (w->d.db_failed)
+		return -1;
+	if (deliver_inflight(w->d.dl) == 0)
+		gate_no_calls(w->d.gate);
+	room = gate_room(w->d.gate, w->d.claimed.v, w->d.claimed.n, w->claim_ahead, s->now);
+	if (want > w->batch)
+		want = w->batch;
+	if (want > room)
+		want = (int)room;
+	return claim_some(w, want);
+}
+
+/* deliver: collect finished calls and start claimed ones */
+static int
+deliver_step(worker *w)
+{
+	size_t got = dispatch_pump(&w->d, deliver_inflight(w->d.dl) > 0 ? 50 : 0);
+
+	if (sweep_failed(w))
+		return -1;
+	w->sw.busy = w->sw.busy || got > 0;
+	return 0;
+}
+
+/* record: write the finished outcomes when there are enough, or now and then */
+static int
+record_step(worker *w)
+{
+	sweep_state *s = &w->sw;
+
+	s->now = now_ms();
+	s->inflight = deliver_inflight(w->d.dl);
+	if (w->d.finished.n == 0 || !(w->d.finished.n >= (size_t)w->batch || s->inflight == 0 ||
+				      s->now - s->last_flush >= 200 || w->d.stopping))
+		return 0;
+	dispatch_flush(&w->d);
+	s->last_flush = s->now;
+	s->next_claim = s->now;
+	s->claim_idle = false; /* what was recorded may make more due (order) */
+	if (sweep_failed(w))
+		return -1;
+	dispatch_pump(&w->d, 0);
+	return 0;
+}
+
+/*
+ * The end of a round: once drained, reload when asked, end the sweep when
+ * stopping or done, idle (--loop); else wait a little when nothing moved.
+ * Returns true when the sweep is over.
+ */
+static bool
+settle(worker *w)
+{
+	sweep_state *s = &w->sw;
+
+	if (s->inflight == 0 && w->d.claimed.n > 0 && !s->busy)
+		sleep_ms(10); /* claimed jobs wait for their route's rate */
+	if (w->d.reload_pending && drained(w)) {
+		/* no job borrows a route of the running configuration now */
+		w->d.reload_pending = false;
+		if (!w->d.stopping)
+			reload(w);
+		if (w->d.db_failed)
+			return true;
+		sweep_restart(w);
+		return false;
+	}
+	if (!drained(w))
+		return false;
+	if (w->d.stopping) {
+		write_route_reports(w);
+		return true;
+	}
+	if (s->fan_idle && s->claim_idle) {
+		write_route_reports(w);
+		if (!w->ctl->loop ||
+		    (w->d.deadline_ms != 0 && s->now + w->shortest_timeout_ms > w->d.deadline_ms))
+			return true;
+		idle(w);
+		if (w->d.db_failed)
+			return true;
+		sweep_restart(w);
+	} else if (!s->busy) {
+		sleep_ms(50);
+	}
+	return false;
 }
 
 /*
@@ -750,181 +561,14 @@ idle(worker *w)
 static void
 sweep(worker *w)
 {
-	int64_t start = now_ms(), next_fan = 0, next_claim = 0, last_flush = start;
-	bool fan_idle = false, claim_idle = false;
-
+	w->sw = (sweep_state){.last_flush = now_ms()};
 	for (;;) {
-		int64_t now = now_ms();
-		bool busy = false;
-		size_t inflight, got;
-
-		if (!w->stopping &&
-		    (stop_requested(w) || (w->deadline_ms && now >= w->deadline_ms)))
-			w->stopping = true;
-		if (w->ctl->loop && now - w->last_metrics_ms >= METRICS_EVERY_MS)
-			write_metrics(w);
-		if (w->ctl->loop && !w->reload_pending && w->ctl->reload_requested != NULL &&
-		    w->ctl->reload_requested(w->ctl->arg))
-			w->reload_pending = true;
-
-		if (!w->stopping && !w->reload_pending && now >= next_fan) {
-			fanout_result fr;
-			int64_t t0 = clock_mono_us();
-			const char *fp = w->routes_fp[0] != '\0' ? w->routes_fp : NULL;
-			int frc = fanout_run(w->conn, w->ctl->c, w->batch, fp, &fr);
-
-			if (frc == 0) {
-				w->n->fanned_out += fr.rows;
-				w->n->unrouted += fr.unrouted;
-				w->n->actions += fr.actions;
-				fan_idle = fr.rows < w->batch;
-				busy = fr.rows > 0;
-				/* then what another configuration fanned out meanwhile */
-				if (fan_idle) {
-					frc = fanout_topup(w->conn, w->ctl->c, w->batch, fp, &fr);
-					if (frc == 0) {
-						w->n->actions += fr.actions;
-						fan_idle = fr.rows < w->batch;
-						busy = busy || fr.rows > 0;
-					}
-				}
-			}
-			w->n->fanout_us += clock_mono_us() - t0;
-			if (frc != 0) {
-				if (db_lost(w->conn))
-					w->db_failed = true;
-				if (w->db_failed || refused(w))
-					break;
-				next_fan = now + 1000;
-			} else
-				next_fan = fan_idle ? now + 1000 : now;
-			pump(w, 0);
-		}
-
-		/*
-		 * Claim ahead: up to claim_ahead more rounds of calls wait in
-		 * w->claimed, so that a fan-out or record statement of several
-		 * round-trip times (slots refill from w->claimed while it runs) does
-		 * not leave slots idle.  One round ahead measured 0.70-0.89x of the
-		 * ideal rate in the benchmark, two 0.89-0.92x, three no better.  The
-		 * configuration keeps the rounds within the lease (conf.c).  Near
-		 * the deadline, when even the shortest call could not end in time,
-		 * nothing more is claimed.
-		 */
-		inflight = deliver_inflight(w->dl);
-		if (!w->stopping && !w->reload_pending && now >= next_claim &&
-		    (w->deadline_ms == 0 || now + w->shortest_timeout_ms <= w->deadline_ms) &&
-		    w->n_claimed < (size_t)(w->claim_ahead > 0 ? w->claim_ahead : 1) *
-					   (size_t)w->concurrency &&
-		    inflight + w->n_claimed <
-			    (size_t)(w->claim_ahead + 1) * (size_t)w->concurrency) {
-			int want = (w->claim_ahead + 1) * w->concurrency -
-				   (int)(inflight + w->n_claimed);
-			long room;
-			claim_counts cc = {0, 0, 0, 0};
-			int64_t t0 = clock_mono_us();
-			int crc = 0;
-
-			write_route_reports(w);
-			if (w->db_failed)
-				break;
-			room = route_room(w, now);
-			if (want > w->batch)
-				want = w->batch;
-			if (want > room)
-				want = (int)room;
-			if (want > 0)
-				crc = claim_run(w->conn, w->ctl->c, want, w->route_limits,
-						w->route_got, w->claim_first++, &w->claimed,
-						&w->n_claimed, &w->cap_claimed, &cc, w->m);
-			w->n->claim_us += clock_mono_us() - t0;
-			if (crc != 0) {
-				if (db_lost(w->conn))
-					w->db_failed = true;
-				if (w->db_failed || refused(w))
-					break;
-				next_claim = now + 1000;
-			} else {
-				w->n->stale += cc.stale;
-				w->n->parked += cc.parked;
-				/*
-				 * want 0: every route is held, or at its cap (claim
-				 * again when a call ends: not idle while any is out)
-				 */
-				bool filled =
-					want > 0 &&
-					(cc.claimed + cc.stale + cc.parked + cc.review >= want ||
-					 route_filled(w));
-
-				/*
-				 * Idle: nothing more is due.  A route at its cap may
-				 * have more: claim again when a call ends (flush).
-				 */
-				claim_idle = !filled && !w->capped;
-				next_claim = filled ? now : now + 500;
-				busy = busy || cc.claimed > 0;
-				pump(w, 0);
-			}
-		} else if (!w->stopping && w->deadline_ms != 0 &&
-			   now + w->shortest_timeout_ms > w->deadline_ms) {
-			claim_idle = true;
-		}
-		if (w->db_failed || refused(w))
+		w->sw.now = now_ms();
+		w->sw.busy = false;
+		sweep_watch(w);
+		if (fan_out(w) != 0 || claim_step(w) != 0 || sweep_failed(w) ||
+		    deliver_step(w) != 0 || record_step(w) != 0 || settle(w))
 			break;
-
-		got = pump(w, deliver_inflight(w->dl) > 0 ? 50 : 0);
-		if (w->db_failed || refused(w))
-			break;
-		busy = busy || got > 0;
-
-		now = now_ms();
-		inflight = deliver_inflight(w->dl);
-		if (w->n_finished > 0 && (w->n_finished >= (size_t)w->batch || inflight == 0 ||
-					  now - last_flush >= 200 || w->stopping)) {
-			flush(w);
-			last_flush = now;
-			next_claim = now;
-			claim_idle = false; /* what was recorded may make more due (order) */
-			if (w->db_failed || refused(w))
-				break;
-			pump(w, 0);
-		}
-
-		if (inflight == 0 && w->n_claimed > 0 && !busy)
-			sleep_ms(10); /* claimed jobs wait for their route's rate */
-		if (w->reload_pending && inflight == 0 && w->n_finished == 0 && w->n_claimed == 0 &&
-		    w->n_handback == 0) {
-			/* no job borrows a route of the running configuration now */
-			w->reload_pending = false;
-			if (!w->stopping)
-				reload(w);
-			if (w->db_failed)
-				break;
-			fan_idle = claim_idle = false;
-			next_fan = next_claim = 0;
-			continue;
-		}
-		if (inflight == 0 && w->n_finished == 0 && w->n_claimed == 0 &&
-		    w->n_handback == 0) {
-			if (w->stopping) {
-				write_route_reports(w);
-				break;
-			}
-			if (fan_idle && claim_idle) {
-				write_route_reports(w);
-				if (!w->ctl->loop ||
-				    (w->deadline_ms != 0 &&
-				     now + w->shortest_timeout_ms > w->deadline_ms))
-					break;
-				idle(w);
-				if (w->db_failed)
-					break;
-				fan_idle = claim_idle = false;
-				next_fan = next_claim = 0;
-			} else if (!busy) {
-				sleep_ms(50);
-			}
-		}
 	}
 }
 
@@ -938,33 +582,33 @@ reconnect(worker *w)
 {
 	long delay = RECONNECT_FIRST_MS;
 
-	PQfinish(w->conn);
-	w->conn = NULL;
+	PQfinish(w->d.conn);
+	w->d.conn = NULL;
 	for (;;) {
 		int64_t until = now_ms() + delay;
 		bool refused_us = false;
 
 		while (now_ms() < until && !stop_requested(w)) {
-			if (deliver_inflight(w->dl) > 0)
-				(void)pump(w, 100);
+			if (deliver_inflight(w->d.dl) > 0)
+				(void)dispatch_pump(&w->d, 100);
 			else
 				sleep_ms(100);
 		}
 		if (stop_requested(w))
 			return EX_TEMPFAIL;
-		w->conn = db_connect(conf_conninfo(w->ctl->c), conninfo_name(w->ctl->c),
-				     while_in_db, w, &refused_us);
-		if (w->conn != NULL) {
-			w->db_failed = false;
+		w->d.conn = db_connect(conf_conninfo(w->ctl->c), conninfo_name(w->ctl->c),
+				       while_in_db, w, &refused_us);
+		if (w->d.conn != NULL) {
+			w->d.db_failed = false;
 			if (connected(w) == 0) {
-				w->n->reconnects++;
+				w->d.n->reconnects++;
 				log_kv("reconnected", LOG_END);
 				return 0;
 			}
 			if (refused(w))
 				return EX_CONFIG;
-			PQfinish(w->conn);
-			w->conn = NULL;
+			PQfinish(w->d.conn);
+			w->d.conn = NULL;
 		} else if (refused_us) {
 			return EX_CONFIG;
 		}
@@ -975,22 +619,24 @@ reconnect(worker *w)
 int
 loop_run(loop_ctl *ctl)
 {
-	worker w = {.ctl = ctl, .n = &ctl->n};
+	worker w = {.ctl = ctl};
 	int status = EX_OK;
 	bool refused_us = false;
 
-	w.m = metrics_new();
+	dispatch_init(&w.d);
+	w.d.n = &ctl->n;
+	w.d.m = metrics_new();
 	configure(&w);
 	w.started_ms = w.last_metrics_ms = now_ms();
 	w.started_wall = clock_now();
 	if (ctl->max_runtime_s > 0)
-		w.deadline_ms = w.started_ms + ctl->max_runtime_s * 1000;
-	w.dl = deliver_new(w.concurrency);
+		w.d.deadline_ms = w.started_ms + ctl->max_runtime_s * 1000;
+	w.d.dl = deliver_new(w.d.concurrency);
 
-	w.conn = db_connect(conf_conninfo(ctl->c), conninfo_name(ctl->c), while_in_db, &w,
-			    &refused_us);
-	if (w.conn == NULL) {
-		w.db_failed = true;
+	w.d.conn = db_connect(conf_conninfo(ctl->c), conninfo_name(ctl->c), while_in_db, &w,
+			      &refused_us);
+	if (w.d.conn == NULL) {
+		w.d.db_failed = true;
 		status = refused_us ? EX_CONFIG : EX_TEMPFAIL;
 		if (!refused_us && ctl->loop)
 			status = reconnect(&w);
@@ -1005,9 +651,9 @@ loop_run(loop_ctl *ctl)
 			status = EX_CONFIG;
 			break;
 		}
-		if (!w.db_failed)
+		if (!w.d.db_failed)
 			break;
-		if (!ctl->loop || w.stopping) {
+		if (!ctl->loop || w.d.stopping) {
 			log_error(
 				"lost the database connection; unrecorded calls are retried after "
 				"their leases expire");
@@ -1020,23 +666,12 @@ loop_run(loop_ctl *ctl)
 	if (status == EX_CONFIG && refused(&w))
 		log_error("stopping: %s (a configuration error: check the role in %s "
 			  "and its grants, and that sql/install.sql has run)",
-			  db_refusal(w.conn), conninfo_name(ctl->c));
+			  db_refusal(w.d.conn), conninfo_name(ctl->c));
 	write_metrics(&w);
-	for (size_t i = 0; i < w.n_claimed; i++)
-		job_free(w.claimed[i]);
-	free(w.claimed);
-	for (size_t i = 0; i < w.n_finished; i++)
-		job_free(w.finished[i]);
-	free(w.finished);
-	for (size_t i = 0; i < w.n_handback; i++)
-		job_free(w.handback[i]);
-	free(w.handback);
-	gate_free(w.gate);
-	free(w.route_limits);
-	free(w.route_got);
-	deliver_free(w.dl);
-	free(w.done);
-	PQfinish(w.conn);
-	metrics_free(w.m);
+	dispatch_release(&w.d);
+	gate_free(w.d.gate);
+	deliver_free(w.d.dl);
+	PQfinish(w.d.conn);
+	metrics_free(w.d.m);
 	return status;
 }

@@ -182,6 +182,26 @@ main(void)
 		ok(gate_claim_limit(g, &a, 0, 0, t) == 2, "its own cap wins");
 		gate_free(g);
 	}
+	{
+		/* the route room: a claim's limits by route, and whether it filled one */
+		const route_conf *two[] = {&c, &a};
+		job w1 = call(&a, 0, -1, false), w2 = call(&a, 0, -1, false);
+		job *waiting[] = {&w1, &w2};
+		int got[2] = {0, 2};
+		const int *room;
+
+		g = gate_new(two, 2, 7);
+		ok(gate_room(g, waiting, 2, 0, t) == 4, "room: c 4, a 2 - 2 waiting");
+		room = gate_room_limits(g);
+		ok(room[0] == 4 && room[1] == 0, "room per route, in gate_new's order");
+		ok(gate_room_capped(g), "a route that is not held has no room: capped");
+		ok(!gate_room_filled(g, got), "a route without room is never filled");
+		got[0] = 4;
+		ok(gate_room_filled(g, got), "a claim that took all of c's room filled it");
+		ok(gate_room(g, waiting, 0, 1, t) == 12 && !gate_room_capped(g),
+		   "nothing waiting, a round ahead: 8 + 4, none capped");
+		gate_free(g);
+	}
 	gate_free(NULL);
 	return done_testing();
 }
