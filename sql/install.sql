@@ -93,7 +93,11 @@ insert into hookinbox.schema_migrations (version, name) values (12, 'request_dur
 -- Functions and grants are (re)created on every run, so that fixes to them
 -- reach existing installations without a new migration.
 \ir functions.sql
-\ir worker_functions.sql
+\ir worker_fanout.sql
+\ir worker_claim.sql
+\ir worker_routes.sql
+\ir worker_operator.sql
+\ir worker_purge.sql
 \ir backfill_functions.sql
 \ir roles.sql
 commit;

@@ -9,7 +9,7 @@
 -- each committed on its own, so it never holds long locks and keeps up at
 -- any volume; it prints this run's counts (nothing with -v quiet=1, so
 -- that cron mails only errors).  See hookinbox.purge() in
--- worker_functions.sql for the rules:
+-- worker_purge.sql for the rules:
 --   - an event is finished when its inbox row is dispatched or unrouted and
 --     none of its actions is pending (waiting, in flight, retrying) or
 --     parked; pending rows, parked actions (until replayed, dismissed or
