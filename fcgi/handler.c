@@ -195,7 +195,7 @@ count_duration(handler *h, const endpoint_conf *ep, const char *what, int status
 {
 	duration_slot d = {
 		.endpoint = ep ? ep->name : "(unknown)",
-		.provider = ep ? provider_name(ep->provider) : "(unknown)",
+		.provider = ep ? provider_name(ep->pe.provider) : "(unknown)",
 		.outcome = what,
 		.status = status,
 		.sum = seconds,
@@ -566,10 +566,10 @@ serve(handler *h, const http_io *io, served *sv)
 	rv.body = h->body;
 	rv.body_len = len;
 	rv.now = clock_now();
-	if (verify_request(ep, &rv, &vr) != 0)
+	if (verify_request(&ep->pe, &rv, &vr) != 0)
 		return rejected(verify_http_status(vr.status), vr.reason);
 
-	switch (envelope_handshake(ep, &rv, vr.secret_index, &sv->answer, &reason)) {
+	switch (envelope_handshake(&ep->pe, &rv, vr.secret_index, &sv->answer, &reason)) {
 	case 0:
 		break;
 	case 1:
@@ -585,7 +585,7 @@ serve(handler *h, const http_io *io, served *sv)
 		o.secret_index = vr.secret_index;
 		return o;
 	}
-	if (envelope_extract(ep, &rv, &env, &reason) != 0) {
+	if (envelope_extract(&ep->pe, &rv, &env, &reason) != 0) {
 		envelope_release(&env);
 		o = rejected(400, reason);
 		o.secret_index = vr.secret_index;
@@ -593,10 +593,10 @@ serve(handler *h, const http_io *io, served *sv)
 	}
 
 	hdrs = headers_json(&rv);
-	ops = provider_get(ep->provider);
+	ops = provider_get(ep->pe.provider);
 	d = (store_delivery){
 		.endpoint = ep->name,
-		.provider = provider_name(ep->provider),
+		.provider = provider_name(ep->pe.provider),
 		.account = ep->account,
 		.environment = ep->environment,
 		.event_id = env.event_id,
@@ -608,7 +608,7 @@ serve(handler *h, const http_io *io, served *sv)
 		.body_len = len,
 		/* provider.h: a delivery id the signature does not cover is deduplicated on the
 		   body too */
-		.body_dedup = !ops->id_signed(ep),
+		.body_dedup = !ops->id_signed(&ep->pe),
 		.note = env.note,
 		.signed_sha256 = ops->replay == REPLAY_SIGNED && vr.has_signed_sha256
 					 ? vr.signed_sha256

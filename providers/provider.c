@@ -107,28 +107,28 @@ provider_names(char *buf, size_t len)
 }
 
 bool
-provider_id_signed(const struct endpoint_conf *ep)
+provider_id_signed(const struct provider_endpoint *ep)
 {
 	(void)ep;
 	return true;
 }
 
 bool
-provider_id_unsigned(const struct endpoint_conf *ep)
+provider_id_unsigned(const struct provider_endpoint *ep)
 {
 	(void)ep;
 	return false;
 }
 
 bool
-provider_always(const struct endpoint_conf *ep)
+provider_always(const struct provider_endpoint *ep)
 {
 	(void)ep;
 	return true;
 }
 
 bool
-provider_never(const struct endpoint_conf *ep)
+provider_never(const struct provider_endpoint *ep)
 {
 	(void)ep;
 	return false;

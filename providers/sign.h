@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "conf.h"
+#include "endpoint.h"
 
 #define SIGN_MAX_HEADERS 6
 
