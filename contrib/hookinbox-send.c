@@ -10,7 +10,7 @@
  * many transfers at once with libcurl multi (one job struct per transfer
  * through CURLOPT_PRIVATE, as curl's 10-at-a-time.c).
  */
-#include "conf.h"
+#include "endpoint.h"
 #include "decimal.h"
 #include "hex.h"
 #include "hmac.h"
