@@ -536,7 +536,7 @@ main(int argc, char **argv)
 			  .provider = provider_name(rn.ep->pe.provider),
 			  .account = rn.ep->account,
 			  .environment = rn.ep->environment,
-			  .body_dedup = !provider_get(rn.ep->pe.provider)->id_signed(&rn.ep->pe)};
+			  .body_dedup = !provider_endpoint_id_signed(&rn.ep->pe)};
 	rc = backfill(&rn);
 	if (rc == 0 && rn.f.failed > 0)
 		rc = EXIT_PARTIAL;

@@ -124,7 +124,7 @@ typedef enum conf_type {
 	CT_INT64,    /* int64_t in [min, max] */
 	CT_DOUBLE,   /* double, written as an integer in [min, max] */
 	CT_ENUM,     /* an enum (int-sized): one of the names in map */
-	CT_PROVIDER, /* provider: a name of provider.c's table; unset: PROVIDER__COUNT */
+	CT_PROVIDER, /* provider: a name of provider.c's table; unset: provider_unset() */
 } conf_type;
 
 /* a name an enumeration accepts; a map ends with a NULL name */
@@ -560,7 +560,7 @@ defaults_set(conf *c, conf_kind kind, void *base)
 		if (keys[i].def != NULL)
 			(void)key_set(c, &keys[i], base, keys[i].def, true);
 		else if (keys[i].type == CT_PROVIDER)
-			*(provider *)field(base, keys[i].off) = PROVIDER__COUNT;
+			*(provider *)field(base, keys[i].off) = provider_unset();
 	}
 }
 
@@ -960,7 +960,7 @@ check_endpoint(conf *c, endpoint_conf *ep)
 	const char *why;
 
 	c->lineno = ep->line;
-	if (ep->pe.provider == PROVIDER__COUNT) {
+	if (!provider_is_set(ep->pe.provider)) {
 		conf_error(c, "endpoint \"%s\" has no provider", ep->name);
 		return;
 	}
@@ -968,8 +968,7 @@ check_endpoint(conf *c, endpoint_conf *ep)
 		conf_error(c, "endpoint \"%s\" has no secret_file", ep->name);
 		return;
 	}
-	if (provider_get(ep->pe.provider)->check != NULL &&
-	    (why = provider_get(ep->pe.provider)->check(&ep->pe)) != NULL) {
+	if ((why = provider_endpoint_check(&ep->pe)) != NULL) {
 		conf_error(c, "endpoint \"%s\": %s", ep->name, why);
 		return;
 	}
@@ -1007,7 +1006,7 @@ check_route(conf *c, route_conf *r)
 	for (size_t i = 0; i < r->n_endpoints && r->order != ROUTE_ORDER_NONE; i++) {
 		const endpoint_conf *ep = conf_endpoint(c, r->endpoints[i]); /* found above */
 
-		if (ep != NULL && !provider_get(ep->pe.provider)->sends_version(&ep->pe)) {
+		if (ep != NULL && !provider_endpoint_sends_version(&ep->pe)) {
 			conf_error(
 				c,
 				"route \"%s\": order needs event versions, and endpoint \"%s\" (%s) "

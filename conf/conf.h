@@ -24,13 +24,13 @@
 #define CONF_DEFAULT_PATH HOOKINBOX_SYSCONFDIR "/hookinbox.conf"
 
 typedef struct endpoint_conf {
-	char *name;	   /* [endpoint NAME]; served at <mount>/NAME */
+	char *name;	      /* [endpoint NAME]; served at <mount>/NAME */
 	provider_endpoint pe; /* what the provider reads: providers/endpoint.h */
-	char *account;	   /* delivery key part; default: the endpoint's name */
-	char *environment; /* delivery key part; default: "default" */
+	char *account;	      /* delivery key part; default: the endpoint's name */
+	char *environment;    /* delivery key part; default: "default" */
 	char *secret_file;
-	size_t max_body;     /* bytes; default from [intake] */
-	int line;	     /* where the section starts, for messages */
+	size_t max_body; /* bytes; default from [intake] */
+	int line;	 /* where the section starts, for messages */
 } endpoint_conf;
 
 typedef enum route_order {

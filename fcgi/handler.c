@@ -437,9 +437,8 @@ headers_json(const request_view *rv)
 	json_object *o = json_object_new_object();
 	char *out;
 
-	keep_headers(o, rv, provider_common_headers);
-	for (int p = 0; p < PROVIDER__COUNT; p++)
-		keep_headers(o, rv, provider_get((provider)p)->headers);
+	for (size_t i = 0; provider_kept_headers(i) != NULL; i++)
+		keep_headers(o, rv, provider_kept_headers(i));
 	out = xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 	json_object_put(o);
 	return out;
@@ -543,7 +542,6 @@ serve(handler *h, const http_io *io, served *sv)
 	outcome o;
 	char *hdrs;
 	store_delivery d;
-	const provider_ops *ops;
 
 	sv->ep = ep;
 	if (ep == NULL)
@@ -593,7 +591,6 @@ serve(handler *h, const http_io *io, served *sv)
 	}
 
 	hdrs = headers_json(&rv);
-	ops = provider_get(ep->pe.provider);
 	d = (store_delivery){
 		.endpoint = ep->name,
 		.provider = provider_name(ep->pe.provider),
@@ -608,9 +605,10 @@ serve(handler *h, const http_io *io, served *sv)
 		.body_len = len,
 		/* provider.h: a delivery id the signature does not cover is deduplicated on the
 		   body too */
-		.body_dedup = !ops->id_signed(&ep->pe),
+		.body_dedup = !provider_endpoint_id_signed(&ep->pe),
 		.note = env.note,
-		.signed_sha256 = ops->replay == REPLAY_SIGNED && vr.has_signed_sha256
+		.signed_sha256 = provider_replay_class(ep->pe.provider) == REPLAY_SIGNED &&
+						 vr.has_signed_sha256
 					 ? vr.signed_sha256
 					 : NULL,
 	};

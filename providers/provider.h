@@ -135,6 +135,16 @@ typedef struct provider_ops {
 	 * verifies and signs; with extract NULL, the body_mac row's fields or
 	 * the body fields of fields.h are extracted.
 	 */
+	/*
+	 * What hookinbox-send asks of a provider (sign.h): whether it sends
+	 * urlencoded forms (a body that is not JSON is sent as one), whether
+	 * its event id travels in the body (no id is made up), and, for a
+	 * provider that signs a JSON body through the URL (Twilio's
+	 * bodySHA256), the URL to request; NULL: the URL itself.
+	 */
+	bool form_bodies;
+	bool id_in_body;
+	char *(*json_body_url)(const char *url, const unsigned char *body, size_t len);
 	const struct timestamped_scheme *timestamped;
 	const struct env_body_fields *fields;
 	const struct body_mac *body_mac;
@@ -159,5 +169,32 @@ bool provider_never(const struct provider_endpoint *ep);
 
 /* "Content-Type", "User-Agent": kept for every provider; NULL-terminated */
 extern const char *const provider_common_headers[];
+
+/*
+ * The questions the programs ask; only the dispatchers (this file's
+ * provider.c, verify.c, envelope.c and sign.c) read a provider's row.
+ */
+
+/* the id of an endpoint whose provider = is not set yet, and the test for it */
+provider provider_unset(void);
+bool provider_is_set(provider p);
+/*
+ * The request headers kept with a body, list i (provider_common_headers,
+ * then each provider's), every list on every endpoint; NULL past the last.
+ */
+const char *const *provider_kept_headers(size_t i);
+/* the headers p's own deliveries carry (NULL-terminated), for a backfill */
+const char *const *provider_headers(provider p);
+/* what the endpoint must configure besides secret_file (provider_ops.check), or NULL */
+const char *provider_endpoint_check(const struct provider_endpoint *ep);
+/* provider_ops.sends_version: an ordered route needs event versions */
+bool provider_endpoint_sends_version(const struct provider_endpoint *ep);
+/*
+ * provider_ops.id_signed: false when a body re-sent under a fresh delivery
+ * id must count as a duplicate (the body is deduplicated too)
+ */
+bool provider_endpoint_id_signed(const struct provider_endpoint *ep);
+/* what the replay defence of an unsigned delivery id compares for p */
+provider_replay provider_replay_class(provider p);
 
 #endif

@@ -149,8 +149,8 @@ scheme_hex_matches(span s, const unsigned char *mac, size_t maclen)
 }
 
 int
-scheme_mac_secret(hmac_alg alg, const provider_endpoint *ep, size_t i, const hmac_part *parts, size_t n,
-		  unsigned char mac[HMAC_MAX_LEN])
+scheme_mac_secret(hmac_alg alg, const provider_endpoint *ep, size_t i, const hmac_part *parts,
+		  size_t n, unsigned char mac[HMAC_MAX_LEN])
 {
 	size_t klen;
 	const unsigned char *key = secret_get(ep->secrets, i, &klen);
@@ -159,8 +159,8 @@ scheme_mac_secret(hmac_alg alg, const provider_endpoint *ep, size_t i, const hma
 }
 
 int
-scheme_match_secrets(hmac_alg alg, const provider_endpoint *ep, const hmac_part *parts, size_t nparts,
-		     const unsigned char *want, size_t wantlen, verify_result *res)
+scheme_match_secrets(hmac_alg alg, const provider_endpoint *ep, const hmac_part *parts,
+		     size_t nparts, const unsigned char *want, size_t wantlen, verify_result *res)
 {
 	for (size_t i = 0; i < secret_count(ep->secrets); i++) {
 		unsigned char mac[HMAC_MAX_LEN];

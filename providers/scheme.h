@@ -105,8 +105,9 @@ int scheme_sign_timestamped(const timestamped_scheme *sc, const sign_input *in, 
  * One header carrying the base64 HMAC-SHA256, keyed with each secret, of
  * prefix ("" for none) followed by the body (Shopify, Square).
  */
-int scheme_verify_base64_body(const provider_endpoint *ep, const request_view *req, verify_result *res,
-			      const char *header, const char *missing, const char *prefix);
+int scheme_verify_base64_body(const provider_endpoint *ep, const request_view *req,
+			      verify_result *res, const char *header, const char *missing,
+			      const char *prefix);
 
 /*
  * One header carrying [prefix]<hex|base64> of an HMAC of the body (GitHub's

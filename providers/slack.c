@@ -174,4 +174,5 @@ const provider_ops provider_slack = {
 	.extract = extract,
 	.handshake = handshake,
 	.sign = sign,
+	.form_bodies = true,
 };

@@ -288,8 +288,9 @@ out:
 	return rc;
 }
 
-char *
-sign_twilio_body_url(const char *url, const unsigned char *body, size_t len)
+/* JSON bodies: signed through a bodySHA256 query parameter */
+static char *
+json_body_url(const char *url, const unsigned char *body, size_t len)
 {
 	unsigned char d[SHA256_LEN];
 	char hex[2 * SHA256_LEN + 1];
@@ -361,4 +362,6 @@ const provider_ops provider_twilio = {
 	.verify = verify,
 	.extract = extract,
 	.sign = sign,
+	.form_bodies = true,
+	.json_body_url = json_body_url,
 };

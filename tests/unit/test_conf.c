@@ -172,8 +172,8 @@ dump(const conf *c, char *buf, size_t len)
 		    (long long)ep->pe.tolerance);
 		put(buf, len, "endpoint.secrets=%zu\n",
 		    ep->pe.secrets != NULL ? secret_count(ep->pe.secrets) : 0);
-		put(buf, len, "endpoint.header=%s\nendpoint.algorithm=%s\n", str(ep->pe.hmac.header),
-		    algs[ep->pe.hmac.alg]);
+		put(buf, len, "endpoint.header=%s\nendpoint.algorithm=%s\n",
+		    str(ep->pe.hmac.header), algs[ep->pe.hmac.alg]);
 		put(buf, len, "endpoint.encoding=%s\nendpoint.prefix=%s\n",
 		    ep->pe.hmac.enc == HMAC_HEX ? "hex" : "base64", str(ep->pe.hmac.prefix));
 		put(buf, len, "endpoint.id_header=%s\nendpoint.id_field=%s\n",

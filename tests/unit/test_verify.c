@@ -56,8 +56,8 @@ one_secret(const char *s)
 }
 
 static int
-run(const provider_endpoint *ep, const test_headers *t, const char *body, size_t len, const char *query,
-    int64_t now, verify_result *res)
+run(const provider_endpoint *ep, const test_headers *t, const char *body, size_t len,
+    const char *query, int64_t now, verify_result *res)
 {
 	request_view rv = {headers_lookup, t, (const unsigned char *)body, len, query, now};
 
@@ -619,7 +619,8 @@ test_twilio_json(void)
 	test_headers t = {{0}, {0}, 0};
 	verify_result res;
 	const char *b = "{\"property\": \"value\", \"boolean\": true}";
-	char *url = sign_twilio_body_url(PUBLIC_URL "?" QUERY, (const unsigned char *)b, strlen(b));
+	char *url = sign_json_body_url(PROVIDER_TWILIO, PUBLIC_URL "?" QUERY,
+				       (const unsigned char *)b, strlen(b));
 	const char *q = strchr(url, '?') + 1;
 	sign_input in;
 	sign_output out = {{{0}}, 0};
