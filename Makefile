@@ -41,18 +41,25 @@ DEFS = -D_GNU_SOURCE -DHOOKINBOX_VERSION='"$(VERSION)"' -DHOOKINBOX_SYSCONFDIR='
 	-DHOOKINBOX_SCHEMA_VERSION=$(words $(wildcard sql/migrations/[0-9]*.sql))
 PKG_INCS = $(shell $(PKG_CONFIG) --cflags libpq json-c libcurl inih openssl)
 
-# Layers: each directory sees only its own headers and the shared ones
-# (common/, providers/), so fcgi/ cannot reach worker/ by accident.  A unit
-# test tests/unit/test_NAME.c also sees the directory that holds NAME.c; the
+# Layers, each seeing only the layers below it, so that the compiler
+# enforces them (`make layers` checks the includes too):
+#   common/     the ground floor: -Icommon alone, includes nothing above it
+#   providers/  the signature schemes, one file per provider: common/ and itself
+#   conf/       the configuration (keys, validation): providers/ and below
+#   programs    fcgi/, worker/, backfill/: their own directory and every layer;
+#               contrib/ (hookinbox-send) signs only: providers/ and below
+# so fcgi/ cannot reach worker/ by accident.  A unit test
+# tests/unit/test_NAME.c also sees the directory that holds NAME.c; the
 # fuzzers see fcgi/ (content_length).  incs = the -I flags of source file $(1).
-INC_common = -Icommon -Iproviders
-INC_providers = $(INC_common)
-INC_contrib = $(INC_common)
-INC_fcgi = $(INC_common) -Ifcgi
-INC_worker = $(INC_common) -Iworker
-INC_backfill = $(INC_common) -Ibackfill
+INC_common = -Icommon
+INC_providers = $(INC_common) -Iproviders
+INC_conf = $(INC_providers) -Iconf
+INC_contrib = $(INC_providers)
+INC_fcgi = $(INC_conf) -Ifcgi
+INC_worker = $(INC_conf) -Iworker
+INC_backfill = $(INC_conf) -Ibackfill
 INC_tests/fuzz = $(INC_fcgi)
-INC_tests/unit = $(INC_common) $(foreach d,fcgi worker,$(if $(wildcard $(d)/$(patsubst test_%,%,$(notdir $(1:.c=))).c),-I$(d)))
+INC_tests/unit = $(INC_conf) $(foreach d,fcgi worker,$(if $(wildcard $(d)/$(patsubst test_%,%,$(notdir $(1:.c=))).c),-I$(d)))
 incs = $(INC_$(patsubst %/,%,$(dir $(1))))
 
 ifdef SANITIZE
@@ -67,8 +74,10 @@ LIBS_FCGI = -lfcgi $(LIBS_COMMON)
 LIBS_WORKER = $(shell $(PKG_CONFIG) --libs libcurl) $(LIBS_COMMON)
 
 # providers/ (one file per provider: verify, envelope, sign) is shared like
-# common/: the responder verifies, hookinbox-send and the worker sign
-COMMON_SRC = $(wildcard common/*.c providers/*.c)
+# common/: the responder verifies, hookinbox-send and the worker sign;
+# conf/ is linked into the programs that read the configuration
+COMMON_SRC = $(wildcard common/*.c providers/*.c conf/*.c)
+SEND_SRC = $(wildcard common/*.c providers/*.c)
 FCGI_MODS = $(filter-out fcgi/main.c,$(wildcard fcgi/*.c))
 WORKER_MODS = $(filter-out worker/main.c,$(wildcard worker/*.c))
 BACKFILL_MODS = $(filter-out backfill/main.c,$(wildcard backfill/*.c))
@@ -116,8 +125,8 @@ $(eval $(call program,worker/hookinbox-worker,release,worker/main.c $(WORKER_MOD
 $(eval $(call program,obj/test/hookinbox-worker,test,worker/main.c $(WORKER_MODS) $(COMMON_SRC),$(LIBS_WORKER)))
 $(eval $(call program,backfill/hookinbox-backfill,release,backfill/main.c $(BACKFILL_MODS) $(COMMON_SRC),$(LIBS_WORKER)))
 $(eval $(call program,obj/test/hookinbox-backfill,test,backfill/main.c $(BACKFILL_MODS) $(COMMON_SRC),$(LIBS_WORKER)))
-$(eval $(call program,contrib/hookinbox-send,release,contrib/hookinbox-send.c $(COMMON_SRC),$(LIBS_WORKER)))
-$(eval $(call program,obj/test/hookinbox-send,test,contrib/hookinbox-send.c $(COMMON_SRC),$(LIBS_WORKER)))
+$(eval $(call program,contrib/hookinbox-send,release,contrib/hookinbox-send.c $(SEND_SRC),$(LIBS_WORKER)))
+$(eval $(call program,obj/test/hookinbox-send,test,contrib/hookinbox-send.c $(SEND_SRC),$(LIBS_WORKER)))
 
 # A unit test tests/unit/test_NAME.c links the shared code plus the modules
 # of the program that holds NAME.c (fcgi/ or worker/).
@@ -138,7 +147,7 @@ build-tests: $(TEST_PROGRAMS) $(UNIT_PROGRAMS)
 # the scan of everything the suite logged (99) come after, in order.
 CHECK_JOBS ?= 3
 PROVE_ALL = HOOKINBOX_TOP=$(CURDIR) $(PROVE) --timer -I tests/lib $(PROVE_FLAGS)
-check: all build-tests
+check: layers all build-tests
 	rm -rf tests/tmp
 	$(PROVE_ALL) -j$(CHECK_JOBS) $(UNIT_PROGRAMS) $(filter-out tests/t/9%,$(wildcard tests/t/*.t))
 ifdef SANITIZE
@@ -147,6 +156,13 @@ ifdef SANITIZE
 else
 	HOOKINBOX_VALGRIND=1 $(PROVE_ALL) $(wildcard tests/t/9*.t)
 endif
+
+# the layers in the sources: common/ includes only common/, providers/ only
+# common/ and itself, conf/ those and itself; no PROVIDER_ id outside
+# providers/ (tools/check-layers)
+layers:
+	tools/check-layers
+.PHONY: layers
 
 # make soak SOAK_SECONDS=3600: the model checker (tests/model/README),
 # SOAK_JOBS seeded schedules at once (default: the cores) until the time is
@@ -185,12 +201,12 @@ analyze:
 		$(CC) $(WARN) $(DEFS) $(PKG_INCS) $(call incs,$(f)) -fanalyzer -c -o /dev/null $(f);)
 	@set -e; $(foreach f,$(ANALYZE_SRC), \
 		$(CLANG_TIDY) --quiet $(f) -- $(WARN) $(DEFS) $(PKG_INCS) $(call incs,$(f)) 2>/dev/null;)
-	@set -e; $(foreach d,common providers fcgi worker backfill contrib, \
+	@set -e; $(foreach d,common providers conf fcgi worker backfill contrib, \
 		cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability --inline-suppr \
 		$(INC_$(d)) --suppress=missingIncludeSystem $(d);)
 
 # Every C file of the tree, in .clang-format's style (git's, adapted: see the file).
-FORMAT_FILES = $(shell find common fcgi worker backfill providers contrib bench tests -name '*.[ch]' | sort)
+FORMAT_FILES = $(shell find common conf fcgi worker backfill providers contrib bench tests -name '*.[ch]' | sort)
 format-check:
 	$(CLANG_FORMAT) --dry-run --Werror $(FORMAT_FILES)
 

@@ -207,10 +207,12 @@ header_value(const jscan_value *hdrs, const char *name)
 	return member_string(hdrs, lower);
 }
 
+extern const source_ops source_github; /* below */
+
 static int
 fetch(api_http *h, const source_query *q, bf_item *it, source_error *e)
 {
-	const char *const *keep = provider_get(PROVIDER_GITHUB)->headers;
+	const char *const *keep = source_kept_headers(&source_github);
 	api_response r;
 	jscan_value root, req, hdrs, payload;
 	char *path = xasprintf("/repos/%s/hooks/%s/deliveries/%s", q->repo, q->hook_id, it->ref);
@@ -258,7 +260,7 @@ out:
 }
 
 const source_ops source_github = {
-	.provider = PROVIDER_GITHUB,
+	.provider = "github",
 	.default_base = "https://api.github.com",
 	.headers = headers,
 	.check = check,

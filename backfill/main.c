@@ -304,7 +304,7 @@ backfill_item(run *rn, bf_item *it)
 	}
 	rv.body = (const unsigned char *)it->body;
 	rv.body_len = it->body_len;
-	if (envelope_extract(rn->ep, &rv, &env, &reason) != 0 ||
+	if (envelope_extract(&rn->ep->pe, &rv, &env, &reason) != 0 ||
 	    strcmp(env.event_id, it->id) != 0) {
 		log_error("event %s: %s", it->id,
 			  reason != NULL ? reason : "its body names another event id");
@@ -491,11 +491,11 @@ main(int argc, char **argv)
 		log_error("%s: no endpoint \"%s\"", conf_path(c), o.endpoint);
 		goto out;
 	}
-	rn.ops = source_get(rn.ep->provider);
+	rn.ops = source_get(rn.ep->pe.provider);
 	if (rn.ops == NULL) {
 		log_error("endpoint \"%s\": backfill can ask the API of provider stripe or github, "
 			  "not %s",
-			  o.endpoint, provider_name(rn.ep->provider));
+			  o.endpoint, provider_name(rn.ep->pe.provider));
 		rc = EX_USAGE;
 		goto out;
 	}
@@ -533,10 +533,10 @@ main(int argc, char **argv)
 		goto out;
 	}
 	rn.key = (bf_key){.endpoint = rn.ep->name,
-			  .provider = provider_name(rn.ep->provider),
+			  .provider = provider_name(rn.ep->pe.provider),
 			  .account = rn.ep->account,
 			  .environment = rn.ep->environment,
-			  .body_dedup = !provider_get(rn.ep->provider)->id_signed(rn.ep)};
+			  .body_dedup = !provider_endpoint_id_signed(&rn.ep->pe)};
 	rc = backfill(&rn);
 	if (rc == 0 && rn.f.failed > 0)
 		rc = EXIT_PARTIAL;

@@ -18,15 +18,26 @@ extern const source_ops source_github;
 #define API_DEPTH_MAX 128
 
 /* one row per provider whose API hookinbox-backfill can ask */
-static const source_ops *const table[PROVIDER__COUNT] = {
-	[PROVIDER_STRIPE] = &source_stripe,
-	[PROVIDER_GITHUB] = &source_github,
-};
+static const source_ops *const table[] = {&source_stripe, &source_github};
 
 const source_ops *
 source_get(provider p)
 {
-	return p >= 0 && p < PROVIDER__COUNT ? table[p] : NULL;
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+		if (strcmp(table[i]->provider, provider_name(p)) == 0)
+			return table[i];
+	}
+	return NULL;
+}
+
+const char *const *
+source_kept_headers(const source_ops *ops)
+{
+	provider p;
+
+	if (provider_from_name(ops->provider, &p) < 0)
+		abort(); /* a row names a provider of provider.c's table */
+	return provider_headers(p);
 }
 
 void

@@ -58,7 +58,7 @@ typedef struct source_error {
 } source_error;
 
 typedef struct source_ops {
-	provider provider;
+	const char *provider;	    /* its name in provider.c's table: "stripe" */
 	const char *default_base;   /* the real API */
 	const char *const *headers; /* sent with every request, NULL-terminated */
 	/* what the query lacks for this provider ("needs --repo"), or NULL */
@@ -76,6 +76,9 @@ typedef struct source_ops {
 
 /* the row for p, or NULL when hookinbox-backfill cannot ask p's API */
 const source_ops *source_get(provider p);
+
+/* the request headers ops's provider sends and the responder keeps */
+const char *const *source_kept_headers(const source_ops *ops);
 
 void bf_page_release(bf_page *page);
 /* add an empty item to page; the pointer is valid until the next add */

@@ -85,7 +85,7 @@ out:
 }
 
 const source_ops source_stripe = {
-	.provider = PROVIDER_STRIPE,
+	.provider = "stripe",
 	.default_base = "https://api.stripe.com",
 	.headers = headers,
 	.check = check,

@@ -21,7 +21,7 @@ obj/bench/null.fcgi: bench/null.c
 # the cost of checking a signature, per provider class (µs per delivery)
 obj/bench/verifycost: $(call objs,release,$(COMMON_SRC)) bench/verifycost.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(INC_common) $(ALL_LDFLAGS) -o $@ bench/verifycost.c \
+	$(CC) $(ALL_CFLAGS) $(INC_providers) $(ALL_LDFLAGS) -o $@ bench/verifycost.c \
 		$(call objs,release,$(COMMON_SRC)) $(LIBS_COMMON)
 
 build-bench: $(BENCH_PROGRAMS)

@@ -91,7 +91,7 @@ main(int argc, char **argv)
 		hdrs h = {{{{0}}, 0}};
 		sign_input in;
 		char err[256];
-		endpoint_conf ep;
+		provider_endpoint ep;
 		request_view rv;
 		verify_result res;
 		int n = snprintf((char *)body, size + 64,

@@ -10,7 +10,7 @@
  * many transfers at once with libcurl multi (one job struct per transfer
  * through CURLOPT_PRIVATE, as curl's 10-at-a-time.c).
  */
-#include "conf.h"
+#include "endpoint.h"
 #include "decimal.h"
 #include "hex.h"
 #include "hmac.h"
@@ -351,7 +351,7 @@ main(int argc, char **argv)
 	size_t n_extra = 0;
 	long long offset = 0;
 	long repeat = 1, conc = 1, failed;
-	provider prov = PROVIDER_STANDARD;
+	provider prov = provider_unset(); /* --provider is required */
 	char hmac_header[] = "X-Signature";
 	hmac_conf hc;
 	secret_set *secrets;
@@ -468,23 +468,22 @@ main(int argc, char **argv)
 			have_ctype = true;
 	}
 	if (!have_ctype) {
-		bool form = (prov == PROVIDER_SLACK || prov == PROVIDER_TWILIO) &&
-			    !looks_like_json(body, body_len);
+		bool form = sign_form_bodies(prov) && !looks_like_json(body, body_len);
 
 		ctype = xstrdup(form ? "Content-Type: application/x-www-form-urlencoded"
 				     : "Content-Type: application/json");
 	}
 
-	id = event_id != NULL ? xstrdup(event_id) : prov == PROVIDER_STRIPE ? NULL : random_id();
-	/* Twilio signs JSON bodies through a bodySHA256 query parameter */
-	if (prov == PROVIDER_TWILIO && looks_like_json(body, body_len))
-		send_url = sign_twilio_body_url(url, body, body_len);
+	id = event_id != NULL ? xstrdup(event_id) : sign_id_in_body(prov) ? NULL : random_id();
+	/* a provider may sign a JSON body through the URL (Twilio's bodySHA256) */
+	if (looks_like_json(body, body_len))
+		send_url = sign_json_body_url(prov, url, body, body_len);
 	else
 		send_url = xstrdup(url);
 
 	memset(&in, 0, sizeof(in));
 	in.provider = prov;
-	in.hmac = prov == PROVIDER_HMAC ? &hc : NULL;
+	in.hmac = &hc; /* read by provider = hmac only */
 	in.secret = secret;
 	in.secret_len = slen;
 	in.event_id = id;

@@ -195,7 +195,7 @@ count_duration(handler *h, const endpoint_conf *ep, const char *what, int status
 {
 	duration_slot d = {
 		.endpoint = ep ? ep->name : "(unknown)",
-		.provider = ep ? provider_name(ep->provider) : "(unknown)",
+		.provider = ep ? provider_name(ep->pe.provider) : "(unknown)",
 		.outcome = what,
 		.status = status,
 		.sum = seconds,
@@ -437,9 +437,8 @@ headers_json(const request_view *rv)
 	json_object *o = json_object_new_object();
 	char *out;
 
-	keep_headers(o, rv, provider_common_headers);
-	for (int p = 0; p < PROVIDER__COUNT; p++)
-		keep_headers(o, rv, provider_get((provider)p)->headers);
+	for (size_t i = 0; provider_kept_headers(i) != NULL; i++)
+		keep_headers(o, rv, provider_kept_headers(i));
 	out = xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 	json_object_put(o);
 	return out;
@@ -543,7 +542,6 @@ serve(handler *h, const http_io *io, served *sv)
 	outcome o;
 	char *hdrs;
 	store_delivery d;
-	const provider_ops *ops;
 
 	sv->ep = ep;
 	if (ep == NULL)
@@ -566,10 +564,10 @@ serve(handler *h, const http_io *io, served *sv)
 	rv.body = h->body;
 	rv.body_len = len;
 	rv.now = clock_now();
-	if (verify_request(ep, &rv, &vr) != 0)
+	if (verify_request(&ep->pe, &rv, &vr) != 0)
 		return rejected(verify_http_status(vr.status), vr.reason);
 
-	switch (envelope_handshake(ep, &rv, vr.secret_index, &sv->answer, &reason)) {
+	switch (envelope_handshake(&ep->pe, &rv, vr.secret_index, &sv->answer, &reason)) {
 	case 0:
 		break;
 	case 1:
@@ -585,7 +583,7 @@ serve(handler *h, const http_io *io, served *sv)
 		o.secret_index = vr.secret_index;
 		return o;
 	}
-	if (envelope_extract(ep, &rv, &env, &reason) != 0) {
+	if (envelope_extract(&ep->pe, &rv, &env, &reason) != 0) {
 		envelope_release(&env);
 		o = rejected(400, reason);
 		o.secret_index = vr.secret_index;
@@ -593,10 +591,9 @@ serve(handler *h, const http_io *io, served *sv)
 	}
 
 	hdrs = headers_json(&rv);
-	ops = provider_get(ep->provider);
 	d = (store_delivery){
 		.endpoint = ep->name,
-		.provider = provider_name(ep->provider),
+		.provider = provider_name(ep->pe.provider),
 		.account = ep->account,
 		.environment = ep->environment,
 		.event_id = env.event_id,
@@ -608,9 +605,10 @@ serve(handler *h, const http_io *io, served *sv)
 		.body_len = len,
 		/* provider.h: a delivery id the signature does not cover is deduplicated on the
 		   body too */
-		.body_dedup = !ops->id_signed(ep),
+		.body_dedup = !provider_endpoint_id_signed(&ep->pe),
 		.note = env.note,
-		.signed_sha256 = ops->replay == REPLAY_SIGNED && vr.has_signed_sha256
+		.signed_sha256 = provider_replay_class(ep->pe.provider) == REPLAY_SIGNED &&
+						 vr.has_signed_sha256
 					 ? vr.signed_sha256
 					 : NULL,
 	};

@@ -157,7 +157,7 @@ log_start(const conf *cfg, const char *path)
 	for (size_t i = 0; i < n; i++) {
 		const endpoint_conf *ep = conf_endpoint_at(cfg, i);
 
-		cap += strlen(ep->name) + strlen(provider_name(ep->provider)) + 2;
+		cap += strlen(ep->name) + strlen(provider_name(ep->pe.provider)) + 2;
 	}
 	list = xmalloc(cap);
 	list[0] = '\0';
@@ -165,7 +165,7 @@ log_start(const conf *cfg, const char *path)
 		const endpoint_conf *ep = conf_endpoint_at(cfg, i);
 
 		len += (size_t)snprintf(list + len, cap - len, "%s%s:%s", i ? "," : "", ep->name,
-					provider_name(ep->provider));
+					provider_name(ep->pe.provider));
 	}
 	snprintf(threads, sizeof(threads), "%d", conf_threads(cfg));
 	snprintf(pid, sizeof(pid), "%ld", (long)getpid());

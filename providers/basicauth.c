@@ -18,7 +18,7 @@
 #define BASIC_MAX 1024
 
 int
-scheme_verify_basic(const endpoint_conf *ep, const request_view *req, verify_result *res)
+scheme_verify_basic(const provider_endpoint *ep, const request_view *req, verify_result *res)
 {
 	unsigned char cred[BASIC_MAX + 3];
 	bool too_long = false, match = false;

@@ -63,7 +63,7 @@ row_key(const body_mac *m, const unsigned char *s, size_t slen, unsigned char *b
 }
 
 int
-scheme_verify_body_mac(const body_mac *m, const endpoint_conf *ep, const request_view *req,
+scheme_verify_body_mac(const body_mac *m, const provider_endpoint *ep, const request_view *req,
 		       verify_result *res)
 {
 	size_t len, maclen = hmac_len(m->alg);

@@ -26,7 +26,7 @@ static const ed25519_scheme scheme = {
 };
 
 static int
-verify(const endpoint_conf *ep, const request_view *req, verify_result *res)
+verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
 {
 	return scheme_verify_ed25519(&scheme, ep, req, res);
 }
@@ -38,7 +38,7 @@ sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 }
 
 static int
-handshake(const endpoint_conf *ep, const request_view *req, size_t secret_index, char **answer,
+handshake(const provider_endpoint *ep, const request_view *req, size_t secret_index, char **answer,
 	  const char **reason)
 {
 	jval body = env_parse_object(req->body, req->body_len);

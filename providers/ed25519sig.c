@@ -48,8 +48,8 @@ message(const char *ts, size_t tslen, const char *joiner, const unsigned char *b
 }
 
 int
-scheme_verify_ed25519(const ed25519_scheme *sc, const endpoint_conf *ep, const request_view *req,
-		      verify_result *res)
+scheme_verify_ed25519(const ed25519_scheme *sc, const provider_endpoint *ep,
+		      const request_view *req, verify_result *res)
 {
 	unsigned char sig[ED25519_SIG_LEN + 3], *msg;
 	bool too_long = false;

@@ -17,7 +17,7 @@
 #include <string.h>
 
 int
-envelope_extract(const endpoint_conf *ep, const request_view *req, envelope *env,
+envelope_extract(const provider_endpoint *ep, const request_view *req, envelope *env,
 		 const char **reason)
 {
 	const provider_ops *ops;
@@ -37,7 +37,7 @@ envelope_extract(const endpoint_conf *ep, const request_view *req, envelope *env
 }
 
 int
-envelope_handshake(const endpoint_conf *ep, const request_view *req, int secret_index,
+envelope_handshake(const provider_endpoint *ep, const request_view *req, int secret_index,
 		   char **answer, const char **reason)
 {
 	const provider_ops *ops;

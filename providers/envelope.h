@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "conf.h"
+#include "endpoint.h"
 #include "verify.h"
 
 typedef struct envelope {
@@ -40,7 +40,7 @@ typedef struct envelope {
  * object id or version that does not parse is left NULL and described in
  * env->note.  The caller releases *env with envelope_release in every case.
  */
-int envelope_extract(const endpoint_conf *ep, const request_view *req, envelope *env,
+int envelope_extract(const provider_endpoint *ep, const request_view *req, envelope *env,
 		     const char **reason);
 void envelope_release(envelope *env);
 
@@ -52,7 +52,7 @@ void envelope_release(envelope *env);
  * -1 with a static *reason for a handshake that cannot be answered (400).
  * secret_index is the secret that verified the request.
  */
-int envelope_handshake(const endpoint_conf *ep, const request_view *req, int secret_index,
+int envelope_handshake(const provider_endpoint *ep, const request_view *req, int secret_index,
 		       char **answer, const char **reason) __attribute__((warn_unused_result));
 
 #endif

@@ -16,7 +16,7 @@
 #include <string.h>
 
 static int
-verify(const endpoint_conf *ep, const request_view *req, verify_result *res)
+verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
 {
 	unsigned char want[32];
 	bool too_long = false;
@@ -86,7 +86,7 @@ extract_fields(const request_view *req, const jval *b, envelope *env, const char
 }
 
 static int
-extract(const endpoint_conf *ep, const request_view *req, envelope *env, const char **reason)
+extract(const provider_endpoint *ep, const request_view *req, envelope *env, const char **reason)
 {
 	jval b = env_no_value;
 	form f = {NULL, 0};

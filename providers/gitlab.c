@@ -13,7 +13,7 @@
 #include <string.h>
 
 static int
-verify(const endpoint_conf *ep, const request_view *req, verify_result *res)
+verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
 {
 	bool too_long = false;
 	size_t len;
@@ -34,7 +34,7 @@ verify(const endpoint_conf *ep, const request_view *req, verify_result *res)
 }
 
 static int
-extract(const endpoint_conf *ep, const request_view *req, envelope *env, const char **reason)
+extract(const provider_endpoint *ep, const request_view *req, envelope *env, const char **reason)
 {
 	const char *why = NULL;
 	jval b = env_body(req, env);

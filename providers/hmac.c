@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * hmac.c - the generic HMAC scheme for the long tail, configured per
- * endpoint (hmac_conf in conf.h)
+ * endpoint (hmac_conf in endpoint.h)
  *
  * ep->hmac.header carries [prefix]<hex|base64> of the HMAC (sha1, sha256,
  * sha512) of the body; no timestamp.  Each envelope field comes from a
@@ -32,7 +32,7 @@ row_of(const hmac_conf *h)
 }
 
 static const char *
-check(const endpoint_conf *ep)
+check(const provider_endpoint *ep)
 {
 	if (ep->hmac.header == NULL)
 		return "provider hmac needs header";
@@ -42,19 +42,19 @@ check(const endpoint_conf *ep)
 }
 
 static bool
-id_signed(const endpoint_conf *ep)
+id_signed(const provider_endpoint *ep)
 {
 	return ep->hmac.id_header == NULL;
 }
 
 static bool
-sends_version(const endpoint_conf *ep)
+sends_version(const provider_endpoint *ep)
 {
 	return ep->hmac.version_field != NULL;
 }
 
 static int
-verify(const endpoint_conf *ep, const request_view *req, verify_result *res)
+verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
 {
 	body_mac m = row_of(&ep->hmac);
 
@@ -62,7 +62,7 @@ verify(const endpoint_conf *ep, const request_view *req, verify_result *res)
 }
 
 static int
-extract(const endpoint_conf *ep, const request_view *req, envelope *env, const char **reason)
+extract(const provider_endpoint *ep, const request_view *req, envelope *env, const char **reason)
 {
 	body_mac m = row_of(&ep->hmac);
 

@@ -23,7 +23,7 @@ static const body_mac row = {
 };
 
 static int
-verify(const endpoint_conf *ep, const request_view *req, verify_result *res)
+verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
 {
 	jval body, at;
 	int64_t ms;
@@ -49,7 +49,7 @@ sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 }
 
 static int
-extract(const endpoint_conf *ep, const request_view *req, envelope *env, const char **reason)
+extract(const provider_endpoint *ep, const request_view *req, envelope *env, const char **reason)
 {
 	(void)ep;
 	return scheme_extract_body_mac(&row, req, env, reason);

@@ -11,7 +11,7 @@
 #include "scheme.h"
 
 static int
-verify(const endpoint_conf *ep, const request_view *req, verify_result *res)
+verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
 {
 	return scheme_verify_basic(ep, req, res);
 }

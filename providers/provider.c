@@ -7,6 +7,8 @@
  */
 #include "provider.h"
 
+#include "endpoint.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -107,29 +109,81 @@ provider_names(char *buf, size_t len)
 }
 
 bool
-provider_id_signed(const struct endpoint_conf *ep)
+provider_id_signed(const struct provider_endpoint *ep)
 {
 	(void)ep;
 	return true;
 }
 
 bool
-provider_id_unsigned(const struct endpoint_conf *ep)
+provider_id_unsigned(const struct provider_endpoint *ep)
 {
 	(void)ep;
 	return false;
 }
 
 bool
-provider_always(const struct endpoint_conf *ep)
+provider_always(const struct provider_endpoint *ep)
 {
 	(void)ep;
 	return true;
 }
 
 bool
-provider_never(const struct endpoint_conf *ep)
+provider_never(const struct provider_endpoint *ep)
 {
 	(void)ep;
 	return false;
+}
+
+provider
+provider_unset(void)
+{
+	return PROVIDER__COUNT;
+}
+
+bool
+provider_is_set(provider p)
+{
+	return (unsigned)p < PROVIDER__COUNT;
+}
+
+const char *const *
+provider_kept_headers(size_t i)
+{
+	if (i == 0)
+		return provider_common_headers;
+	return i - 1 < PROVIDER__COUNT ? table[i - 1]->headers : NULL;
+}
+
+const char *const *
+provider_headers(provider p)
+{
+	return table[p]->headers;
+}
+
+const char *
+provider_endpoint_check(const struct provider_endpoint *ep)
+{
+	const provider_ops *ops = table[ep->provider];
+
+	return ops->check != NULL ? ops->check(ep) : NULL;
+}
+
+bool
+provider_endpoint_sends_version(const struct provider_endpoint *ep)
+{
+	return table[ep->provider]->sends_version(ep);
+}
+
+bool
+provider_endpoint_id_signed(const struct provider_endpoint *ep)
+{
+	return table[ep->provider]->id_signed(ep);
+}
+
+provider_replay
+provider_replay_class(provider p)
+{
+	return table[p]->replay;
 }

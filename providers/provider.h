@@ -14,9 +14,9 @@
  * is only data (stripe.c: a timestamped_scheme and env_body_fields), and so
  * is one that is an HMAC of the body in one header (razorpay.c: a body_mac).
  *
- * This header includes nothing of ours: conf.h includes it for the id type,
- * and the operations take the types of conf.h, verify.h, envelope.h and
- * sign.h by their struct tags.
+ * This header includes nothing of ours: endpoint.h includes it for the id
+ * type, and the operations take the types of endpoint.h, verify.h,
+ * envelope.h and sign.h by their struct tags.
  */
 #ifndef HOOKINBOX_PROVIDER_H
 #define HOOKINBOX_PROVIDER_H
@@ -70,7 +70,7 @@ typedef enum provider {
 	PROVIDER__COUNT
 } provider;
 
-struct endpoint_conf;
+struct provider_endpoint;
 struct request_view;
 struct verify_result;
 struct envelope;
@@ -100,23 +100,23 @@ typedef struct provider_ops {
 	 * signed timestamp).  When it is not, a captured body re-sent under a
 	 * fresh id must count as a duplicate: the body is deduplicated too.
 	 */
-	bool (*id_signed)(const struct endpoint_conf *ep);
+	bool (*id_signed)(const struct provider_endpoint *ep);
 	/*
 	 * Whether its events carry a version (a number or time to order them
 	 * by): an ordered route needs one (conf.c refuses order otherwise).
 	 */
-	bool (*sends_version)(const struct endpoint_conf *ep);
+	bool (*sends_version)(const struct provider_endpoint *ep);
 	provider_replay replay;
 	/*
 	 * What the endpoint must configure besides secret_file: NULL when
 	 * complete, else a static text for "endpoint \"NAME\": <text>".
 	 */
-	const char *(*check)(const struct endpoint_conf *ep);
+	const char *(*check)(const struct provider_endpoint *ep);
 	/* verify.h's verify_request for this scheme; secrets are present */
-	int (*verify)(const struct endpoint_conf *ep, const struct request_view *req,
+	int (*verify)(const struct provider_endpoint *ep, const struct request_view *req,
 		      struct verify_result *res);
 	/* envelope.h's envelope_extract; *env is zeroed, *reason "bad envelope" */
-	int (*extract)(const struct endpoint_conf *ep, const struct request_view *req,
+	int (*extract)(const struct provider_endpoint *ep, const struct request_view *req,
 		       struct envelope *env, const char **reason);
 	/* sign.h's sign_headers for this provider; out->n is 0 */
 	int (*sign)(const struct sign_input *in, struct sign_output *out, char *errbuf,
@@ -127,7 +127,7 @@ typedef struct provider_ops {
 	 * endpoint.url_validation), answered and never stored: envelope.h's
 	 * envelope_handshake.  NULL: the provider has none.
 	 */
-	int (*handshake)(const struct endpoint_conf *ep, const struct request_view *req,
+	int (*handshake)(const struct provider_endpoint *ep, const struct request_view *req,
 			 size_t secret_index, char **answer, const char **reason);
 	/*
 	 * A scheme that is only data needs no functions: with verify and sign
@@ -135,6 +135,16 @@ typedef struct provider_ops {
 	 * verifies and signs; with extract NULL, the body_mac row's fields or
 	 * the body fields of fields.h are extracted.
 	 */
+	/*
+	 * What hookinbox-send asks of a provider (sign.h): whether it sends
+	 * urlencoded forms (a body that is not JSON is sent as one), whether
+	 * its event id travels in the body (no id is made up), and, for a
+	 * provider that signs a JSON body through the URL (Twilio's
+	 * bodySHA256), the URL to request; NULL: the URL itself.
+	 */
+	bool form_bodies;
+	bool id_in_body;
+	char *(*json_body_url)(const char *url, const unsigned char *body, size_t len);
 	const struct timestamped_scheme *timestamped;
 	const struct env_body_fields *fields;
 	const struct body_mac *body_mac;
@@ -151,13 +161,40 @@ int provider_from_name(const char *name, provider *out);
 void provider_names(char *buf, size_t len);
 
 /* for provider_ops.id_signed */
-bool provider_id_signed(const struct endpoint_conf *ep);
-bool provider_id_unsigned(const struct endpoint_conf *ep);
+bool provider_id_signed(const struct provider_endpoint *ep);
+bool provider_id_unsigned(const struct provider_endpoint *ep);
 /* for yes/no members such as provider_ops.sends_version */
-bool provider_always(const struct endpoint_conf *ep);
-bool provider_never(const struct endpoint_conf *ep);
+bool provider_always(const struct provider_endpoint *ep);
+bool provider_never(const struct provider_endpoint *ep);
 
 /* "Content-Type", "User-Agent": kept for every provider; NULL-terminated */
 extern const char *const provider_common_headers[];
+
+/*
+ * The questions the programs ask; only the dispatchers (this file's
+ * provider.c, verify.c, envelope.c and sign.c) read a provider's row.
+ */
+
+/* the id of an endpoint whose provider = is not set yet, and the test for it */
+provider provider_unset(void);
+bool provider_is_set(provider p);
+/*
+ * The request headers kept with a body, list i (provider_common_headers,
+ * then each provider's), every list on every endpoint; NULL past the last.
+ */
+const char *const *provider_kept_headers(size_t i);
+/* the headers p's own deliveries carry (NULL-terminated), for a backfill */
+const char *const *provider_headers(provider p);
+/* what the endpoint must configure besides secret_file (provider_ops.check), or NULL */
+const char *provider_endpoint_check(const struct provider_endpoint *ep);
+/* provider_ops.sends_version: an ordered route needs event versions */
+bool provider_endpoint_sends_version(const struct provider_endpoint *ep);
+/*
+ * provider_ops.id_signed: false when a body re-sent under a fresh delivery
+ * id must count as a duplicate (the body is deduplicated too)
+ */
+bool provider_endpoint_id_signed(const struct provider_endpoint *ep);
+/* what the replay defence of an unsigned delivery id compares for p */
+provider_replay provider_replay_class(provider p);
 
 #endif

@@ -84,7 +84,7 @@ scheme_timestamp_ms(const char *s, size_t len, int64_t *out)
 }
 
 verify_status
-scheme_window(const endpoint_conf *ep, const request_view *req, int64_t ts)
+scheme_window(const provider_endpoint *ep, const request_view *req, int64_t ts)
 {
 	int64_t tol = ep->tolerance > 0 ? ep->tolerance : provider_get(ep->provider)->tolerance;
 
@@ -149,8 +149,8 @@ scheme_hex_matches(span s, const unsigned char *mac, size_t maclen)
 }
 
 int
-scheme_mac_secret(hmac_alg alg, const endpoint_conf *ep, size_t i, const hmac_part *parts, size_t n,
-		  unsigned char mac[HMAC_MAX_LEN])
+scheme_mac_secret(hmac_alg alg, const provider_endpoint *ep, size_t i, const hmac_part *parts,
+		  size_t n, unsigned char mac[HMAC_MAX_LEN])
 {
 	size_t klen;
 	const unsigned char *key = secret_get(ep->secrets, i, &klen);
@@ -159,8 +159,8 @@ scheme_mac_secret(hmac_alg alg, const endpoint_conf *ep, size_t i, const hmac_pa
 }
 
 int
-scheme_match_secrets(hmac_alg alg, const endpoint_conf *ep, const hmac_part *parts, size_t nparts,
-		     const unsigned char *want, size_t wantlen, verify_result *res)
+scheme_match_secrets(hmac_alg alg, const provider_endpoint *ep, const hmac_part *parts,
+		     size_t nparts, const unsigned char *want, size_t wantlen, verify_result *res)
 {
 	for (size_t i = 0; i < secret_count(ep->secrets); i++) {
 		unsigned char mac[HMAC_MAX_LEN];
@@ -177,7 +177,7 @@ scheme_match_secrets(hmac_alg alg, const endpoint_conf *ep, const hmac_part *par
 }
 
 int
-scheme_verify_timestamped(const timestamped_scheme *sc, const endpoint_conf *ep,
+scheme_verify_timestamped(const timestamped_scheme *sc, const provider_endpoint *ep,
 			  const request_view *req, verify_result *res)
 {
 	span ent[SCHEME_ENTRIES_MAX], sigs[SCHEME_ENTRIES_MAX];
@@ -238,7 +238,7 @@ scheme_verify_timestamped(const timestamped_scheme *sc, const endpoint_conf *ep,
 }
 
 int
-scheme_verify_base64_body(const endpoint_conf *ep, const request_view *req, verify_result *res,
+scheme_verify_base64_body(const provider_endpoint *ep, const request_view *req, verify_result *res,
 			  const char *header, const char *missing, const char *prefix)
 {
 	unsigned char want[32 + 3];
@@ -336,7 +336,7 @@ sign_body_b64(const sign_input *in, const char *prefix, char *b64, char *errbuf,
 }
 
 int
-scheme_verify_v0(const v0_scheme *sc, const endpoint_conf *ep, const request_view *req,
+scheme_verify_v0(const v0_scheme *sc, const provider_endpoint *ep, const request_view *req,
 		 verify_result *res)
 {
 	unsigned char want[32];

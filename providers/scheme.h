@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "conf.h"
+#include "endpoint.h"
 #include "envelope.h"
 #include "hmac.h"
 #include "sign.h"
@@ -50,7 +50,7 @@ int scheme_timestamp_ms(const char *s, size_t len, int64_t *out);
  * ts against the endpoint's tolerance, else the provider's own window, in
  * both directions.  On a refusal scheme_window_fail fills *res.
  */
-verify_status scheme_window(const endpoint_conf *ep, const request_view *req, int64_t ts);
+verify_status scheme_window(const provider_endpoint *ep, const request_view *req, int64_t ts);
 int scheme_window_fail(verify_result *res, verify_status st);
 
 /*
@@ -65,7 +65,7 @@ bool scheme_split_kv(span s, char c, span *k, span *v);
 bool scheme_hex_matches(span s, const unsigned char *mac, size_t maclen);
 
 /* the HMAC of parts with the endpoint's secret i; 0 or -1 */
-int scheme_mac_secret(hmac_alg alg, const endpoint_conf *ep, size_t i, const hmac_part *parts,
+int scheme_mac_secret(hmac_alg alg, const provider_endpoint *ep, size_t i, const hmac_part *parts,
 		      size_t n, unsigned char mac[HMAC_MAX_LEN])
 	__attribute__((warn_unused_result));
 
@@ -74,7 +74,7 @@ int scheme_mac_secret(hmac_alg alg, const endpoint_conf *ep, size_t i, const hma
  * wantlen bytes (the MAC length of alg); pass with the matching index, or
  * mismatch.
  */
-int scheme_match_secrets(hmac_alg alg, const endpoint_conf *ep, const hmac_part *parts,
+int scheme_match_secrets(hmac_alg alg, const provider_endpoint *ep, const hmac_part *parts,
 			 size_t nparts, const unsigned char *want, size_t wantlen,
 			 verify_result *res);
 
@@ -95,7 +95,7 @@ typedef struct timestamped_scheme {
 	bool spaced;	    /* entries may start with spaces: "t=…, v1=…" (WorkOS) */
 } timestamped_scheme;
 
-int scheme_verify_timestamped(const timestamped_scheme *sc, const endpoint_conf *ep,
+int scheme_verify_timestamped(const timestamped_scheme *sc, const provider_endpoint *ep,
 			      const request_view *req, verify_result *res);
 /* sign.h's sign_headers for such a scheme: "<ts_key>=<ts><sep><sig_key>=<hex>" */
 int scheme_sign_timestamped(const timestamped_scheme *sc, const sign_input *in, sign_output *out,
@@ -105,8 +105,9 @@ int scheme_sign_timestamped(const timestamped_scheme *sc, const sign_input *in, 
  * One header carrying the base64 HMAC-SHA256, keyed with each secret, of
  * prefix ("" for none) followed by the body (Shopify, Square).
  */
-int scheme_verify_base64_body(const endpoint_conf *ep, const request_view *req, verify_result *res,
-			      const char *header, const char *missing, const char *prefix);
+int scheme_verify_base64_body(const provider_endpoint *ep, const request_view *req,
+			      verify_result *res, const char *header, const char *missing,
+			      const char *prefix);
 
 /*
  * One header carrying [prefix]<hex|base64> of an HMAC of the body (GitHub's
@@ -127,7 +128,7 @@ typedef struct body_mac {
 	const char *object_field, *version_field;
 } body_mac;
 
-int scheme_verify_body_mac(const body_mac *m, const endpoint_conf *ep, const request_view *req,
+int scheme_verify_body_mac(const body_mac *m, const provider_endpoint *ep, const request_view *req,
 			   verify_result *res);
 int scheme_extract_body_mac(const body_mac *m, const request_view *req, envelope *env,
 			    const char **reason);
@@ -148,7 +149,7 @@ typedef struct v0_scheme {
 	bool ms;	     /* the timestamp is in milliseconds */
 } v0_scheme;
 
-int scheme_verify_v0(const v0_scheme *sc, const endpoint_conf *ep, const request_view *req,
+int scheme_verify_v0(const v0_scheme *sc, const provider_endpoint *ep, const request_view *req,
 		     verify_result *res);
 int scheme_sign_v0(const v0_scheme *sc, const sign_input *in, sign_output *out, char *errbuf,
 		   size_t errlen);
@@ -167,7 +168,7 @@ typedef struct ed25519_scheme {
 	const char *joiner;
 } ed25519_scheme;
 
-int scheme_verify_ed25519(const ed25519_scheme *sc, const endpoint_conf *ep,
+int scheme_verify_ed25519(const ed25519_scheme *sc, const provider_endpoint *ep,
 			  const request_view *req, verify_result *res);
 int scheme_sign_ed25519(const ed25519_scheme *sc, const sign_input *in, sign_output *out,
 			char *errbuf, size_t errlen);
@@ -179,7 +180,7 @@ int scheme_sign_ed25519(const ed25519_scheme *sc, const sign_input *in, sign_out
  * each "user:password" line of the secret file.  Weaker than a signature:
  * the body is not covered, so ids are deduplicated on the body too.
  */
-int scheme_verify_basic(const endpoint_conf *ep, const request_view *req, verify_result *res);
+int scheme_verify_basic(const provider_endpoint *ep, const request_view *req, verify_result *res);
 int scheme_sign_basic(const sign_input *in, sign_output *out, char *errbuf, size_t errlen);
 
 /* ---- signing (sign.h) ---- */

@@ -16,14 +16,14 @@
 #include <string.h>
 
 static int
-verify(const endpoint_conf *ep, const request_view *req, verify_result *res)
+verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
 {
 	return scheme_verify_base64_body(ep, req, res, "X-Shopify-Hmac-Sha256",
 					 "missing X-Shopify-Hmac-Sha256 header", "");
 }
 
 static int
-extract(const endpoint_conf *ep, const request_view *req, envelope *env, const char **reason)
+extract(const provider_endpoint *ep, const request_view *req, envelope *env, const char **reason)
 {
 	const char *at = req->header(req->ctx, "X-Shopify-Triggered-At");
 	const char *why = NULL;

@@ -43,3 +43,23 @@ sign_release(sign_output *out)
 	}
 	out->n = 0;
 }
+
+char *
+sign_json_body_url(provider p, const char *url, const unsigned char *body, size_t len)
+{
+	const provider_ops *ops = provider_get(p);
+
+	return ops->json_body_url != NULL ? ops->json_body_url(url, body, len) : xstrdup(url);
+}
+
+bool
+sign_form_bodies(provider p)
+{
+	return provider_get(p)->form_bodies;
+}
+
+bool
+sign_id_in_body(provider p)
+{
+	return provider_get(p)->id_in_body;
+}

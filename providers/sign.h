@@ -10,16 +10,17 @@
 #ifndef HOOKINBOX_SIGN_H
 #define HOOKINBOX_SIGN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "conf.h"
+#include "endpoint.h"
 
 #define SIGN_MAX_HEADERS 6
 
 typedef struct sign_input {
 	provider provider;
-	const hmac_conf *hmac;	     /* PROVIDER_HMAC only; NULL otherwise */
+	const hmac_conf *hmac;	     /* the generic hmac provider's settings; others ignore it */
 	const unsigned char *secret; /* one secret as it appears in a secret file */
 	size_t secret_len;
 	const char *event_id;	   /* NULL: no id header; required for standard/svix */
@@ -53,10 +54,15 @@ int sign_headers(const sign_input *in, sign_output *out, char *errbuf, size_t er
 void sign_release(sign_output *out);
 
 /*
- * Twilio JSON bodies (providers/twilio.c): url with "bodySHA256=<hex
- * sha256 of body>" appended to its query ('?' or '&').  The caller frees
- * the new string.
+ * The URL to request with a JSON body for p: url itself, or for a provider
+ * that signs JSON bodies through the URL, url with that parameter (Twilio:
+ * "bodySHA256=<hex sha256 of body>" appended to its query).  The caller
+ * frees the new string.
  */
-char *sign_twilio_body_url(const char *url, const unsigned char *body, size_t len);
+char *sign_json_body_url(provider p, const char *url, const unsigned char *body, size_t len);
+/* whether p sends urlencoded forms: a body that is not JSON is sent as one */
+bool sign_form_bodies(provider p);
+/* whether p's event id travels in the body, so a sender makes none up */
+bool sign_id_in_body(provider p);
 
 #endif

@@ -25,14 +25,14 @@ static const v0_scheme scheme = {
 };
 
 static int
-verify(const endpoint_conf *ep, const request_view *req, verify_result *res)
+verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
 {
 	return scheme_verify_v0(&scheme, ep, req, res);
 }
 
 /* url_verification: answered with its challenge, nothing stored */
 static int
-handshake(const endpoint_conf *ep, const request_view *req, size_t secret_index, char **answer,
+handshake(const provider_endpoint *ep, const request_view *req, size_t secret_index, char **answer,
 	  const char **reason)
 {
 	jval body = env_parse_object(req->body, req->body_len);
@@ -96,7 +96,7 @@ id_or_body_key(jval at, const request_view *req, envelope *env, const char **rea
  * (payload=<JSON> with trigger_id and type).
  */
 static int
-extract(const endpoint_conf *ep, const request_view *req, envelope *env, const char **reason)
+extract(const provider_endpoint *ep, const request_view *req, envelope *env, const char **reason)
 {
 	form f = {NULL, 0};
 	jval body;
@@ -174,4 +174,5 @@ const provider_ops provider_slack = {
 	.extract = extract,
 	.handshake = handshake,
 	.sign = sign,
+	.form_bodies = true,
 };

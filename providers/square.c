@@ -20,7 +20,7 @@
 #include <string.h>
 
 static const char *
-check(const endpoint_conf *ep)
+check(const provider_endpoint *ep)
 {
 	return ep->public_url == NULL
 		       ? "provider square needs public_url (the notification URL Square signs)"
@@ -28,7 +28,7 @@ check(const endpoint_conf *ep)
 }
 
 static int
-verify(const endpoint_conf *ep, const request_view *req, verify_result *res)
+verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
 {
 	if (ep->public_url == NULL)
 		return scheme_fail(res, VERIFY_MISMATCH, "endpoint has no public_url for square");

@@ -99,7 +99,7 @@ standard_key_decode(const unsigned char *s, size_t len, standard_key_use use, un
 }
 
 static int
-verify(const endpoint_conf *ep, const request_view *req, verify_result *res)
+verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
 {
 	static const char *const names[2][3] = {
 		{"webhook-id", "webhook-timestamp", "webhook-signature"},
@@ -213,7 +213,7 @@ out:
 }
 
 static int
-extract(const endpoint_conf *ep, const request_view *req, envelope *env, const char **reason)
+extract(const provider_endpoint *ep, const request_view *req, envelope *env, const char **reason)
 {
 	const char *first = svix_names(ep->provider) ? "svix-id" : "webhook-id";
 	const char *second = svix_names(ep->provider) ? "webhook-id" : "svix-id";

@@ -28,6 +28,7 @@ const provider_ops provider_stripe = {
 	.name = "stripe",
 	.tolerance = 300,
 	.headers = headers,
+	.id_in_body = true,
 	.id_signed = provider_id_signed,
 	.sends_version = provider_always,
 	.replay = REPLAY_BODY,

@@ -21,7 +21,7 @@ static const ed25519_scheme scheme = {
 };
 
 static int
-verify(const endpoint_conf *ep, const request_view *req, verify_result *res)
+verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
 {
 	return scheme_verify_ed25519(&scheme, ep, req, res);
 }

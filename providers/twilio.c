@@ -24,7 +24,7 @@
 #include <string.h>
 
 static const char *
-check(const endpoint_conf *ep)
+check(const provider_endpoint *ep)
 {
 	return ep->public_url == NULL ? "provider twilio needs public_url (the URL Twilio signs)"
 				      : NULL;
@@ -96,7 +96,7 @@ twilio_urls(const char *public_url, const char *query, char *urls[2])
 }
 
 static int
-verify(const endpoint_conf *ep, const request_view *req, verify_result *res)
+verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
 {
 	bool too_long = false, body_hash = false;
 	size_t len, nurls = 0, nparts = 0;
@@ -208,7 +208,7 @@ out:
  * "twilio.<status>", else "twilio.message" / "twilio.call".
  */
 static int
-extract(const endpoint_conf *ep, const request_view *req, envelope *env, const char **reason)
+extract(const provider_endpoint *ep, const request_view *req, envelope *env, const char **reason)
 {
 	static const char *const sids[] = {"MessageSid", "SmsSid", "CallSid"};
 	static const char *const statuses[] = {"MessageStatus", "SmsStatus", "CallStatus"};
@@ -288,8 +288,9 @@ out:
 	return rc;
 }
 
-char *
-sign_twilio_body_url(const char *url, const unsigned char *body, size_t len)
+/* JSON bodies: signed through a bodySHA256 query parameter */
+static char *
+json_body_url(const char *url, const unsigned char *body, size_t len)
 {
 	unsigned char d[SHA256_LEN];
 	char hex[2 * SHA256_LEN + 1];
@@ -361,4 +362,6 @@ const provider_ops provider_twilio = {
 	.verify = verify,
 	.extract = extract,
 	.sign = sign,
+	.form_bodies = true,
+	.json_body_url = json_body_url,
 };

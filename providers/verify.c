@@ -20,7 +20,7 @@ verify_http_status(verify_status st)
 }
 
 int
-verify_request(const endpoint_conf *ep, const request_view *req, verify_result *res)
+verify_request(const provider_endpoint *ep, const request_view *req, verify_result *res)
 {
 	const provider_ops *ops;
 

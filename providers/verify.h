@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "conf.h"
+#include "endpoint.h"
 
 /*
  * The request as the verifier and the envelope extractor see it.
@@ -61,6 +61,6 @@ int verify_http_status(verify_status st);
  * Check the request against ep's scheme and secrets.  Fills *res and
  * returns 0 when the request is authentic, -1 otherwise.  Never logs.
  */
-int verify_request(const endpoint_conf *ep, const request_view *req, verify_result *res);
+int verify_request(const provider_endpoint *ep, const request_view *req, verify_result *res);
 
 #endif

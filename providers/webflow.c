@@ -19,7 +19,7 @@ static const v0_scheme scheme = {
 };
 
 static int
-verify(const endpoint_conf *ep, const request_view *req, verify_result *res)
+verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
 {
 	return scheme_verify_v0(&scheme, ep, req, res);
 }

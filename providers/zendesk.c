@@ -20,7 +20,7 @@
 #include <time.h>
 
 static int
-verify(const endpoint_conf *ep, const request_view *req, verify_result *res)
+verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
 {
 	unsigned char want[32 + 3];
 	bool too_long = false, long_sig = false;
@@ -74,7 +74,7 @@ sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 }
 
 static int
-extract(const endpoint_conf *ep, const request_view *req, envelope *env, const char **reason)
+extract(const provider_endpoint *ep, const request_view *req, envelope *env, const char **reason)
 {
 	const char *why = NULL;
 	jval body = env_body(req, env);

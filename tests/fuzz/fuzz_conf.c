@@ -98,7 +98,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t i = 0; i < conf_endpoint_count(c); i++) {
 			const endpoint_conf *ep = conf_endpoint_at(c, i);
 
-			if (ep->secrets == NULL || secret_count(ep->secrets) == 0 ||
+			if (ep->pe.secrets == NULL || secret_count(ep->pe.secrets) == 0 ||
 			    ep->max_body == 0 || conf_endpoint(c, ep->name) != ep)
 				abort();
 		}

@@ -44,7 +44,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	envelope env;
 	const char *reason = NULL;
 	char *answer = NULL;
-	int hs = envelope_handshake(ep, &r.view, 0, &answer, &reason);
+	int hs = envelope_handshake(&ep->pe, &r.view, 0, &answer, &reason);
 	int rc;
 
 	/* a handshake's answer is one JSON object; no answer otherwise */
@@ -53,7 +53,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	free(answer);
 	reason = NULL;
-	rc = envelope_extract(ep, &r.view, &env, &reason);
+	rc = envelope_extract(&ep->pe, &r.view, &env, &reason);
 	if (rc == 0) {
 		check_field(env.event_id, true);
 		check_field(env.event_type, false);

@@ -19,11 +19,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_request r;
 	const endpoint_conf *ep = fuzz_request_parse(data, size, &r);
 	verify_result res;
-	int rc = verify_request(ep, &r.view, &res);
+	int rc = verify_request(&ep->pe, &r.view, &res);
 
 	if (rc == 0) {
 		if (res.status != VERIFY_OK || res.secret_index < 0 ||
-		    (size_t)res.secret_index >= secret_count(ep->secrets))
+		    (size_t)res.secret_index >= secret_count(ep->pe.secrets))
 			abort();
 	} else {
 		int st = verify_http_status(res.status);

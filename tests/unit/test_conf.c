@@ -163,25 +163,25 @@ dump(const conf *c, char *buf, size_t len)
 	    w->health_max_parked_age);
 	if (ep != NULL) {
 		/* [intake] max_body and tolerance are read through the endpoints */
-		put(buf, len, "endpoint.provider=%s\n", provider_name(ep->provider));
+		put(buf, len, "endpoint.provider=%s\n", provider_name(ep->pe.provider));
 		put(buf, len, "endpoint.secret_file=%s\nendpoint.account=%s\n",
 		    str(ep->secret_file), str(ep->account));
 		put(buf, len, "endpoint.environment=%s\nendpoint.public_url=%s\n",
-		    str(ep->environment), str(ep->public_url));
+		    str(ep->environment), str(ep->pe.public_url));
 		put(buf, len, "endpoint.max_body=%zu\nendpoint.tolerance=%lld\n", ep->max_body,
-		    (long long)ep->tolerance);
+		    (long long)ep->pe.tolerance);
 		put(buf, len, "endpoint.secrets=%zu\n",
-		    ep->secrets != NULL ? secret_count(ep->secrets) : 0);
-		put(buf, len, "endpoint.header=%s\nendpoint.algorithm=%s\n", str(ep->hmac.header),
-		    algs[ep->hmac.alg]);
+		    ep->pe.secrets != NULL ? secret_count(ep->pe.secrets) : 0);
+		put(buf, len, "endpoint.header=%s\nendpoint.algorithm=%s\n",
+		    str(ep->pe.hmac.header), algs[ep->pe.hmac.alg]);
 		put(buf, len, "endpoint.encoding=%s\nendpoint.prefix=%s\n",
-		    ep->hmac.enc == HMAC_HEX ? "hex" : "base64", str(ep->hmac.prefix));
+		    ep->pe.hmac.enc == HMAC_HEX ? "hex" : "base64", str(ep->pe.hmac.prefix));
 		put(buf, len, "endpoint.id_header=%s\nendpoint.id_field=%s\n",
-		    str(ep->hmac.id_header), str(ep->hmac.id_field));
+		    str(ep->pe.hmac.id_header), str(ep->pe.hmac.id_field));
 		put(buf, len, "endpoint.type_header=%s\nendpoint.type_field=%s\n",
-		    str(ep->hmac.type_header), str(ep->hmac.type_field));
+		    str(ep->pe.hmac.type_header), str(ep->pe.hmac.type_field));
 		put(buf, len, "endpoint.object_field=%s\nendpoint.version_field=%s\n",
-		    str(ep->hmac.object_field), str(ep->hmac.version_field));
+		    str(ep->pe.hmac.object_field), str(ep->pe.hmac.version_field));
 	}
 	if (r != NULL) {
 		words(buf, len, "endpoint", r->endpoints, r->n_endpoints);

@@ -5,7 +5,7 @@
 #include "headers.h"
 #include "tap.h"
 
-#include "conf.h"
+#include "endpoint.h"
 #include "envelope.h"
 #include "verify.h"
 #include "xalloc.h"
@@ -21,7 +21,7 @@ static int
 extract(provider p, const hmac_conf *h, const char *body, size_t len, envelope *env,
 	const char **reason, const char *const *hdrs)
 {
-	endpoint_conf ep;
+	provider_endpoint ep;
 	test_headers t = {{0}, {0}, 0};
 	request_view rv;
 	int rc;
@@ -48,7 +48,7 @@ extract(provider p, const hmac_conf *h, const char *body, size_t len, envelope *
 static int
 handshake(provider p, const char *body, char **answer)
 {
-	endpoint_conf ep;
+	provider_endpoint ep;
 	test_headers t = {{0}, {0}, 0};
 	request_view rv;
 	const char *reason;

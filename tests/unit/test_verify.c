@@ -7,7 +7,7 @@
 #include "tap.h"
 
 #include "base64.h"
-#include "conf.h"
+#include "endpoint.h"
 #include "ct.h"
 #include "ed25519.h"
 #include "hex.h"
@@ -56,8 +56,8 @@ one_secret(const char *s)
 }
 
 static int
-run(const endpoint_conf *ep, const test_headers *t, const char *body, size_t len, const char *query,
-    int64_t now, verify_result *res)
+run(const provider_endpoint *ep, const test_headers *t, const char *body, size_t len,
+    const char *query, int64_t now, verify_result *res)
 {
 	request_view rv = {headers_lookup, t, (const unsigned char *)body, len, query, now};
 
@@ -108,7 +108,7 @@ test_vectors(void)
 			   *expect = jstr(v, "expect");
 		const char *body, *lines[8];
 		size_t nlines = 0;
-		endpoint_conf ep;
+		provider_endpoint ep;
 		test_headers t = {{0}, {0}, 0};
 		verify_result res;
 		char *public_url = NULL, *query = NULL;
@@ -305,7 +305,7 @@ sign_into(const pcase *c, const char *secret, const char *body, int64_t ts, test
 }
 
 static void
-expect(const pcase *c, const endpoint_conf *ep, const test_headers *t, const char *body,
+expect(const pcase *c, const provider_endpoint *ep, const test_headers *t, const char *body,
        verify_status want, int want_index, const char *what)
 {
 	verify_result res;
@@ -324,7 +324,7 @@ test_provider(const pcase *c)
 		c->p == PROVIDER_TWILIO || c->p == PROVIDER_SLACK ? form_body : json_body;
 	const char *good = c->good_pub != NULL ? c->good_pub : c->good;
 	const char *rot[2] = {c->wrong_pub != NULL ? c->wrong_pub : c->wrong, good};
-	endpoint_conf ep;
+	provider_endpoint ep;
 	test_headers t = {{0}, {0}, 0};
 	char *tampered;
 	bool unsigned_body;
@@ -444,7 +444,7 @@ test_linear(void)
 				  NULL,
 				  NULL,
 				  NULL};
-	endpoint_conf ep;
+	provider_endpoint ep;
 	test_headers t = {{0}, {0}, 0};
 	struct {
 		long long ms;
@@ -492,7 +492,7 @@ test_linear(void)
 static void
 test_multi(void)
 {
-	endpoint_conf ep;
+	provider_endpoint ep;
 	test_headers t = {{0}, {0}, 0};
 	verify_result res;
 	char *v;
@@ -576,7 +576,7 @@ test_ed25519(void)
 {
 	unsigned char seed[32], pub[32];
 	char b64[BASE64_ENCODED_SIZE(32)], *sk, *pk;
-	endpoint_conf ep;
+	provider_endpoint ep;
 	test_headers t = {{0}, {0}, 0};
 	verify_result res;
 	const char *b = json_body;
@@ -615,11 +615,12 @@ test_ed25519(void)
 static void
 test_twilio_json(void)
 {
-	endpoint_conf ep;
+	provider_endpoint ep;
 	test_headers t = {{0}, {0}, 0};
 	verify_result res;
 	const char *b = "{\"property\": \"value\", \"boolean\": true}";
-	char *url = sign_twilio_body_url(PUBLIC_URL "?" QUERY, (const unsigned char *)b, strlen(b));
+	char *url = sign_json_body_url(PROVIDER_TWILIO, PUBLIC_URL "?" QUERY,
+				       (const unsigned char *)b, strlen(b));
 	const char *q = strchr(url, '?') + 1;
 	sign_input in;
 	sign_output out = {{{0}}, 0};
@@ -699,7 +700,7 @@ test_square_url(void)
 					    "https://hooks.example.com:443/in/twilio?a=1&b=two",
 					    "https://hooks.example.com/in/twilio/?a=1&b=two",
 					    "https://hooks.example.com/in/twilio"};
-	endpoint_conf ep;
+	provider_endpoint ep;
 	test_headers t = {{0}, {0}, 0};
 
 	memset(&ep, 0, sizeof(ep));

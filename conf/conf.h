@@ -14,8 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hmac.h"     /* hmac_alg */
-#include "provider.h" /* provider: the id of endpoint_conf.provider */
+#include "endpoint.h" /* provider_endpoint: what the providers read */
 #include "secret.h"
 
 /* the Makefile's SYSCONFDIR */
@@ -24,34 +23,14 @@
 #endif
 #define CONF_DEFAULT_PATH HOOKINBOX_SYSCONFDIR "/hookinbox.conf"
 
-typedef enum hmac_encoding { HMAC_HEX, HMAC_BASE64 } hmac_encoding;
-
-/* the generic "hmac" provider's settings; NULL strings are unset */
-typedef struct hmac_conf {
-	char *header;	   /* header carrying the signature, e.g. "X-Signature" */
-	hmac_alg alg;	   /* algorithm = sha256 (default) | sha1 | sha512 */
-	hmac_encoding enc; /* encoding = hex (default) | base64 */
-	char *prefix;	   /* prefix = "sha256=" stripped before decoding */
-	char *id_header;   /* id_header = X-Event-Id, or */
-	char *id_field;	   /* id_field = id (dotted JSON path, e.g. data.id) */
-	char *type_header; /* type_header / type_field likewise */
-	char *type_field;
-	char *object_field;  /* object_field = data.object.id */
-	char *version_field; /* version_field = created (integer or RFC 3339) */
-} hmac_conf;
-
 typedef struct endpoint_conf {
-	char *name;	   /* [endpoint NAME]; served at <mount>/NAME */
-	provider provider; /* provider = */
-	char *account;	   /* delivery key part; default: the endpoint's name */
-	char *environment; /* delivery key part; default: "default" */
+	char *name;	      /* [endpoint NAME]; served at <mount>/NAME */
+	provider_endpoint pe; /* what the provider reads: providers/endpoint.h */
+	char *account;	      /* delivery key part; default: the endpoint's name */
+	char *environment;    /* delivery key part; default: "default" */
 	char *secret_file;
-	secret_set *secrets; /* loaded from secret_file; never logged */
-	size_t max_body;     /* bytes; default from [intake] */
-	int64_t tolerance;   /* replay window in seconds; 0 = the provider's default */
-	char *public_url;    /* Twilio: the URL the provider signs */
-	hmac_conf hmac;	     /* provider = hmac only */
-	int line;	     /* where the section starts, for messages */
+	size_t max_body; /* bytes; default from [intake] */
+	int line;	 /* where the section starts, for messages */
 } endpoint_conf;
 
 typedef enum route_order {

@@ -124,7 +124,7 @@ typedef enum conf_type {
 	CT_INT64,    /* int64_t in [min, max] */
 	CT_DOUBLE,   /* double, written as an integer in [min, max] */
 	CT_ENUM,     /* an enum (int-sized): one of the names in map */
-	CT_PROVIDER, /* provider: a name of provider.c's table; unset: PROVIDER__COUNT */
+	CT_PROVIDER, /* provider: a name of provider.c's table; unset: provider_unset() */
 } conf_type;
 
 /* a name an enumeration accepts; a map ends with a NULL name */
@@ -350,24 +350,24 @@ static const conf_key keys[] = {
 	    365 * 86400, AN_INTEGER),
 
 	/* [endpoint NAME]; unset account, max_body and tolerance: see check_endpoint */
-	{.kind = K_ENDPOINT, .name = "provider", .type = CT_PROVIDER, .off = E(provider)},
+	{.kind = K_ENDPOINT, .name = "provider", .type = CT_PROVIDER, .off = E(pe.provider)},
 	STR(K_ENDPOINT, "secret_file", E(secret_file), NULL),
 	STR(K_ENDPOINT, "account", E(account), NULL),
 	STR(K_ENDPOINT, "environment", E(environment), "default"),
-	STR(K_ENDPOINT, "public_url", E(public_url), NULL),
+	STR(K_ENDPOINT, "public_url", E(pe.public_url), NULL),
 	NUM(K_ENDPOINT, "max_body", CT_SIZE, E(max_body), NULL, 1, MAX_BODY_MAX, AN_INTEGER),
-	NUM(K_ENDPOINT, "tolerance", CT_INT64, E(tolerance), NULL, 1, TOLERANCE_MAX, SECONDS),
+	NUM(K_ENDPOINT, "tolerance", CT_INT64, E(pe.tolerance), NULL, 1, TOLERANCE_MAX, SECONDS),
 	/* provider = hmac */
-	STR(K_ENDPOINT, "header", E(hmac.header), NULL),
-	ENUM(K_ENDPOINT, "algorithm", E(hmac.alg), "sha256", algorithms, NULL),
-	ENUM(K_ENDPOINT, "encoding", E(hmac.enc), "hex", encodings, NULL),
-	STR(K_ENDPOINT, "prefix", E(hmac.prefix), NULL),
-	STR(K_ENDPOINT, "id_header", E(hmac.id_header), NULL),
-	STR(K_ENDPOINT, "id_field", E(hmac.id_field), NULL),
-	STR(K_ENDPOINT, "type_header", E(hmac.type_header), NULL),
-	STR(K_ENDPOINT, "type_field", E(hmac.type_field), NULL),
-	STR(K_ENDPOINT, "object_field", E(hmac.object_field), NULL),
-	STR(K_ENDPOINT, "version_field", E(hmac.version_field), NULL),
+	STR(K_ENDPOINT, "header", E(pe.hmac.header), NULL),
+	ENUM(K_ENDPOINT, "algorithm", E(pe.hmac.alg), "sha256", algorithms, NULL),
+	ENUM(K_ENDPOINT, "encoding", E(pe.hmac.enc), "hex", encodings, NULL),
+	STR(K_ENDPOINT, "prefix", E(pe.hmac.prefix), NULL),
+	STR(K_ENDPOINT, "id_header", E(pe.hmac.id_header), NULL),
+	STR(K_ENDPOINT, "id_field", E(pe.hmac.id_field), NULL),
+	STR(K_ENDPOINT, "type_header", E(pe.hmac.type_header), NULL),
+	STR(K_ENDPOINT, "type_field", E(pe.hmac.type_field), NULL),
+	STR(K_ENDPOINT, "object_field", E(pe.hmac.object_field), NULL),
+	STR(K_ENDPOINT, "version_field", E(pe.hmac.version_field), NULL),
 
 	/* [route NAME]; an empty events list is "*" too (check_route) */
 	WORDS(K_ROUTE, "endpoint", R(endpoints), R(n_endpoints), NULL, "endpoints"),
@@ -560,7 +560,7 @@ defaults_set(conf *c, conf_kind kind, void *base)
 		if (keys[i].def != NULL)
 			(void)key_set(c, &keys[i], base, keys[i].def, true);
 		else if (keys[i].type == CT_PROVIDER)
-			*(provider *)field(base, keys[i].off) = PROVIDER__COUNT;
+			*(provider *)field(base, keys[i].off) = provider_unset();
 	}
 }
 
@@ -960,7 +960,7 @@ check_endpoint(conf *c, endpoint_conf *ep)
 	const char *why;
 
 	c->lineno = ep->line;
-	if (ep->provider == PROVIDER__COUNT) {
+	if (!provider_is_set(ep->pe.provider)) {
 		conf_error(c, "endpoint \"%s\" has no provider", ep->name);
 		return;
 	}
@@ -968,8 +968,7 @@ check_endpoint(conf *c, endpoint_conf *ep)
 		conf_error(c, "endpoint \"%s\" has no secret_file", ep->name);
 		return;
 	}
-	if (provider_get(ep->provider)->check != NULL &&
-	    (why = provider_get(ep->provider)->check(ep)) != NULL) {
+	if ((why = provider_endpoint_check(&ep->pe)) != NULL) {
 		conf_error(c, "endpoint \"%s\": %s", ep->name, why);
 		return;
 	}
@@ -977,11 +976,11 @@ check_endpoint(conf *c, endpoint_conf *ep)
 		ep->account = xstrdup(ep->name);
 	if (ep->max_body == 0)
 		ep->max_body = c->max_body;
-	if (ep->tolerance == 0)
-		ep->tolerance = c->tolerance;
+	if (ep->pe.tolerance == 0)
+		ep->pe.tolerance = c->tolerance;
 	/* the worker never verifies a signature, the backfill neither */
 	if (c->prog != CONF_WORKER && c->prog != CONF_BACKFILL)
-		ep->secrets = load_secrets(c, ep->secret_file, ep->line);
+		ep->pe.secrets = load_secrets(c, ep->secret_file, ep->line);
 }
 
 /*
@@ -1007,12 +1006,12 @@ check_route(conf *c, route_conf *r)
 	for (size_t i = 0; i < r->n_endpoints && r->order != ROUTE_ORDER_NONE; i++) {
 		const endpoint_conf *ep = conf_endpoint(c, r->endpoints[i]); /* found above */
 
-		if (ep != NULL && !provider_get(ep->provider)->sends_version(ep)) {
+		if (ep != NULL && !provider_endpoint_sends_version(&ep->pe)) {
 			conf_error(
 				c,
 				"route \"%s\": order needs event versions, and endpoint \"%s\" (%s) "
 				"has none (provider = hmac: set version_field)",
-				r->name, r->endpoints[i], provider_name(ep->provider));
+				r->name, r->endpoints[i], provider_name(ep->pe.provider));
 			return;
 		}
 	}
@@ -1197,7 +1196,7 @@ conf_free(conf *c)
 		endpoint_conf *ep = c->endpoints.item[i];
 
 		values_free(K_ENDPOINT, ep);
-		secret_set_free(ep->secrets);
+		secret_set_free(ep->pe.secrets);
 		free(ep->name);
 		free(ep);
 	}
