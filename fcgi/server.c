@@ -2,23 +2,44 @@
 /*
  * server.c - the accept loop: request threads over the FastCGI socket
  *
- * Every thread waits in accept() on the listening socket at once: Linux
- * wakes one waiter per connection, and FCGX_Accept_r keeps all its state
- * in the thread's own FCGX_Request, so the mutex libfcgi's threaded example
- * puts around it (for platforms that need accept() serialised) would only
- * serialise the reading of each request's parameters.  The
- * listening socket has a receive timeout, which accept() honours, so a
- * waiting thread looks at the stop flag every 200 ms; and when several
- * processes share the socket, the one that loses the race for a connection
- * is not stuck in accept() until the next one.  Signals are blocked in these
- * threads (main.c waits for them with sigwait), so nothing is interrupted.
+ * A request thread is given only a request whose body has arrived.  One
+ * waiter thread accepts every connection and peeks at it (MSG_PEEK, nothing
+ * is read): it walks the FastCGI records in the kernel's receive queue up to
+ * the empty FCGI_STDIN record that ends the body.  A complete request goes
+ * to the ready queue, which the request threads take from; an incomplete
+ * one is parked in the waiter's epoll set (edge-triggered: woken by each
+ * arrival, not by the bytes already peeked) and peeked again as more
+ * arrives.  A web server that streams the body (Apache's mod_proxy_fcgi
+ * past its first 16 KB) therefore costs a slow sender no request thread:
+ * with two threads and six senders trickling at 600 B/s, a delivery is
+ * stored in milliseconds (t/89-slow-body-many).
  *
- * A web server that streams the body (Apache's mod_proxy_fcgi past its
- * first 16 KB) would hand a thread to a sender that trickles it in: each
- * request's body must arrive within BODY_DEADLINE_MS of its parameters, or
- * it is answered 408 and its connection closed at once.  Every read waits
- * at most until then (SO_RCVTIMEO on the connection, set before each read
- * of the socket), and what libfcgi has buffered is taken without a read.
+ * Each body must arrive within BODY_DEADLINE_MS of its first byte, or its
+ * request goes to a request thread marked late and is answered 408 there
+ * (logged as every answer), its connection closed at once.  At most
+ * PARK_PER_THREAD bodies per request thread wait at a time; past that a
+ * body that has not arrived is answered 503 with Retry-After by the waiter
+ * itself.  A request larger than PEEK_MAX is handed over unfinished: the
+ * kernel may not queue more (a unix socket's sender is bounded by its send
+ * buffer, about 200 KB), so its thread reads the rest as before, each read
+ * waiting at most until the deadline (SO_RCVTIMEO on the connection, set
+ * before each read of the socket; what libfcgi has buffered is taken
+ * without a read).  A kept connection (FCGI_KEEP_CONN) goes back to the
+ * waiter between requests, with no deadline until its next request starts.
+ *
+ * libfcgi reads an accepted connection it is given: FCGX_Accept_r on a
+ * request whose ipcFd is open (keepConnection set, as between kept
+ * requests) reads the parameters from it without accepting.  Its listening
+ * socket is -1, so libfcgi never accepts by itself: a connection it drops
+ * (a protocol error) returns an error instead of blocking in accept().
+ *
+ * The waiter's accept() is bounded by the listening socket's receive
+ * timeout (ACCEPT_SLICE_MS): when several processes share the socket, the
+ * one that loses the race for a connection is not stuck in accept().
+ * Signals are blocked in these threads (main.c waits for them with
+ * sigwait), so nothing is interrupted.  Stopping closes the door, lets the
+ * parked bodies finish or reach their deadline, and ends the request
+ * threads when the ready queue is empty.
  */
 #include "server.h"
 
@@ -28,8 +49,13 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <pthread.h>
@@ -37,12 +63,40 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <fcgiapp.h>
 
 #define ACCEPT_SLICE_MS 200
 /* providers give up on a delivery after 5-30 s (GitHub 10, Shopify 5) */
 #define BODY_DEADLINE_MS 5000
+/* bodies waiting per request thread before new ones are answered 503 */
+#define PARK_PER_THREAD 4
+/* complete requests queued per request thread before accepting pauses */
+#define READY_PER_THREAD 4
+/* peeked at most: a larger request is read by its thread (see above) */
+#define PEEK_MAX (64 * 1024)
+/* a late request's parameters, already queued, are read within this */
+#define LATE_READ_MS 100
+
+#define FCGI_HEADER_LEN 8
+#define FCGI_BEGIN_REQUEST 1
+#define FCGI_END_REQUEST 3
+#define FCGI_PARAMS 4
+#define FCGI_STDIN 5
+#define FCGI_STDOUT 6
+
+/* a connection between accept and its request thread */
+typedef struct conn {
+	int fd;
+	bool has_deadline;	  /* false: a kept connection between requests */
+	bool params_done;	  /* its parameters have arrived: a body wait */
+	bool late;		  /* the deadline passed: answer 408 */
+	bool counted;		  /* in nbodies */
+	unsigned req_id;	  /* from FCGI_BEGIN_REQUEST, 0 before */
+	struct timespec deadline; /* CLOCK_MONOTONIC */
+	struct conn *next;	  /* in the ready queue or the returned list */
+} conn;
 
 /* one request and when its body must have arrived */
 typedef struct request_io {
@@ -66,8 +120,25 @@ struct server {
 	int running; /* threads not yet finished, under exit_lock */
 	int n;
 	request_thread *threads;
-};
 
+	/* the waiter's own: no lock */
+	pthread_t waiter;
+	int epfd;
+	int wakefd; /* eventfd: stop, or a kept connection returned */
+	conn **parked;
+	int nparked;  /* all parked connections */
+	int nbodies;  /* of which waiting for their body */
+	int park_max; /* bodies waiting at most */
+	bool listening;
+
+	/* shared, under q_lock */
+	pthread_mutex_t q_lock;
+	pthread_cond_t q_cv;
+	conn *ready_head, *ready_tail;
+	int nready;
+	conn *returned; /* kept connections back from request threads */
+	bool waiter_done;
+};
 static const char *
 fcgx_param(void *ctx, const char *name)
 {
@@ -159,6 +230,336 @@ input_consumed(FCGX_Request *req)
 	return FCGX_HasSeenEOF(req->in) == EOF && FCGX_GetError(req->in) == 0;
 }
 
+static void
+deadline_in(struct timespec *t, long ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, t);
+	t->tv_sec += ms / 1000;
+	t->tv_nsec += (ms % 1000) * 1000000L;
+	if (t->tv_nsec >= 1000000000L) {
+		t->tv_sec++;
+		t->tv_nsec -= 1000000000L;
+	}
+}
+
+static void
+wake_waiter(server *srv)
+{
+	uint64_t one = 1;
+
+	if (write(srv->wakefd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_warn("could not wake the waiter: %s", strerror(errno));
+}
+
+/* to the request threads */
+static void
+ready_push(server *srv, conn *c)
+{
+	c->next = NULL;
+	pthread_mutex_lock(&srv->q_lock);
+	if (srv->ready_tail)
+		srv->ready_tail->next = c;
+	else
+		srv->ready_head = c;
+	srv->ready_tail = c;
+	srv->nready++;
+	pthread_cond_signal(&srv->q_cv);
+	pthread_mutex_unlock(&srv->q_lock);
+}
+
+/* the next complete request; NULL when stopped and nothing is left */
+static conn *
+ready_take(server *srv)
+{
+	conn *c;
+
+	pthread_mutex_lock(&srv->q_lock);
+	while (srv->ready_head == NULL && !srv->waiter_done)
+		pthread_cond_wait(&srv->q_cv, &srv->q_lock);
+	c = srv->ready_head;
+	if (c) {
+		srv->ready_head = c->next;
+		if (srv->ready_head == NULL)
+			srv->ready_tail = NULL;
+		srv->nready--;
+	}
+	pthread_mutex_unlock(&srv->q_lock);
+	return c;
+}
+
+enum peek { PEEK_GONE = -1, PEEK_PARTIAL = 0, PEEK_COMPLETE = 1 };
+
+/*
+ * Walk the records queued on c->fd: complete at the empty FCGI_STDIN
+ * record (or past PEEK_MAX, or at a record libfcgi should judge), gone
+ * when the peer closed or the connection failed.
+ */
+static enum peek
+peek_request(conn *c, unsigned char *buf, size_t cap, bool *some)
+{
+	ssize_t n = recv(c->fd, buf, cap, MSG_PEEK | MSG_DONTWAIT);
+	size_t off = 0;
+
+	*some = n > 0;
+	if (n == 0)
+		return PEEK_GONE;
+	if (n < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? PEEK_PARTIAL
+										 : PEEK_GONE;
+	while (off + FCGI_HEADER_LEN <= (size_t)n) {
+		const unsigned char *h = buf + off;
+		unsigned type = h[1];
+		unsigned id = (unsigned)h[2] << 8 | h[3];
+		size_t clen = (size_t)h[4] << 8 | h[5];
+
+		if (id != 0 && type == FCGI_BEGIN_REQUEST)
+			c->req_id = id;
+		else if (id != 0 && type == FCGI_PARAMS && clen == 0)
+			c->params_done = true;
+		/* the body's end; an abort or a filter's data is libfcgi's to judge */
+		else if (id != 0 && (type == FCGI_STDIN ? clen == 0 : type != FCGI_PARAMS))
+			return PEEK_COMPLETE;
+		off += FCGI_HEADER_LEN + clen + h[6];
+	}
+	return (size_t)n == cap ? PEEK_COMPLETE : PEEK_PARTIAL;
+}
+
+static size_t
+put_header(unsigned char *at, unsigned type, unsigned id, size_t clen, size_t pad)
+{
+	const unsigned char h[FCGI_HEADER_LEN] = {1,
+						  (unsigned char)type,
+						  (unsigned char)(id >> 8),
+						  (unsigned char)id,
+						  (unsigned char)(clen >> 8),
+						  (unsigned char)clen,
+						  (unsigned char)pad,
+						  0};
+
+	memcpy(at, h, sizeof(h));
+	return sizeof(h);
+}
+
+/* the waiter answers 503 itself: no request thread is free to */
+static void
+reply_busy(const conn *c)
+{
+	static const char reply[] = "Status: 503 Service Unavailable\r\nRetry-After: 5\r\n"
+				    "Content-Type: application/json\r\nContent-Length: 32\r\n\r\n"
+				    "{\"error\":\"too many slow bodies\"}\n";
+	unsigned char msg[4 * FCGI_HEADER_LEN + sizeof(reply) + 8];
+	size_t len = sizeof(reply) - 1, pad = (8 - len % 8) % 8, off = 0;
+
+	off += put_header(msg + off, FCGI_STDOUT, c->req_id, len, pad);
+	memcpy(msg + off, reply, len);
+	off += len;
+	memset(msg + off, 0, pad);
+	off += pad;
+	off += put_header(msg + off, FCGI_STDOUT, c->req_id, 0, 0);
+	off += put_header(msg + off, FCGI_END_REQUEST, c->req_id, 8, 0);
+	memset(msg + off, 0, 8); /* appStatus 0, FCGI_REQUEST_COMPLETE */
+	off += 8;
+	if (send(c->fd, msg, off, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		log_warn("could not answer a request 503: %s", strerror(errno));
+}
+
+static void
+unpark(server *srv, int i)
+{
+	conn *c = srv->parked[i];
+
+	(void)epoll_ctl(srv->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	if (c->counted)
+		srv->nbodies--;
+	srv->parked[i] = srv->parked[--srv->nparked];
+}
+
+static void
+conn_close(conn *c)
+{
+	close(c->fd);
+	free(c);
+}
+
+/*
+ * c (parked at i) may have more: hand it on, drop it or keep it parked.
+ * hup: the peer closed its end, so what is queued is all there will be: a
+ * request with its parameters goes to a thread, which answers (and logs) it.
+ */
+static void
+recheck(server *srv, int i, unsigned char *buf, bool hup)
+{
+	conn *c = srv->parked[i];
+	bool some;
+	enum peek p = peek_request(c, buf, PEEK_MAX, &some);
+
+	if (p == PEEK_PARTIAL && hup)
+		p = c->params_done ? PEEK_COMPLETE : PEEK_GONE;
+	if (p != PEEK_PARTIAL) {
+		unpark(srv, i);
+		if (p == PEEK_COMPLETE)
+			ready_push(srv, c);
+		else
+			conn_close(c);
+		return;
+	}
+	if (some && !c->has_deadline) {
+		/* a kept connection's next request has begun */
+		c->has_deadline = true;
+		deadline_in(&c->deadline, BODY_DEADLINE_MS);
+	}
+	if (c->params_done && c->has_deadline && !c->counted) {
+		if (srv->nbodies >= srv->park_max) {
+			log_warn("%d bodies still arriving: a new one is answered 503",
+				 srv->nbodies);
+			unpark(srv, i);
+			reply_busy(c);
+			conn_close(c);
+			return;
+		}
+		c->counted = true;
+		srv->nbodies++;
+	}
+}
+
+static void
+park(server *srv, conn *c, unsigned char *buf)
+{
+	struct epoll_event ev = {.events = EPOLLIN | EPOLLET | EPOLLRDHUP, .data.ptr = c};
+
+	c->params_done = false;
+	c->counted = false;
+	c->req_id = 0;
+	if (epoll_ctl(srv->epfd, EPOLL_CTL_ADD, c->fd, &ev) != 0) {
+		log_error("could not wait for a request: %s", strerror(errno));
+		conn_close(c);
+		return;
+	}
+	srv->parked = xrealloc(srv->parked, (size_t)(srv->nparked + 1) * sizeof(*srv->parked));
+	srv->parked[srv->nparked++] = c;
+	recheck(srv, srv->nparked - 1, buf, false);
+}
+
+static void
+accept_one(server *srv, unsigned char *buf)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	int fd = accept4(0, (struct sockaddr *)&ss, &len, SOCK_CLOEXEC);
+	conn *c;
+
+	if (fd < 0) {
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+		    errno != ECONNABORTED && errno != EPROTO)
+			log_error("could not accept a FastCGI connection: %s", strerror(errno));
+		return;
+	}
+	if (ss.ss_family == AF_INET || ss.ss_family == AF_INET6) {
+		int one = 1;
+
+		/* no replies to what we send: no Nagle (as libfcgi's accept) */
+		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	}
+	c = xcalloc(1, sizeof(*c));
+	c->fd = fd;
+	c->has_deadline = true;
+	deadline_in(&c->deadline, BODY_DEADLINE_MS);
+	park(srv, c, buf);
+}
+
+/* the listening socket in the epoll set only while the queue has room */
+static void
+listen_when(server *srv, bool on)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
+
+	if (on == srv->listening)
+		return;
+	if (epoll_ctl(srv->epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, 0, &ev) == 0)
+		srv->listening = on;
+}
+
+static void *
+waiter_main(void *arg)
+{
+	server *srv = arg;
+	unsigned char *buf = xmalloc(PEEK_MAX);
+	int ready_max = READY_PER_THREAD * srv->n;
+
+	for (;;) {
+		struct epoll_event evs[32];
+		bool stopping = atomic_load(&srv->stopping);
+		long wait = -1;
+		int nready, k;
+		conn *back;
+
+		pthread_mutex_lock(&srv->q_lock);
+		nready = srv->nready;
+		back = srv->returned;
+		srv->returned = NULL;
+		pthread_mutex_unlock(&srv->q_lock);
+		while (back) {
+			conn *next = back->next;
+
+			if (stopping) {
+				conn_close(back);
+			} else {
+				back->has_deadline = false;
+				park(srv, back, buf);
+			}
+			back = next;
+		}
+		/* deadlines; a kept connection waiting for its next request is closed at a stop */
+		for (int i = srv->nparked - 1; i >= 0; i--) {
+			conn *c = srv->parked[i];
+			long left = c->has_deadline ? ms_until(&c->deadline) : stopping ? 0 : -1;
+
+			if (left == 0) {
+				unpark(srv, i);
+				if (c->has_deadline && c->params_done) {
+					c->late = true;
+					ready_push(srv, c);
+				} else {
+					conn_close(c);
+				}
+			} else if (left > 0 && (wait < 0 || left < wait)) {
+				wait = left;
+			}
+		}
+		listen_when(srv, !stopping && nready < ready_max);
+		if (stopping && srv->nparked == 0)
+			break;
+		if (!srv->listening && nready >= ready_max && (wait < 0 || wait > 50))
+			wait = 50; /* look at the queue again */
+		k = epoll_wait(srv->epfd, evs, 32, wait < 0 ? -1 : (int)wait);
+		for (int e = 0; e < k; e++) {
+			conn *c = evs[e].data.ptr;
+
+			if (c == NULL) {
+				accept_one(srv, buf);
+			} else if (c == (conn *)srv) {
+				uint64_t v;
+
+				(void)!read(srv->wakefd, &v, sizeof(v));
+			} else {
+				for (int i = 0; i < srv->nparked; i++)
+					if (srv->parked[i] == c) {
+						recheck(srv, i, buf,
+							(evs[e].events &
+							 (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0);
+						break;
+					}
+			}
+		}
+	}
+	free(buf);
+	pthread_mutex_lock(&srv->q_lock);
+	srv->waiter_done = true;
+	pthread_cond_broadcast(&srv->q_cv);
+	pthread_mutex_unlock(&srv->q_lock);
+	return NULL;
+}
+
 static void *
 thread_main(void *arg)
 {
@@ -166,29 +567,31 @@ thread_main(void *arg)
 	server *srv = t->srv;
 	request_io *rq = &t->rq;
 	const http_io io = {fcgx_param, fcgx_read, fcgx_write, rq};
+	conn *c;
 
-	for (;;) {
+	while ((c = ready_take(srv)) != NULL) {
+		long left = ms_until(&c->deadline);
 		int rc;
 
-		if (atomic_load(&srv->stopping))
-			break;
-		rc = FCGX_Accept_r(&rq->req);
-		/* the accept timeout: look at the stop flag again */
-		if (rc == -EAGAIN || rc == -EWOULDBLOCK || rc == -EINTR)
-			continue;
-		if (rc < 0) {
-			if (!atomic_load(&srv->stopping))
-				log_error("could not accept a FastCGI request (%d)", rc);
-			break;
-		}
-		clock_gettime(CLOCK_MONOTONIC, &rq->deadline);
-		rq->deadline.tv_sec += BODY_DEADLINE_MS / 1000;
-		rq->deadline.tv_nsec += (long)(BODY_DEADLINE_MS % 1000) * 1000000L;
-		if (rq->deadline.tv_nsec >= 1000000000L) {
-			rq->deadline.tv_sec++;
-			rq->deadline.tv_nsec -= 1000000000L;
-		}
+		/*
+		 * libfcgi reads this connection (open and "kept", so it does not
+		 * accept); the parameters are queued, so no read waits, and a
+		 * protocol error closes it and returns at once (no listening
+		 * socket).
+		 */
+		rq->req.ipcFd = c->fd;
+		rq->req.keepConnection = 1;
+		rq->deadline = c->deadline;
 		rq->timed_out = false;
+		(void)set_read_timeout(c->fd, left > 0 ? left : LATE_READ_MS);
+		if (c->late) /* a body past its deadline: answered 408 */
+			clock_gettime(CLOCK_MONOTONIC, &rq->deadline);
+		free(c);
+		rc = FCGX_Accept_r(&rq->req);
+		if (rc < 0) {
+			rq->req.ipcFd = -1;
+			continue;
+		}
 		handler_serve(t->h, &io);
 		/*
 		 * libfcgi closes a connection "lingering": shutdown, then poll and
@@ -200,10 +603,10 @@ thread_main(void *arg)
 		 * What is left of the input is read under the body's deadline (a
 		 * request rejected before its body was read too); a body cut off
 		 * is closed at once, not after the rest trickled in, and a kept
-		 * connection waits for its next request without a limit.
+		 * connection goes back to the waiter for its next request.
 		 */
 		if (!rq->timed_out) {
-			long left = ms_until(&rq->deadline);
+			left = ms_until(&rq->deadline);
 			bool consumed = left > 0 && set_read_timeout(rq->req.ipcFd, left) == 0 &&
 					input_consumed(&rq->req);
 
@@ -217,6 +620,18 @@ thread_main(void *arg)
 		else
 			(void)set_read_timeout(rq->req.ipcFd, 0);
 		FCGX_Finish_r(&rq->req);
+		if (rq->req.ipcFd >= 0) {
+			conn *k = xcalloc(1, sizeof(*k));
+
+			k->fd = rq->req.ipcFd;
+			rq->req.ipcFd = -1;
+			rq->req.detached = 0;
+			pthread_mutex_lock(&srv->q_lock);
+			k->next = srv->returned;
+			srv->returned = k;
+			pthread_mutex_unlock(&srv->q_lock);
+			wake_waiter(srv);
+		}
 	}
 	pthread_mutex_lock(&srv->exit_lock);
 	srv->running--;
@@ -232,19 +647,31 @@ server_start(const conf *cfg, store *st, int threads)
 
 	pthread_mutex_init(&srv->exit_lock, NULL);
 	pthread_cond_init(&srv->exit_cv, NULL);
+	pthread_mutex_init(&srv->q_lock, NULL);
+	pthread_cond_init(&srv->q_cv, NULL);
 	atomic_init(&srv->stopping, false);
 	srv->n = threads;
+	srv->park_max = PARK_PER_THREAD * threads;
 	{
 		struct sockaddr_storage ss;
 		socklen_t len = sizeof(ss);
 		struct timeval slice = {.tv_sec = 0, .tv_usec = ACCEPT_SLICE_MS * 1000};
+		struct epoll_event ev = {.events = EPOLLIN};
 
 		srv->unix_socket = getsockname(0, (struct sockaddr *)&ss, &len) == 0 &&
 				   ss.ss_family == AF_UNIX;
 		if (setsockopt(0, SOL_SOCKET, SO_RCVTIMEO, &slice, sizeof(slice)) != 0)
-			log_warn(
-				"could not set an accept timeout: %s (stopping may wait for a request)",
-				strerror(errno));
+			log_warn("could not set an accept timeout: %s (accepting may wait for "
+				 "another process's connection)",
+				 strerror(errno));
+		srv->epfd = epoll_create1(EPOLL_CLOEXEC);
+		srv->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		ev.data.ptr = srv;
+		if (srv->epfd < 0 || srv->wakefd < 0 ||
+		    epoll_ctl(srv->epfd, EPOLL_CTL_ADD, srv->wakefd, &ev) != 0) {
+			log_error("could not set up the waiter: %s", strerror(errno));
+			abort();
+		}
 	}
 	srv->threads = xcalloc((size_t)threads, sizeof(*srv->threads));
 	for (int i = 0; i < threads; i++) {
@@ -252,7 +679,7 @@ server_start(const conf *cfg, store *st, int threads)
 
 		t->srv = srv;
 		t->h = handler_new(cfg, st);
-		FCGX_InitRequest(&t->rq.req, 0, 0);
+		FCGX_InitRequest(&t->rq.req, -1, 0);
 		pthread_mutex_lock(&srv->exit_lock);
 		srv->running++;
 		pthread_mutex_unlock(&srv->exit_lock);
@@ -260,6 +687,10 @@ server_start(const conf *cfg, store *st, int threads)
 			log_error("could not start request thread %d", i);
 			abort();
 		}
+	}
+	if (pthread_create(&srv->waiter, NULL, waiter_main, srv) != 0) {
+		log_error("could not start the waiter thread");
+		abort();
 	}
 	return srv;
 }
@@ -271,6 +702,7 @@ server_stop(server *srv, int timeout_ms)
 	int left;
 
 	atomic_store(&srv->stopping, true);
+	wake_waiter(srv);
 	clock_gettime(CLOCK_REALTIME, &deadline);
 	deadline.tv_sec += timeout_ms / 1000;
 	deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
@@ -278,6 +710,7 @@ server_stop(server *srv, int timeout_ms)
 		deadline.tv_sec++;
 		deadline.tv_nsec -= 1000000000L;
 	}
+	/* the request threads end after the waiter (and the ready queue) */
 	pthread_mutex_lock(&srv->exit_lock);
 	while (srv->running > 0)
 		if (pthread_cond_timedwait(&srv->exit_cv, &srv->exit_lock, &deadline) == ETIMEDOUT)
@@ -288,12 +721,25 @@ server_stop(server *srv, int timeout_ms)
 		log_warn("%d requests still in progress after %d ms", left, timeout_ms);
 		return -1;
 	}
+	pthread_join(srv->waiter, NULL);
 	for (int i = 0; i < srv->n; i++) {
 		pthread_join(srv->threads[i].tid, NULL);
 		FCGX_Free(&srv->threads[i].rq.req, 1);
 		handler_free(srv->threads[i].h);
 	}
+	/* kept connections a request thread gave back after the waiter ended */
+	while (srv->returned) {
+		conn *next = srv->returned->next;
+
+		conn_close(srv->returned);
+		srv->returned = next;
+	}
 	free(srv->threads);
+	free(srv->parked);
+	close(srv->epfd);
+	close(srv->wakefd);
+	pthread_cond_destroy(&srv->q_cv);
+	pthread_mutex_destroy(&srv->q_lock);
 	pthread_cond_destroy(&srv->exit_cv);
 	pthread_mutex_destroy(&srv->exit_lock);
 	free(srv);
