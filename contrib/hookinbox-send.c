@@ -82,7 +82,9 @@ usage(FILE *f)
 		"  -h, --help                show this help and exit\n"
 		"  -V, --version             show the version and exit\n\n"
 		"The payload is read from PAYLOAD-FILE, or standard input when it is \"-\" or absent,\n"
-		"and sent unchanged.  One line is printed per response: the send number, the HTTP\n"
+		"and sent unchanged (adyen: each item gets its additionalData.hmacSignature;\n"
+		"mailgun: the payload is the event-data, sent inside a signed body).  One line is\n"
+		"printed per response: the send number, the HTTP\n"
 		"status and the response body.\n\n"
 		"Exit status: 0 all responses were 2xx, 1 otherwise, 64 usage error, 66 payload\n"
 		"unreadable, 70 internal error, 78 secret file unusable.\n\n"
@@ -360,7 +362,7 @@ main(int argc, char **argv)
 	size_t body_len, slen;
 	const unsigned char *secret;
 	sign_input in;
-	sign_output out = {{{0}}, 0};
+	sign_output out = {.n = 0};
 	struct curl_slist *hdrs = NULL;
 	bool have_ctype = false;
 	int c, status;
@@ -519,7 +521,9 @@ main(int argc, char **argv)
 		fprintf(stderr, "%s: out of memory\n", progname);
 		status = EX_SOFTWARE;
 	} else {
-		failed = send_all(send_url, hdrs, body, body_len, repeat, conc);
+		/* a provider that signs inside the body (adyen, mailgun) rewrote it */
+		failed = send_all(send_url, hdrs, out.body != NULL ? out.body : body,
+				  out.body != NULL ? out.body_len : body_len, repeat, conc);
 		status = failed == 0 ? 0 : 1;
 	}
 	curl_slist_free_all(hdrs);

@@ -10,6 +10,7 @@
  */
 #include "envelope.h"
 
+#include "batch.h"
 #include "fields.h"
 #include "scheme.h"
 
@@ -60,4 +61,36 @@ envelope_release(envelope *env)
 	free(env->object_id);
 	free(env->note);
 	memset(env, 0, sizeof(*env));
+}
+
+bool
+envelope_batched(const provider_endpoint *ep)
+{
+	return (unsigned)ep->provider < PROVIDER__COUNT && provider_get(ep->provider)->batch != NULL;
+}
+
+int
+envelope_split(const provider_endpoint *ep, const request_view *req, envelope_batch *b,
+	       const char **reason)
+{
+	memset(b, 0, sizeof(*b));
+	*reason = "not a batch";
+	if (!envelope_batched(ep))
+		return -1;
+	return scheme_split_batch(provider_get(ep->provider)->batch, req, b, reason);
+}
+
+const char *
+envelope_batch_answer(const provider_endpoint *ep)
+{
+	return envelope_batched(ep) ? provider_get(ep->provider)->batch->answer : NULL;
+}
+
+void
+envelope_batch_release(envelope_batch *b)
+{
+	for (size_t i = 0; i < b->n; i++)
+		envelope_release(&b->ev[i].env);
+	free(b->ev);
+	memset(b, 0, sizeof(*b));
 }

@@ -55,4 +55,43 @@ void envelope_release(envelope *env);
 int envelope_handshake(const provider_endpoint *ep, const request_view *req, int secret_index,
 		       char **answer, const char **reason) __attribute__((warn_unused_result));
 
+/*
+ * Batches: a provider that sends several events in one request (Adyen,
+ * SendGrid, HubSpot; provider_ops.batch).  Each event is stored as its own
+ * delivery under its own delivery key, with its own bytes: the slice of the
+ * verified body that holds it, exactly as received.
+ */
+typedef struct batch_event {
+	envelope env;
+	const unsigned char *body; /* points into the request body */
+	size_t body_len;
+} batch_event;
+
+typedef struct envelope_batch {
+	batch_event *ev;
+	size_t n, cap;
+} envelope_batch;
+
+/* more events in one request are refused (400): no provider batches that many */
+#define ENVELOPE_BATCH_MAX 10000
+
+/* does ep's provider send batches? */
+bool envelope_batched(const provider_endpoint *ep);
+/*
+ * Split the verified request into its events (*b zeroed first).  0 with at
+ * least one event; -1 with a static *reason for a 400 when the body is not
+ * a batch or any event cannot be stored (no event id, ...): the whole
+ * batch is refused and nothing is stored, so the provider retries it or
+ * shows the error.  The caller releases *b with envelope_batch_release in
+ * every case.
+ */
+int envelope_split(const provider_endpoint *ep, const request_view *req, envelope_batch *b,
+		   const char **reason) __attribute__((warn_unused_result));
+void envelope_batch_release(envelope_batch *b);
+/*
+ * The body the provider requires with a 2xx ("[accepted]" for Adyen), or
+ * NULL when it takes any body: then the intake ids are answered as JSON.
+ */
+const char *envelope_batch_answer(const provider_endpoint *ep);
+
 #endif

@@ -291,14 +291,23 @@ int
 env_extract_fields(const request_view *req, const env_body_fields *f, envelope *env,
 		   const char **reason)
 {
-	const char *why = NULL;
 	jval body = env_body(req, env);
-	const jval *b = &body;
 
-	if (!b->present)
+	if (!body.present)
 		return *reason = "body is not a JSON object", -1;
+	return env_extract_object(&body, req->body, req->body_len, f, env, reason);
+}
+
+int
+env_extract_object(const jval *b, const unsigned char *bytes, size_t len, const env_body_fields *f,
+		   envelope *env, const char **reason)
+{
+	const char *why = NULL;
+
 	if (f->id == NULL) {
-		if (env_take_body_hash(&env->event_id, req) < 0)
+		request_view whole = {.body = bytes, .body_len = len};
+
+		if (env_take_body_hash(&env->event_id, &whole) < 0)
 			return *reason = "could not hash the body", -1;
 	} else if (env_need_id(env_take_json(&env->event_id, env_json_path(b, f->id), false, &why),
 			       &why, reason) < 0) {

@@ -21,6 +21,7 @@ extern const provider_ops provider_stripe, provider_github, provider_standard, p
 	provider_checkout, provider_lemonsqueezy, provider_notion, provider_postmark,
 	provider_chargebee, provider_box, provider_webflow, provider_gocardless, provider_meta,
 	provider_clerk, provider_resend, provider_okta, provider_zendesk;
+extern const provider_ops provider_adyen, provider_sendgrid, provider_hubspot, provider_mailgun;
 
 static const provider_ops *const table[PROVIDER__COUNT] = {
 	[PROVIDER_STRIPE] = &provider_stripe,
@@ -63,6 +64,10 @@ static const provider_ops *const table[PROVIDER__COUNT] = {
 	[PROVIDER_RESEND] = &provider_resend,
 	[PROVIDER_OKTA] = &provider_okta,
 	[PROVIDER_ZENDESK] = &provider_zendesk,
+	[PROVIDER_ADYEN] = &provider_adyen,
+	[PROVIDER_SENDGRID] = &provider_sendgrid,
+	[PROVIDER_HUBSPOT] = &provider_hubspot,
+	[PROVIDER_MAILGUN] = &provider_mailgun,
 };
 
 const char *const provider_common_headers[] = {"Content-Type", "User-Agent", NULL};

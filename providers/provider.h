@@ -67,6 +67,10 @@ typedef enum provider {
 	PROVIDER_RESEND,
 	PROVIDER_OKTA,
 	PROVIDER_ZENDESK,
+	PROVIDER_ADYEN,
+	PROVIDER_SENDGRID,
+	PROVIDER_HUBSPOT,
+	PROVIDER_MAILGUN,
 	PROVIDER__COUNT
 } provider;
 
@@ -79,6 +83,7 @@ struct sign_output;
 struct timestamped_scheme;
 struct env_body_fields;
 struct body_mac;
+struct batch_rows;
 
 /* what the replay defence of an unsigned delivery id compares */
 typedef enum provider_replay {
@@ -148,6 +153,13 @@ typedef struct provider_ops {
 	const struct timestamped_scheme *timestamped;
 	const struct env_body_fields *fields;
 	const struct body_mac *body_mac;
+	/*
+	 * A provider that sends several events in one request (Adyen,
+	 * SendGrid, HubSpot): batch.h's row says where the events are and how
+	 * each is read; each is stored as its own delivery, all in one
+	 * transaction, and the request is answered once.  NULL: one event.
+	 */
+	const struct batch_rows *batch;
 } provider_ops;
 
 /* the row of p; p must be a valid id */

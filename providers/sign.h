@@ -39,6 +39,13 @@ typedef struct sign_header {
 typedef struct sign_output {
 	sign_header h[SIGN_MAX_HEADERS];
 	size_t n;
+	/*
+	 * A provider that signs inside the body (Adyen's items, Mailgun's
+	 * signature object): the body to send instead of the payload, owned
+	 * by the sign_output; NULL otherwise.
+	 */
+	unsigned char *body;
+	size_t body_len;
 } sign_output;
 
 /*

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * ecdsa.c - ECDSA P-256 with SHA-256 through OpenSSL's EVP_PKEY interface
+ *
+ * The signature is checked by OpenSSL as it is (DER, strict): a signature
+ * with trailing bytes or a non-minimal encoding does not verify.  Nothing
+ * secret is compared here: a public-key check has no MAC to compare.
+ */
+#include "ecdsa.h"
+
+#include <openssl/evp.h>
+#include <openssl/x509.h>
+
+#include <string.h>
+
+struct ecdsa_key {
+	EVP_PKEY *pkey;
+};
+
+/* is pkey an EC key on P-256? */
+static bool
+on_p256(const EVP_PKEY *pkey)
+{
+	char curve[32];
+	size_t n = 0;
+
+	if (EVP_PKEY_get_base_id(pkey) != EVP_PKEY_EC)
+		return false;
+	if (EVP_PKEY_get_utf8_string_param(pkey, "group", curve, sizeof(curve), &n) != 1)
+		return false;
+	return strcmp(curve, "prime256v1") == 0 || strcmp(curve, "P-256") == 0;
+}
+
+ecdsa_key *
+ecdsa_public_from_der(const unsigned char *der, size_t len)
+{
+	const unsigned char *p = der;
+	EVP_PKEY *pkey;
+	ecdsa_key *k;
+
+	if (len == 0 || len > 1024)
+		return NULL;
+	pkey = d2i_PUBKEY(NULL, &p, (long)len);
+	if (pkey == NULL)
+		return NULL;
+	if (p != der + len || !on_p256(pkey)) {
+		EVP_PKEY_free(pkey);
+		return NULL;
+	}
+	k = OPENSSL_zalloc(sizeof(*k));
+	if (k == NULL) {
+		EVP_PKEY_free(pkey);
+		return NULL;
+	}
+	k->pkey = pkey;
+	return k;
+}
+
+void
+ecdsa_key_free(ecdsa_key *k)
+{
+	if (k == NULL)
+		return;
+	EVP_PKEY_free(k->pkey);
+	OPENSSL_free(k);
+}
+
+bool
+ecdsa_verify(const ecdsa_key *k, const void *msg, size_t len, const unsigned char *sig,
+	     size_t siglen)
+{
+	EVP_MD_CTX *md;
+	bool good = false;
+
+	if (siglen == 0 || siglen > ECDSA_SIG_MAX)
+		return false;
+	md = EVP_MD_CTX_new();
+	if (md == NULL)
+		return false;
+	if (EVP_DigestVerifyInit(md, NULL, EVP_sha256(), NULL, k->pkey) == 1)
+		good = EVP_DigestVerify(md, sig, siglen, msg, len) == 1;
+	EVP_MD_CTX_free(md);
+	return good;
+}
+
+int
+ecdsa_sign_der(const unsigned char *der, size_t derlen, const void *msg, size_t len,
+	       unsigned char sig[ECDSA_SIG_MAX], size_t *siglen)
+{
+	const unsigned char *p = der;
+	EVP_PKEY *pkey;
+	EVP_MD_CTX *md = NULL;
+	size_t n = ECDSA_SIG_MAX;
+	int rc = -1;
+
+	if (derlen == 0 || derlen > 4096)
+		return -1;
+	pkey = d2i_AutoPrivateKey(NULL, &p, (long)derlen);
+	if (pkey == NULL)
+		return -1;
+	if (p != der + derlen || !on_p256(pkey))
+		goto out;
+	md = EVP_MD_CTX_new();
+	if (md == NULL)
+		goto out;
+	if (EVP_DigestSignInit(md, NULL, EVP_sha256(), NULL, pkey) != 1 ||
+	    EVP_DigestSign(md, sig, &n, msg, len) != 1)
+		goto out;
+	*siglen = n;
+	rc = 0;
+out:
+	EVP_MD_CTX_free(md);
+	EVP_PKEY_free(pkey);
+	return rc;
+}
