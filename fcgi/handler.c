@@ -10,6 +10,7 @@
  */
 #include "handler.h"
 
+#include "batchin.h"
 #include "clock.h"
 #include "content_length.h"
 #include "envelope.h"
@@ -528,6 +529,27 @@ typedef struct served {
 	bool event_id_unstored;
 } served;
 
+/* a request that carries several events (batchin.h): stored in one transaction, one answer */
+static outcome
+serve_batch(handler *h, const endpoint_conf *ep, const request_view *rv, int secret_index,
+	    served *sv)
+{
+	batchin_result r;
+	char *hdrs = headers_json(rv);
+
+	FAILPOINT("fcgi-before-insert");
+	batchin_store(h->st, ep, rv, hdrs, &r);
+	free(hdrs);
+	sv->answer = r.answer;
+	sv->note = r.note;
+	FAILPOINT("fcgi-after-commit");
+	return (outcome){.status = r.status,
+			 .what = r.what,
+			 .reason = r.reason,
+			 .id = r.first_id,
+			 .secret_index = secret_index};
+}
+
 static outcome
 serve(handler *h, const http_io *io, served *sv)
 {
@@ -583,6 +605,8 @@ serve(handler *h, const http_io *io, served *sv)
 		o.secret_index = vr.secret_index;
 		return o;
 	}
+	if (envelope_batched(&ep->pe))
+		return serve_batch(h, ep, &rv, vr.secret_index, sv);
 	if (envelope_extract(&ep->pe, &rv, &env, &reason) != 0) {
 		envelope_release(&env);
 		o = rejected(400, reason);

@@ -796,6 +796,35 @@ store_accept(store *s, const store_delivery *d, store_outcome *out)
 	return p.rc;
 }
 
+int
+store_accept_many(store *s, const store_delivery *d, size_t n, store_outcome *out)
+{
+	int64_t deadline = clock_mono_us() + s->wait_us;
+	pending *all, **batch;
+	failure why;
+	int rc = -1;
+
+	if (n == 0 || n > INT32_MAX)
+		return -1;
+	all = xcalloc(n, sizeof(*all));
+	batch = xcalloc(n, sizeof(*batch));
+	for (size_t i = 0; i < n; i++) {
+		all[i] = (pending){.d = &d[i], .rc = -1, .deadline = deadline};
+		batch[i] = &all[i];
+	}
+	/* one statement whatever happens: a failed batch is not retried row by row */
+	if (lock_by(s, deadline) == 0) {
+		rc = accept_locked(s, batch, (int)n, deadline, &why);
+		pthread_mutex_unlock(&s->conn_lock);
+	}
+	if (rc == 0)
+		for (size_t i = 0; i < n; i++)
+			out[i] = all[i].out;
+	free(batch);
+	free(all);
+	return rc;
+}
+
 /* one counting statement (its own transaction), under the connection lock */
 static int
 run_count(store *s, const char *sql, int n, const char *const *vals, const char *what)

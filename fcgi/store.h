@@ -87,6 +87,16 @@ int store_accept(store *s, const store_delivery *d, store_outcome *out)
 	__attribute__((warn_unused_result));
 
 /*
+ * The events of one provider batch (Adyen, SendGrid, HubSpot): all n in
+ * one accept_batch() call, so in one transaction: every row is committed
+ * or none is.  0: committed, out[0..n) set.  -1: nothing stored (logged
+ * here), the caller answers 503 and the provider retries the whole batch.
+ * The group committer is passed by: the call takes the connection itself.
+ */
+int store_accept_many(store *s, const store_delivery *d, size_t n, store_outcome *out)
+	__attribute__((warn_unused_result));
+
+/*
  * Add n to the rejection counter of (endpoint, reason); best effort.
  * All functions may be called from several threads at once.
  */

@@ -13,6 +13,7 @@ use Digest::SHA qw(hmac_sha256_hex hmac_sha256);
 use File::Path ();
 use HookTest::Proc;
 use MIME::Base64 ();
+use File::Temp ();
 
 sub record_secret {
 	my (@v) = @_;
@@ -42,6 +43,72 @@ sub standard_sig {
 	my $key = $secret =~ /^whsec_(.*)$/ ? MIME::Base64::decode_base64($1) : $secret;
 	my $sig = MIME::Base64::encode_base64(hmac_sha256("$id.$t.$body", $key), '');
 	return ('webhook-id' => $id, 'webhook-timestamp' => $t, 'webhook-signature' => "v1,$sig");
+}
+
+# ---- the batch class and Mailgun (tests/t/30-providers-batch.t)
+
+# Adyen: the base64 HMAC-SHA256, keyed with the hex key's bytes, of an
+# item's colon-joined signed fields (the library's HmacValidator)
+sub adyen_item_sig {
+	my ($hexkey, %f) = @_;
+	my $data = join ':', map { $f{$_} // '' } qw(pspReference originalReference
+		merchantAccountCode merchantReference value currency eventCode success);
+	return MIME::Base64::encode_base64(hmac_sha256($data, pack('H*', $hexkey)), '');
+}
+
+# an Adyen NotificationRequestItem's JSON for the fields %f, signed with $hexkey
+# ($sig overrides the signature; '' leaves additionalData out)
+sub adyen_item {
+	my ($hexkey, $sig, %f) = @_;
+	$sig //= adyen_item_sig($hexkey, %f);
+	my $ad = $sig eq '' ? '' : qq("additionalData":{"hmacSignature":"$sig"},);
+	return qq({"NotificationRequestItem":{$ad"amount":{"currency":"$f{currency}","value":$f{value}},)
+		. qq("eventCode":"$f{eventCode}","eventDate":"2024-05-03T10:00:00+02:00",)
+		. qq("merchantAccountCode":"$f{merchantAccountCode}","merchantReference":"$f{merchantReference}",)
+		. qq("originalReference":"@{[ $f{originalReference} // '' ]}","pspReference":"$f{pspReference}",)
+		. qq("reason":"","success":"$f{success}"}});
+}
+
+# SendGrid: a P-256 key pair made with the openssl command in $dir: (PEM
+# private key file, verification key as SendGrid shows it: base64 DER SPKI,
+# private key as hookinbox-send takes it: base64 DER PKCS#8)
+sub ec_keypair {
+	my ($dir, $name) = @_;
+	my $pem = "$dir/$name.pem";
+	system("openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out $pem 2>/dev/null") == 0
+		or die 'openssl genpkey EC';
+	my $pub = MIME::Base64::encode_base64(`openssl pkey -in $pem -pubout -outform DER`, '');
+	my $priv = MIME::Base64::encode_base64(`openssl pkcs8 -topk8 -nocrypt -in $pem -outform DER`, '');
+	return ($pem, $pub, $priv);
+}
+
+# the SendGrid headers for $body signed at $ts with the PEM key $pem
+sub sendgrid_headers {
+	my ($pem, $body, $ts) = @_;
+	$ts //= time();
+	my $dir = File::Temp::tempdir(CLEANUP => 1);
+	open my $fh, '>', "$dir/m" or die $!;
+	print $fh $ts . $body;
+	close $fh;
+	my $sig = `openssl dgst -sha256 -sign $pem $dir/m`;
+	return ('X-Twilio-Email-Event-Webhook-Signature' => MIME::Base64::encode_base64($sig, ''),
+		'X-Twilio-Email-Event-Webhook-Timestamp' => $ts);
+}
+
+# HubSpot v3: headers for a POST of $body to $uri at $ms (milliseconds)
+sub hubspot_headers {
+	my ($secret, $uri, $body, $ms) = @_;
+	$ms //= time() * 1000;
+	return ('X-HubSpot-Signature-v3' => MIME::Base64::encode_base64(hmac_sha256("POST$uri$body$ms", $secret), ''),
+		'X-HubSpot-Request-Timestamp' => $ms, 'X-HubSpot-Signature-Version' => 'v3');
+}
+
+# Mailgun: a body carrying $event_data (JSON text) signed with $token at $ts
+sub mailgun_body {
+	my ($key, $token, $event_data, $ts) = @_;
+	$ts //= time();
+	my $sig = hmac_sha256_hex("$ts$token", $key);
+	return qq({"signature":{"timestamp":"$ts","token":"$token","signature":"$sig"},"event-data":$event_data});
 }
 
 1;
