@@ -22,17 +22,17 @@ ids_answer(const store_outcome *out, size_t n)
 
 	used += (size_t)snprintf(s, cap, "{\"events\":[");
 	for (size_t i = 0; i < n; i++)
-		used += (size_t)snprintf(s + used, cap - used,
-					 "%s{\"id\":%" PRId64 ",\"duplicate\":%s%s}", i > 0 ? "," : "",
-					 out[i].id, out[i].duplicate ? "true" : "false",
-					 out[i].held ? ",\"review\":true" : "");
+		used += (size_t)snprintf(
+			s + used, cap - used, "%s{\"id\":%" PRId64 ",\"duplicate\":%s%s}",
+			i > 0 ? "," : "", out[i].id, out[i].duplicate ? "true" : "false",
+			out[i].held ? ",\"review\":true" : "");
 	snprintf(s + used, cap - used, "]}\n");
 	return s;
 }
 
 void
-batchin_store(store *st, const endpoint_conf *ep, const request_view *rv,
-	      const char *headers_json, batchin_result *r)
+batchin_store(store *st, const endpoint_conf *ep, const request_view *rv, const char *headers_json,
+	      batchin_result *r)
 {
 	envelope_batch b;
 	store_delivery *d;

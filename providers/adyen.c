@@ -53,8 +53,8 @@ joined(jval v, char **out)
 }
 
 static const char *const signed_fields[] = {
-	"pspReference",	 "originalReference", "merchantAccountCode", "merchantReference",
-	"amount.value",	 "amount.currency",   "eventCode",	     "success",
+	"pspReference", "originalReference", "merchantAccountCode", "merchantReference",
+	"amount.value", "amount.currency",   "eventCode",	    "success",
 };
 #define N_SIGNED (sizeof(signed_fields) / sizeof(signed_fields[0]))
 
@@ -128,7 +128,8 @@ verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
 	int rc;
 
 	if (!items.present)
-		return scheme_fail(res, VERIFY_MALFORMED, "body is not a batch of notification items");
+		return scheme_fail(res, VERIFY_MALFORMED,
+				   "body is not a batch of notification items");
 	while ((rc = batch_next_event(&rows, &items, &pos, &it)) == 0) {
 		jval sigv = env_json_path(&it, "additionalData.hmacSignature");
 		unsigned char want[HMAC_MAX_LEN + 3];
@@ -149,7 +150,8 @@ verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
 			return scheme_fail(res, VERIFY_MALFORMED, "malformed hmacSignature");
 		data = data_to_sign(&it, &dlen);
 		if (data == NULL)
-			return scheme_fail(res, VERIFY_MALFORMED, "an item's signed fields are not text");
+			return scheme_fail(res, VERIFY_MALFORMED,
+					   "an item's signed fields are not text");
 		for (i = 0; i < secret_count(ep->secrets); i++) {
 			unsigned char mac[HMAC_MAX_LEN];
 			size_t klen;
@@ -168,7 +170,8 @@ verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
 			first = i;
 	}
 	if (rc < 0)
-		return scheme_fail(res, VERIFY_MALFORMED, "an item is not a NotificationRequestItem");
+		return scheme_fail(res, VERIFY_MALFORMED,
+				   "an item is not a NotificationRequestItem");
 	if (count == 0)
 		return scheme_fail(res, VERIFY_MALFORMED, "no notification items");
 	return scheme_pass(res, first);
@@ -245,8 +248,9 @@ sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 		if (data == NULL || item_mac(in->secret, in->secret_len, data, dlen, mac) < 0) {
 			free(data);
 			free(dst);
-			snprintf(errbuf, errlen,
-				 "adyen: an item's signed fields are not text, or the key is not hex");
+			snprintf(
+				errbuf, errlen,
+				"adyen: an item's signed fields are not text, or the key is not hex");
 			return -1;
 		}
 		free(data);

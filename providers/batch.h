@@ -17,11 +17,13 @@
 typedef struct batch_rows {
 	/* the events' array: a dotted path in the body object, or NULL when the body is it */
 	const char *items;
-	/* the member of each element that is the event (Adyen's "NotificationRequestItem"); NULL: the element */
+	/* the member of each element that is the event (Adyen's "NotificationRequestItem"); NULL:
+	 * the element */
 	const char *item;
 	/* each event's envelope, at paths of the event (fields.h), ... */
 	const env_body_fields *fields;
-	/* ... or read by the provider (an id made of several fields): 0, or -1 and a static *reason */
+	/* ... or read by the provider (an id made of several fields): 0, or -1 and a static *reason
+	 */
 	int (*extract)(const jval *ev, envelope *env, const char **reason);
 	/* the 2xx body the provider requires; NULL: any, and the intake ids are answered */
 	const char *answer;

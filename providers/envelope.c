@@ -66,7 +66,8 @@ envelope_release(envelope *env)
 bool
 envelope_batched(const provider_endpoint *ep)
 {
-	return (unsigned)ep->provider < PROVIDER__COUNT && provider_get(ep->provider)->batch != NULL;
+	return (unsigned)ep->provider < PROVIDER__COUNT &&
+	       provider_get(ep->provider)->batch != NULL;
 }
 
 int

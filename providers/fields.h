@@ -109,7 +109,7 @@ int env_extract_fields(const request_view *req, const env_body_fields *f, envelo
  * The same from object b (an event of a batch); bytes[0..len) are its
  * text, hashed for the id when f->id is NULL
  */
-int env_extract_object(const jval *b, const unsigned char *bytes, size_t len, const env_body_fields *f,
-		       envelope *env, const char **reason);
+int env_extract_object(const jval *b, const unsigned char *bytes, size_t len,
+		       const env_body_fields *f, envelope *env, const char **reason);
 
 #endif

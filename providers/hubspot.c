@@ -53,7 +53,7 @@ static bool
 decode_listed(char *s)
 {
 	static const char *const esc[][2] = {
-		{"%3A", ":"}, {"%2F", "/"}, {"%3F", "?"},  {"%40", "@"}, {"%21", "!"}, {"%24", "$"},
+		{"%3A", ":"}, {"%2F", "/"}, {"%3F", "?"}, {"%40", "@"}, {"%21", "!"}, {"%24", "$"},
 		{"%27", "'"}, {"%28", "("}, {"%29", ")"}, {"%2A", "*"}, {"%2C", ","}, {"%3B", ";"},
 	};
 	char *w = s;
@@ -164,10 +164,10 @@ extract(const jval *ev, envelope *env, const char **reason)
 	key = xasprintf("%s:%s", sub, id);
 	if (env_need_id(env_take(&env->event_id, key, strlen(key), &why), &why, reason) < 0)
 		goto out;
-	env_optional(env,
-		     env_take_json(&env->event_type, env_json_path(ev, "subscriptionType"), false,
-				   &why),
-		     "type", &why);
+	env_optional(
+		env,
+		env_take_json(&env->event_type, env_json_path(ev, "subscriptionType"), false, &why),
+		"type", &why);
 	env_optional(env, env_take_json(&env->object_id, env_json_path(ev, "objectId"), true, &why),
 		     "object id", &why);
 	env_optional(env, env_take_version(env, env_json_path(ev, "occurredAt")), "occurredAt",

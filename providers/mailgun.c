@@ -107,7 +107,8 @@ extract(const provider_endpoint *ep, const request_view *req, envelope *env, con
 				      false, &why),
 			&why, reason) < 0)
 		return -1;
-	env_optional(env, env_take_json(&env->event_type, env_json_path(&data, "event"), false, &why),
+	env_optional(env,
+		     env_take_json(&env->event_type, env_json_path(&data, "event"), false, &why),
 		     "type", &why);
 	env_optional(env,
 		     env_take_json(&env->object_id,
@@ -131,8 +132,9 @@ sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 	int rc;
 
 	if (in->event_id == NULL || !body.present) {
-		snprintf(errbuf, errlen, "mailgun signing needs a token (the event id) and a JSON "
-					 "object payload");
+		snprintf(errbuf, errlen,
+			 "mailgun signing needs a token (the event id) and a JSON "
+			 "object payload");
 		return -1;
 	}
 	if (!data.present)

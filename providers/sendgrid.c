@@ -54,8 +54,8 @@ verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
 	const char *tsv = scheme_header(req, TS_HEADER, &tslen, &too_long);
 
 	if (v == NULL || tsv == NULL)
-		return scheme_fail(res, VERIFY_UNSIGNED, "missing " SIG_HEADER " or " TS_HEADER
-							 " header");
+		return scheme_fail(res, VERIFY_UNSIGNED,
+				   "missing " SIG_HEADER " or " TS_HEADER " header");
 	if (too_long || (siglen = base64_decode(v, len, sig, sizeof(sig))) <= 0 ||
 	    siglen > ECDSA_SIG_MAX)
 		return scheme_fail(res, VERIFY_MALFORMED, "malformed signature header");
@@ -69,8 +69,9 @@ verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
 		unsigned char der[BASE64_DECODED_MAX(KEY_B64_MAX)];
 		size_t klen;
 		const unsigned char *k = secret_get(ep->secrets, i, &klen);
-		long n = klen <= KEY_B64_MAX ? base64_decode((const char *)k, klen, der, sizeof(der))
-					     : -1;
+		long n = klen <= KEY_B64_MAX
+				 ? base64_decode((const char *)k, klen, der, sizeof(der))
+				 : -1;
 		ecdsa_key *key = n > 0 ? ecdsa_public_from_der(der, (size_t)n) : NULL;
 		bool good = key != NULL && ecdsa_verify(key, msg, msglen, sig, (size_t)siglen);
 
