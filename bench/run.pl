@@ -13,8 +13,10 @@
 #   hookinbox: unique signed deliveries, 30 % redeliveries, 256 KB bodies,
 #         and the group-commit mode ([intake] threads) when the responder has it
 # then the same through PgBouncer (transaction mode) at 16 and 64
-# connections, the worker half (20,000 events x 2 routes against a 20 ms downstream)
-# and EXPLAIN of the claim with 100,000 due actions beside 1,000,000 done.
+# connections, the worker half (20,000 events x 2 routes against a 20 ms downstream),
+# EXPLAIN of the claim with 100,000 due actions beside 1,000,000 done, and
+# the verification cost per provider class (obj/bench/verifycost) beside
+# the web ceiling.
 #
 # Every 2xx of every hookinbox run is checked against the inbox afterwards;
 # a run that lost or duplicated an acknowledged event is printed as FAILED.
@@ -737,6 +739,22 @@ unless ($ENV{BENCH_NO_EXPLAIN}) {
 	$explain = eval { run_explain() } // "FAILED: $@";
 }
 
+# ---------------------------------------------------------------- verification per provider class
+
+# obj/bench/verifycost: every provider of the table, grouped by class (those
+# added later too), microseconds of one thread per 2 KB delivery
+my @vcost;
+{
+	note('verification cost per provider class (obj/bench/verifycost)');
+	my $out = `$top/obj/bench/verifycost $SMALL 20000 2>&1`;
+	loud("verifycost: exit $?: $out") if $?;
+	for (split /\n/, $out) {
+		my ($class, $us, $split, $size, $providers) = split /\t/;
+		push @vcost, { class => $class, us => $us, split => $split, size => $size, providers => $providers }
+			if defined $providers;
+	}
+}
+
 # ---------------------------------------------------------------- report
 
 say '';
@@ -800,6 +818,28 @@ for my $c (grep { $_ >= 16 } @LEVELS) {
 say '- worker: ' . (defined $res{worker} ? sprintf('%.2fx of ideal', $res{worker}{rate} / 3200) : 'not measured')
 	. ' (target >= 0.9x)';
 say '';
+if (@vcost) {
+	# the web ceiling at the most connections measured, 2 KB bodies
+	my ($wc) = grep { $res{"web/$SMALL/$_"} } reverse @LEVELS;
+	my $web = $wc ? $res{"web/$SMALL/$wc"}{rps} : undef;
+	say '### verification cost per provider class';
+	say '';
+	say 'One thread, about 2 KB a delivery (obj/bench/verifycost: each provider signs as it does, '
+		. 'verify_request checks; for batches also the split into events). per core = deliveries a '
+		. 'second one core could verify; x web = that over the web ceiling'
+		. ($web ? sprintf(' (null.fcgi, %.0f req/s at %d connections)', $web, $wc) : ' (not measured)') . '.';
+	say '';
+	say '| class | verify µs | split µs | body | per core | x web | providers |';
+	say '|---|---|---|---|---|---|---|';
+	for my $v (@vcost) {
+		my $total = ($v->{us} =~ /^[\d.]+$/ ? $v->{us} : 0) + ($v->{split} =~ /^[\d.]+$/ ? $v->{split} : 0);
+		my $per_core = $total > 0 ? 1e6 / $total : 0;
+		say '| ' . join(' | ', $v->{class}, $v->{us}, $v->{split}, $v->{size},
+			$per_core ? sprintf('%.0f', $per_core) : '-', $per_core ? ratio($per_core, $web) : '-',
+			$v->{providers}) . ' |';
+	}
+	say '';
+}
 if (defined $worker_line) {
 	say '### worker';
 	say '';

@@ -292,6 +292,7 @@ static const char *const headers[] = {NULL};
 
 const provider_ops provider_adyen = {
 	.name = "adyen",
+	.klass = "batch: HMAC of each item's fields",
 	.tolerance = 0,
 	.headers = headers,
 	.id_signed = provider_id_signed,

@@ -28,6 +28,7 @@ static const char *const headers[] = {NULL};
 
 const provider_ops provider_chargebee = {
 	.name = "chargebee",
+	.klass = "Basic credentials",
 	.tolerance = 0,
 	.headers = headers,
 	.id_signed = provider_id_unsigned, /* nothing is signed */

@@ -60,6 +60,7 @@ static const char *const headers[] = {NULL};
 
 const provider_ops provider_discord = {
 	.name = "discord",
+	.klass = "Ed25519 over <ts><body>",
 	.tolerance = 0,
 	.headers = headers,
 	.id_signed = provider_id_signed,

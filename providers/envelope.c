@@ -30,6 +30,11 @@ envelope_extract(const provider_endpoint *ep, const request_view *req, envelope 
 		return -1;
 	}
 	ops = provider_get(ep->provider);
+	if (ops->batch != NULL) {
+		/* several events: envelope_split reads them */
+		*reason = "a batch of events";
+		return -1;
+	}
 	if (ops->extract != NULL)
 		return ops->extract(ep, req, env, reason);
 	if (ops->fields == NULL && ops->body_mac != NULL)

@@ -39,6 +39,8 @@ typedef struct envelope {
  * the delivery key (the event id) can refuse a signed event.  A type,
  * object id or version that does not parse is left NULL and described in
  * env->note.  The caller releases *env with envelope_release in every case.
+ * A provider that sends batches is refused here ("a batch of events"):
+ * envelope_split reads its events.
  */
 int envelope_extract(const provider_endpoint *ep, const request_view *req, envelope *env,
 		     const char **reason);

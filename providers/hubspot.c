@@ -186,6 +186,7 @@ static const char *const headers[] = {TS_HEADER, NULL};
 
 const provider_ops provider_hubspot = {
 	.name = "hubspot",
+	.klass = "batch: HMAC of POST+URI+<body>+<ts>",
 	.tolerance = 300,
 	.headers = headers,
 	.id_signed = provider_id_signed,

@@ -168,6 +168,7 @@ static const char *const headers[] = {NULL};
 
 const provider_ops provider_mailgun = {
 	.name = "mailgun",
+	.klass = "HMAC of <ts><token> in the body",
 	.tolerance = 0,
 	.headers = headers,
 	.id_signed = provider_id_signed,

@@ -29,6 +29,7 @@ static const char *const headers[] = {NULL};
 
 const provider_ops provider_postmark = {
 	.name = "postmark",
+	.klass = "Basic credentials",
 	.tolerance = 0,
 	.headers = headers,
 	.id_signed = provider_id_unsigned, /* nothing is signed */

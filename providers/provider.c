@@ -192,3 +192,23 @@ provider_replay_class(provider p)
 {
 	return table[p]->replay;
 }
+
+const char *
+provider_class(provider p)
+{
+	const provider_ops *ops = table[p];
+
+	if (ops->klass != NULL)
+		return ops->klass;
+	if (ops->verify == NULL && ops->body_mac != NULL)
+		return "HMAC of the body in one header";
+	if (ops->verify == NULL)
+		return "HMAC of <ts><sep><body>, t=...,v1=...";
+	return ops->name; /* a scheme of its own */
+}
+
+bool
+provider_batched(provider p)
+{
+	return table[p]->batch != NULL;
+}

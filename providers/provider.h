@@ -160,6 +160,12 @@ typedef struct provider_ops {
 	 * transaction, and the request is answered once.  NULL: one event.
 	 */
 	const struct batch_rows *batch;
+	/*
+	 * The class of scheme it shares with others, for `make bench`'s cost
+	 * per class ("Ed25519 over <ts><body>"); NULL: derived from the row
+	 * (body_mac, timestamped), else the provider's own scheme.
+	 */
+	const char *klass;
 } provider_ops;
 
 /* the row of p; p must be a valid id */
@@ -208,5 +214,9 @@ bool provider_endpoint_sends_version(const struct provider_endpoint *ep);
 bool provider_endpoint_id_signed(const struct provider_endpoint *ep);
 /* what the replay defence of an unsigned delivery id compares for p */
 provider_replay provider_replay_class(provider p);
+/* the class of p's scheme (provider_ops.klass, or derived), for the bench */
+const char *provider_class(provider p);
+/* whether p sends several events in one request (envelope.h's batches) */
+bool provider_batched(provider p);
 
 #endif

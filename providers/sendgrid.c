@@ -121,6 +121,7 @@ static const char *const headers[] = {TS_HEADER, NULL};
 
 const provider_ops provider_sendgrid = {
 	.name = "sendgrid",
+	.klass = "batch: ECDSA P-256 over <ts><body>",
 	.tolerance = 0,
 	.headers = headers,
 	.id_signed = provider_id_signed,

@@ -165,6 +165,7 @@ static const char *const headers[] = {"X-Slack-Retry-Num", "X-Slack-Retry-Reason
 
 const provider_ops provider_slack = {
 	.name = "slack",
+	.klass = "HMAC of v0:<ts>:<body>",
 	.tolerance = 300,
 	.headers = headers,
 	.id_signed = provider_id_signed,

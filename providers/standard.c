@@ -305,7 +305,8 @@ static const char *const headers[] = {"webhook-id", "webhook-timestamp", "svix-i
 	{                                                                                          \
 		.name = (n), .tolerance = 300, .headers = headers,                                 \
 		.id_signed = provider_id_signed, .sends_version = provider_always,                 \
-		.replay = REPLAY_BODY, .verify = verify, .extract = extract, .sign = sign          \
+		.replay = REPLAY_BODY, .verify = verify, .extract = extract, .sign = sign,         \
+		.klass = "Standard Webhooks (HMAC of <id>.<ts>.<body>)"                            \
 	}
 
 const provider_ops provider_standard = STANDARD_ROW("standard");

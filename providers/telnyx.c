@@ -40,6 +40,7 @@ static const char *const headers[] = {"telnyx-timestamp", NULL};
 
 const provider_ops provider_telnyx = {
 	.name = "telnyx",
+	.klass = "Ed25519 over <ts><body>",
 	.tolerance = 300,
 	.headers = headers,
 	.id_signed = provider_id_signed,

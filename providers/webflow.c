@@ -37,6 +37,7 @@ static const char *const headers[] = {"x-webflow-timestamp", NULL};
 
 const provider_ops provider_webflow = {
 	.name = "webflow",
+	.klass = "HMAC of v0:<ts>:<body>",
 	.tolerance = 300,
 	.headers = headers,
 	.id_signed = provider_id_signed,

@@ -80,6 +80,7 @@ static const char *const headers[] = {"x-zm-trackingid", "x-zm-request-timestamp
 
 const provider_ops provider_zoom = {
 	.name = "zoom",
+	.klass = "HMAC of v0:<ts>:<body>",
 	.tolerance = 300,
 	.headers = headers,
 	.id_signed = provider_id_signed,

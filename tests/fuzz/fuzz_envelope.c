@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * fuzz_envelope.c - the envelope extractor (json-c, form bodies, headers)
+ * and the splitting of batches (Adyen, SendGrid, HubSpot)
  *
  * Input format: see fuzz_request.h.  The envelope is extracted whether or
  * not the signature holds (the extractor must be safe on any bytes).
  * Checks that success means an event id of 1..255 bytes without control
- * characters, and that failure gives a reason.
+ * characters, and that failure gives a reason; a batch's events likewise,
+ * each a slice of the body.
  */
 #include "fuzz_request.h"
 
@@ -66,6 +68,33 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			rc == 0 ? "ok" : reason, env.event_id ? env.event_id : "-",
 			env.event_type ? env.event_type : "-", env.object_id ? env.object_id : "-");
 	envelope_release(&env);
+	/* a batch: every event of a split is one that could be stored, its bytes inside the body */
+	if (envelope_batched(&ep->pe)) {
+		envelope_batch b;
+
+		reason = NULL;
+		rc = envelope_split(&ep->pe, &r.view, &b, &reason);
+		if (rc == 0 && b.n == 0)
+			abort();
+		if (rc != 0 && reason == NULL)
+			abort();
+		for (size_t i = 0; rc == 0 && i < b.n; i++) {
+			const batch_event *e = &b.ev[i];
+
+			check_field(e->env.event_id, true);
+			check_field(e->env.event_type, false);
+			check_field(e->env.object_id, false);
+			if (e->body < r.view.body || e->body_len == 0 ||
+			    e->body_len > r.view.body_len ||
+			    (size_t)(e->body - r.view.body) > r.view.body_len - e->body_len)
+				abort();
+		}
+		if (getenv("FUZZ_VERBOSE") != NULL)
+			fprintf(stderr, "split: %s: %s, %zu events, first id=%s\n", ep->name,
+				rc == 0 ? "ok" : reason, b.n,
+				b.n > 0 && b.ev[0].env.event_id ? b.ev[0].env.event_id : "-");
+		envelope_batch_release(&b);
+	}
 	fuzz_request_release(&r);
 	return 0;
 }

@@ -14,14 +14,20 @@
 #include <unistd.h>
 
 /* the secrets every endpoint holds (each is tried: rotation) */
-/* an HMAC key in hex (adyen_platform), Ed25519 public keys in hex (discord) and base64 (telnyx) */
+/*
+ * an HMAC key in hex (adyen_platform, adyen), Ed25519 public keys in hex
+ * (discord) and base64 (telnyx), a P-256 public key (sendgrid)
+ */
 static const char secrets_text[] =
 	"whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM=\n"
 	"fuzz-secret-0123456789\n"
 	"44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056\n"
 	"d04ab232742bb4ab3a1368bd4615e4e6d0224ab71a016baf8520a332c9778737\n"
 	"F8t5+ytBIPKx7GXkGY1uCLKOgT/rAeSkAIObheGAgM4=\n"
-	"fuzz-user:fuzz-password\n";
+	"fuzz-user:fuzz-password\n"
+	/* a P-256 verification key as SendGrid shows it (make-seeds.pl holds its private half) */
+	"MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEc86dilaiHDbAsuSB6T4+FjmXUBDba4J6B77JilJMWTlqrK19lUMf1uhQi"
+	"//N4WHcJYiMNbFdCU0s44venbX4SA==\n";
 
 static const char conf_text[] =
 	"[database]\n"
@@ -78,7 +84,12 @@ static const char conf_text[] =
 	"[endpoint clerk]\nprovider = clerk\nsecret_file = secrets\n"
 	"[endpoint resend]\nprovider = resend\nsecret_file = secrets\n"
 	"[endpoint okta]\nprovider = okta\nsecret_file = secrets\n"
-	"[endpoint zendesk]\nprovider = zendesk\nsecret_file = secrets\n";
+	"[endpoint zendesk]\nprovider = zendesk\nsecret_file = secrets\n"
+	"[endpoint adyen]\nprovider = adyen\nsecret_file = secrets\n"
+	"[endpoint sendgrid]\nprovider = sendgrid\nsecret_file = secrets\n"
+	"[endpoint hubspot]\nprovider = hubspot\nsecret_file = secrets\n"
+	"public_url = https://hooks.example.com/hooks/hubspot\n"
+	"[endpoint mailgun]\nprovider = mailgun\nsecret_file = secrets\n";
 
 static conf *the_conf;
 static char dir[] = "/tmp/hookinbox-fuzz-XXXXXX";

@@ -145,6 +145,51 @@ push @v, ['hmac-512', req('hmac-512', [['X-Signature', hmac_sha512_hex('{}', $pl
 	push @v, ['postmark', req('postmark', [['Authorization', 'Basic ' . encode_base64('fuzz-user:fuzz-password', '')]], '{"RecordType":"Delivery","MessageID":"m1"}')];
 	push @v, ['telnyx', req('telnyx', [['telnyx-signature-ed25519', encode_base64($ed->("\x33" x 32, "$now|$tx"), '')], ['telnyx-timestamp', $now]], $tx)];
 }
+# the batch class and Mailgun; SendGrid's signatures are made with the
+# private half of fuzz_request.c's P-256 key (a test key, nothing else)
+{
+	my $adyen_hex = '44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056';
+	my $item = sub {
+		my ($n, $key) = @_;
+		my %f = (pspReference => "88310000000000$n", originalReference => '', merchantAccountCode => 'M',
+			merchantReference => "r$n", value => 1000 + $n, currency => 'EUR', eventCode => 'AUTHORISATION', success => 'true');
+		my $sig = encode_base64(hmac_sha256(join(':', @f{qw(pspReference originalReference merchantAccountCode
+			merchantReference value currency eventCode success)}), pack('H*', $key)), '');
+		return qq({"NotificationRequestItem":{"additionalData":{"hmacSignature":"$sig"},"amount":{"currency":"EUR","value":$f{value}},)
+			. qq("eventCode":"AUTHORISATION","eventDate":"2023-11-14T22:13:20+01:00","merchantAccountCode":"M",)
+			. qq("merchantReference":"r$n","originalReference":"","pspReference":"$f{pspReference}","success":"true"}});
+	};
+	my $ady = '{"live":"false","notificationItems":[' . $item->(1, $adyen_hex) . ',' . $item->(2, $adyen_hex) . ']}';
+	push @v, ['adyen', req('adyen', [['Content-Type', 'application/json']], $ady)];
+	push @v, ['adyen-bad-item', req('adyen', [], '{"notificationItems":[' . $item->(1, $adyen_hex) . ',{"NotificationRequestItem":{"amount":{}}}]}')];
+	my $pem = "-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgqrMdSjCL0iKYfm6Z\n"
+		. "JGTjYMQ8SMamfOmlofJxsKpm/LOhRANCAARzzp2KVqIcNsCy5IHpPj4WOZdQENtr\n"
+		. "gnoHvsmKUkxZOWqsrX2VQx/W6FCL/83hYdwliIw1sV0JTSzji96dtfhI\n-----END PRIVATE KEY-----\n";
+	my $sg = '[{"email":"a@example.com","timestamp":1700000000,"event":"delivered","sg_event_id":"e1","sg_message_id":"m1"},{"event":"open","sg_event_id":"e2"}]';
+	my $tmp = "/tmp/hookinbox-seed-$$";
+	open my $k, '>', "$tmp.pem" or die $!;
+	print $k $pem;
+	close $k;
+	open my $m, '>:raw', "$tmp.msg" or die $!;
+	print $m "$now$sg";
+	close $m;
+	my $sig = `openssl dgst -sha256 -sign $tmp.pem $tmp.msg`;
+	unlink "$tmp.pem", "$tmp.msg";
+	die 'openssl dgst -sign failed' if $? != 0;
+	push @v, ['sendgrid', req('sendgrid', [['X-Twilio-Email-Event-Webhook-Signature', encode_base64($sig, '')], ['X-Twilio-Email-Event-Webhook-Timestamp', $now]], $sg)];
+	my $hs = '[{"eventId":1,"subscriptionId":7,"occurredAt":1700000000000,"subscriptionType":"contact.creation","objectId":123},{"eventId":2,"subscriptionId":7}]';
+	my $ms = $now * 1000;
+	push @v, ['hubspot', req('hubspot', [['?', 'a=1%3A2'], ['X-HubSpot-Signature-v3', encode_base64(hmac_sha256("POSThttps://hooks.example.com/hooks/hubspot?a=1%3A2$hs$ms", $plain), '')], ['X-HubSpot-Request-Timestamp', $ms]], $hs)];
+	my $tok = 'e0b5477167110d68991efc6b9f89f0a11066af27834600e123';
+	my $mg = qq({"signature":{"timestamp":"$now","token":"$tok","signature":") . hmac_sha256_hex("$now$tok", $plain)
+		. qq("},"event-data":{"event":"delivered","message":{"headers":{"message-id":"m\@example.org"}}}});
+	push @v, ['mailgun', req('mailgun', [], $mg)];
+	my $spki = decode_base64('MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEc86dilaiHDbAsuSB6T4+FjmXUBDba4J6B77JilJMWTlqrK19lUMf1uhQi//N4WHcJYiMNbFdCU0s44venbX4SA==');
+	put('ecdsa', 'spki-sig', chr(length $spki) . $spki . $sig);
+	put('ecdsa', 'spki-short', chr(length $spki) . substr($spki, 0, 40));
+	my $p8 = decode_base64('MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgqrMdSjCL0iKYfm6ZJGTjYMQ8SMamfOmlofJxsKpm/LOhRANCAARzzp2KVqIcNsCy5IHpPj4WOZdQENtrgnoHvsmKUkxZOWqsrX2VQx/W6FCL/83hYdwliIw1sV0JTSzji96dtfhI');
+	put('ecdsa', 'pkcs8', chr(length $p8) . $p8 . "\x30\x06\x02\x01\x01\x02\x01\x01");
+}
 # hostile shapes
 push @v, ['deep', req('stripe', [['Stripe-Signature', "t=$now,v1=00"]], '{"id":"x","a":' . ('[' x 200) . (']' x 200) . '}')];
 push @v, ['utf8', req('github', [['X-GitHub-Delivery', "\xc3\x28\xed\xa0\x80"], ['X-GitHub-Event', "push\x7f"]], "{\"k\":\"\xff\xfe\"}")];
