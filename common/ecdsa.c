@@ -11,11 +11,60 @@
 #include <openssl/evp.h>
 #include <openssl/x509.h>
 
+#include <pthread.h>
 #include <string.h>
+
+/* a SubjectPublicKeyInfo longer than this is not cached (a P-256 one is 91 bytes) */
+#define CACHE_DER_MAX 128
+#define CACHE_SLOTS 32
 
 struct ecdsa_key {
 	EVP_PKEY *pkey;
 };
+
+/*
+ * Reading a key costs OpenSSL 3's decoders about twice the verification
+ * itself, and an endpoint's keys are the same on every request: the keys
+ * read are kept for the life of the process, found by their DER bytes
+ * (public keys: nothing secret is kept), at most CACHE_SLOTS of them.
+ */
+static struct {
+	unsigned char der[CACHE_DER_MAX];
+	size_t len;
+	EVP_PKEY *pkey;
+} cache[CACHE_SLOTS];
+static size_t cached;
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* a new reference to der's cached key, or NULL */
+static EVP_PKEY *
+cache_find(const unsigned char *der, size_t len)
+{
+	EVP_PKEY *pkey = NULL;
+
+	pthread_mutex_lock(&cache_lock);
+	for (size_t i = 0; i < cached && pkey == NULL; i++)
+		if (cache[i].len == len && memcmp(cache[i].der, der, len) == 0 &&
+		    EVP_PKEY_up_ref(cache[i].pkey) == 1)
+			pkey = cache[i].pkey;
+	pthread_mutex_unlock(&cache_lock);
+	return pkey;
+}
+
+static void
+cache_add(const unsigned char *der, size_t len, EVP_PKEY *pkey)
+{
+	if (len > CACHE_DER_MAX)
+		return;
+	pthread_mutex_lock(&cache_lock);
+	if (cached < CACHE_SLOTS && EVP_PKEY_up_ref(pkey) == 1) {
+		memcpy(cache[cached].der, der, len);
+		cache[cached].len = len;
+		cache[cached].pkey = pkey;
+		cached++;
+	}
+	pthread_mutex_unlock(&cache_lock);
+}
 
 /* is pkey an EC key on P-256? */
 static bool
@@ -40,12 +89,16 @@ ecdsa_public_from_der(const unsigned char *der, size_t len)
 
 	if (len == 0 || len > 1024)
 		return NULL;
-	pkey = d2i_PUBKEY(NULL, &p, (long)len);
-	if (pkey == NULL)
-		return NULL;
-	if (p != der + len || !on_p256(pkey)) {
-		EVP_PKEY_free(pkey);
-		return NULL;
+	pkey = cache_find(der, len);
+	if (pkey == NULL) {
+		pkey = d2i_PUBKEY(NULL, &p, (long)len);
+		if (pkey == NULL)
+			return NULL;
+		if (p != der + len || !on_p256(pkey)) {
+			EVP_PKEY_free(pkey);
+			return NULL;
+		}
+		cache_add(der, len, pkey);
 	}
 	k = OPENSSL_zalloc(sizeof(*k));
 	if (k == NULL) {

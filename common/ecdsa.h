@@ -22,7 +22,9 @@ typedef struct ecdsa_key ecdsa_key;
 /*
  * A P-256 public key from its DER SubjectPublicKeyInfo; NULL when der is
  * not one (a truncated or trailing byte included).  The caller frees it
- * with ecdsa_key_free.
+ * with ecdsa_key_free.  The keys read are cached for the life of the
+ * process (a few dozen, found by their bytes), so that an endpoint's key is
+ * decoded once.  Thread-safe.
  */
 ecdsa_key *ecdsa_public_from_der(const unsigned char *der, size_t len);
 void ecdsa_key_free(ecdsa_key *k);
