@@ -281,6 +281,11 @@ sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 		from = at + skip;
 		free(ins);
 	}
+	if (rc < 0) {
+		free(dst);
+		snprintf(errbuf, errlen, "adyen: an item is not a NotificationRequestItem object");
+		return -1;
+	}
 	memcpy(dst + used, src + from, in->body_len - from);
 	used += in->body_len - from;
 	out->body = (unsigned char *)dst;
