@@ -6,8 +6,9 @@
 # event (unsigned, badly signed, without an id) refuses the whole batch
 # and stores nothing; the answer is the provider's ("[accepted]") or the
 # intake ids.  Mailgun's token is its delivery key: a replayed token stores
-# nothing, whatever event data comes with it.  Then hookinbox-send plays
-# each of them.
+# nothing, whatever event data comes with it.  The database down, a batch
+# is answered 503 and nothing of it is stored; in group-commit mode too it
+# is one statement.  Then hookinbox-send plays each of them.
 use strict;
 use warnings;
 use Test::More;
@@ -228,6 +229,34 @@ subtest 'mailgun: the token is the delivery key' => sub {
 	is(rows('mailgun'), 2, 'two rows in all');
 };
 
+# ---------------------------------------------------------------- storage down, group commit
+
+subtest 'a batch is stored whole or not at all' => sub {
+	my $body = '[' . join(',', map { sg_event($_) } 30 .. 32) . ']';
+	my %h = HookTest::Sign::sendgrid_headers($sg_pem[0], $body);
+	my $before = rows('sendgrid');
+	$t->pg->stop;
+	my $r = $t->post('sendgrid', $body, { 'Content-Type' => 'application/json', %h });
+	$t->pg->start;
+	is($r->{status}, 503, 'the database down: 503, the provider retries the batch');
+	is(rows('sendgrid'), $before, 'nothing stored');
+	$r = $t->post('sendgrid', $body, { 'Content-Type' => 'application/json', %h });
+	is($r->{status}, 200, 'the retry: 200');
+	is(rows('sendgrid'), $before + 3, 'every event stored');
+
+	# group commit: a batch passes by the committer, in one statement of its own
+	$t->{o}{intake} = { threads => 4 };
+	# and for hookinbox-send below: HubSpot signs the URL requested, here the responder's own
+	$t->{o}{endpoints}{hubspot}{public_url} = $t->url('hubspot');
+	$t->write_config;
+	$t->httpd->restart;
+	$body = '[' . join(',', map { sg_event($_) } 32 .. 35) . ']';
+	$r = $t->post('sendgrid', $body, { 'Content-Type' => 'application/json', HookTest::Sign::sendgrid_headers($sg_pem[0], $body) });
+	is($r->{status}, 200, 'with [intake] threads = 4: 200');
+	is_deeply([map { $_->{duplicate} ? 1 : 0 } @{ $r->{json}{events} }], [1, 0, 0, 0], 'one old event, three new');
+	is(rows('sendgrid'), $before + 6, 'three more rows');
+};
+
 # ---------------------------------------------------------------- hookinbox-send
 
 subtest 'hookinbox-send plays each provider' => sub {
@@ -251,12 +280,6 @@ subtest 'hookinbox-send plays each provider' => sub {
 		close $fh;
 		my $before = rows($p);
 		my $url = $t->url($p);
-		# HubSpot signs the URL requested: here the responder's own is the public_url
-		if ($p eq 'hubspot') {
-			$t->{o}{endpoints}{hubspot}{public_url} = $t->url('hubspot');
-			$t->write_config;
-			$t->httpd->restart;
-		}
 		my $out = `$send --provider $p --secret-file $f --url $url $tmp/payload-$p 2>&1`;
 		is($? >> 8, 0, "$p: hookinbox-send exit 0") or diag($out);
 		like($out, qr/^1 200 /, "$p: 200");
