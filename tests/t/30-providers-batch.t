@@ -145,6 +145,13 @@ subtest 'sendgrid: one row per event, the intake ids answered' => sub {
 	$r = $t->post('sendgrid', $overlap, { 'Content-Type' => 'application/json', HookTest::Sign::sendgrid_headers($sg_pem[0], $overlap) });
 	is_deeply([map { $_->{duplicate} ? 1 : 0 } @{ $r->{json}{events} }], [1, 0], 'a partial overlap: the old event a duplicate, the new one stored');
 	is(rows('sendgrid'), 4, 'one new row');
+
+	my $twice = '[' . join(',', map { sg_event($_) } 5, 5) . ']';
+	$r = $t->post('sendgrid', $twice, { 'Content-Type' => 'application/json', HookTest::Sign::sendgrid_headers($sg_pem[0], $twice) });
+	my @tw = @{ $r->{json}{events} // [] };
+	ok(@tw == 2 && !$tw[0]{duplicate} && $tw[1]{duplicate} && $tw[0]{id} == $tw[1]{id},
+		'the same event twice in one batch: one row, the second answered as its duplicate');
+	is(rows('sendgrid'), 5, 'one row for it');
 };
 
 subtest 'sendgrid: refusals store nothing' => sub {
