@@ -118,63 +118,108 @@ empty_object(const jval *o)
 	return o->v.p[i] == '}';
 }
 
+/* the endpoint's keys, hex-decoded once per request (n < 0: not hex, matches nothing) */
+typedef struct hexkey {
+	unsigned char k[KEY_MAX];
+	long n;
+} hexkey;
+
+/* does item it carry a valid signature by one of keys[0..nkeys)?  -1 no, else the index */
+static long
+item_key(const jval *it, const hexkey *keys, size_t nkeys, const char **why, verify_status *st)
+{
+	jval sigv = env_json_path(it, "additionalData.hmacSignature");
+	unsigned char want[HMAC_MAX_LEN + 3];
+	char *sig = NULL, *data;
+	size_t siglen = 0, dlen = 0;
+	long wlen, found = -1;
+
+	*st = VERIFY_MALFORMED;
+	if (!sigv.present) {
+		*st = VERIFY_UNSIGNED;
+		*why = "missing additionalData.hmacSignature in an item";
+		return -1;
+	}
+	if (!env_json_text(sigv, &sig, &siglen)) {
+		*why = "malformed hmacSignature";
+		return -1;
+	}
+	wlen = base64_decode(sig, siglen, want, sizeof(want));
+	free(sig);
+	if (wlen != 32) {
+		*why = "malformed hmacSignature";
+		return -1;
+	}
+	data = data_to_sign(it, &dlen);
+	if (data == NULL) {
+		*why = "an item's signed fields are not text";
+		return -1;
+	}
+	for (size_t i = 0; i < nkeys && found < 0; i++) {
+		unsigned char mac[HMAC_MAX_LEN];
+		hmac_part part = {data, dlen};
+
+		if (keys[i].n > 0 &&
+		    hmac_compute(HMAC_SHA256, keys[i].k, (size_t)keys[i].n, &part, 1, mac) == 0 &&
+		    ct_equal(mac, 32, want, 32))
+			found = (long)i;
+		secure_wipe(mac, sizeof(mac));
+	}
+	free(data);
+	if (found < 0) {
+		*st = VERIFY_MISMATCH;
+		*why = "signature mismatch";
+	}
+	return found;
+}
+
 static int
 verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
 {
 	jval body = env_parse_object(req->body, req->body_len);
 	jval items = batch_items(&rows, &body), it;
-	const char *pos = NULL;
-	size_t count = 0, first = 0;
+	const char *pos = NULL, *why = NULL;
+	size_t count = 0, nkeys = secret_count(ep->secrets);
+	hexkey *keys;
+	long first = -1, k;
+	verify_status st = VERIFY_OK;
 	int rc;
 
 	if (!items.present)
 		return scheme_fail(res, VERIFY_MALFORMED,
 				   "body is not a batch of notification items");
+	keys = xcalloc(nkeys, sizeof(*keys));
+	for (size_t i = 0; i < nkeys; i++) {
+		size_t klen;
+		const unsigned char *s = secret_get(ep->secrets, i, &klen);
+
+		keys[i].n = hex_decode((const char *)s, klen, keys[i].k, sizeof(keys[i].k));
+	}
 	while ((rc = batch_next_event(&rows, &items, &pos, &it)) == 0) {
-		jval sigv = env_json_path(&it, "additionalData.hmacSignature");
-		unsigned char want[HMAC_MAX_LEN + 3];
-		char *sig = NULL, *data;
-		size_t siglen = 0, dlen = 0, i;
-		long wlen;
-
-		if (++count > ENVELOPE_BATCH_MAX)
-			return scheme_fail(res, VERIFY_MALFORMED, "too many notification items");
-		if (!sigv.present)
-			return scheme_fail(res, VERIFY_UNSIGNED,
-					   "missing additionalData.hmacSignature in an item");
-		if (!env_json_text(sigv, &sig, &siglen))
-			return scheme_fail(res, VERIFY_MALFORMED, "malformed hmacSignature");
-		wlen = base64_decode(sig, siglen, want, sizeof(want));
-		free(sig);
-		if (wlen != 32)
-			return scheme_fail(res, VERIFY_MALFORMED, "malformed hmacSignature");
-		data = data_to_sign(&it, &dlen);
-		if (data == NULL)
-			return scheme_fail(res, VERIFY_MALFORMED,
-					   "an item's signed fields are not text");
-		for (i = 0; i < secret_count(ep->secrets); i++) {
-			unsigned char mac[HMAC_MAX_LEN];
-			size_t klen;
-			const unsigned char *k = secret_get(ep->secrets, i, &klen);
-			bool match = item_mac(k, klen, data, dlen, mac) == 0 &&
-				     ct_equal(mac, 32, want, 32);
-
-			secure_wipe(mac, sizeof(mac));
-			if (match)
-				break;
+		if (++count > ENVELOPE_BATCH_MAX) {
+			st = VERIFY_MALFORMED;
+			why = "too many notification items";
+			break;
 		}
-		free(data);
-		if (i == secret_count(ep->secrets))
-			return scheme_fail(res, VERIFY_MISMATCH, "signature mismatch");
-		if (count == 1)
-			first = i;
+		if ((k = item_key(&it, keys, nkeys, &why, &st)) < 0)
+			break;
+		if (first < 0)
+			first = k;
+	}
+	secure_wipe(keys, nkeys * sizeof(*keys));
+	free(keys);
+	if (first < 0 || why != NULL) {
+		if (why == NULL && rc < 0)
+			return scheme_fail(res, VERIFY_MALFORMED,
+					   "an item is not a NotificationRequestItem");
+		if (why == NULL)
+			return scheme_fail(res, VERIFY_MALFORMED, "no notification items");
+		return scheme_fail(res, st, why);
 	}
 	if (rc < 0)
 		return scheme_fail(res, VERIFY_MALFORMED,
 				   "an item is not a NotificationRequestItem");
-	if (count == 0)
-		return scheme_fail(res, VERIFY_MALFORMED, "no notification items");
-	return scheme_pass(res, first);
+	return scheme_pass(res, (size_t)first);
 }
 
 /* "<eventCode>:<pspReference>:<success>": Adyen's identity of a notification */
