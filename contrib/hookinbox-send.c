@@ -360,7 +360,7 @@ main(int argc, char **argv)
 	size_t body_len, slen;
 	const unsigned char *secret;
 	sign_input in;
-	sign_output out = {{{0}}, 0};
+	sign_output out = {.n = 0};
 	struct curl_slist *hdrs = NULL;
 	bool have_ctype = false;
 	int c, status;
@@ -519,7 +519,10 @@ main(int argc, char **argv)
 		fprintf(stderr, "%s: out of memory\n", progname);
 		status = EX_SOFTWARE;
 	} else {
-		failed = send_all(send_url, hdrs, body, body_len, repeat, conc);
+		/* a provider may sign inside the body (Braintree's bt_signature) */
+		failed = send_all(send_url, hdrs,
+				  out.body != NULL ? (const unsigned char *)out.body : body,
+				  out.body != NULL ? out.body_len : body_len, repeat, conc);
 		status = failed == 0 ? 0 : 1;
 	}
 	curl_slist_free_all(hdrs);

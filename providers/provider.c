@@ -21,6 +21,7 @@ extern const provider_ops provider_stripe, provider_github, provider_standard, p
 	provider_checkout, provider_lemonsqueezy, provider_notion, provider_postmark,
 	provider_chargebee, provider_box, provider_webflow, provider_gocardless, provider_meta,
 	provider_clerk, provider_resend, provider_okta, provider_zendesk;
+extern const provider_ops provider_braintree, provider_trello, provider_mandrill, provider_twitter, provider_dropbox, provider_asana, provider_twitch, provider_xero, provider_docusign;
 
 static const provider_ops *const table[PROVIDER__COUNT] = {
 	[PROVIDER_STRIPE] = &provider_stripe,
@@ -63,6 +64,15 @@ static const provider_ops *const table[PROVIDER__COUNT] = {
 	[PROVIDER_RESEND] = &provider_resend,
 	[PROVIDER_OKTA] = &provider_okta,
 	[PROVIDER_ZENDESK] = &provider_zendesk,
+	[PROVIDER_BRAINTREE] = &provider_braintree,
+	[PROVIDER_TRELLO] = &provider_trello,
+	[PROVIDER_MANDRILL] = &provider_mandrill,
+	[PROVIDER_TWITTER] = &provider_twitter,
+	[PROVIDER_DROPBOX] = &provider_dropbox,
+	[PROVIDER_ASANA] = &provider_asana,
+	[PROVIDER_TWITCH] = &provider_twitch,
+	[PROVIDER_XERO] = &provider_xero,
+	[PROVIDER_DOCUSIGN] = &provider_docusign,
 };
 
 const char *const provider_common_headers[] = {"Content-Type", "User-Agent", NULL};
@@ -186,4 +196,10 @@ provider_replay
 provider_replay_class(provider p)
 {
 	return table[p]->replay;
+}
+
+bool
+provider_bare_answers(provider p)
+{
+	return provider_is_set(p) && table[p]->bare_answers;
 }

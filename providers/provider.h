@@ -67,6 +67,15 @@ typedef enum provider {
 	PROVIDER_RESEND,
 	PROVIDER_OKTA,
 	PROVIDER_ZENDESK,
+	PROVIDER_BRAINTREE,
+	PROVIDER_TRELLO,
+	PROVIDER_MANDRILL,
+	PROVIDER_TWITTER,
+	PROVIDER_DROPBOX,
+	PROVIDER_ASANA,
+	PROVIDER_TWITCH,
+	PROVIDER_XERO,
+	PROVIDER_DOCUSIGN,
 	PROVIDER__COUNT
 } provider;
 
@@ -79,6 +88,7 @@ struct sign_output;
 struct timestamped_scheme;
 struct env_body_fields;
 struct body_mac;
+struct handshake_answer;
 
 /* what the replay defence of an unsigned delivery id compares */
 typedef enum provider_replay {
@@ -128,7 +138,20 @@ typedef struct provider_ops {
 	 * envelope_handshake.  NULL: the provider has none.
 	 */
 	int (*handshake)(const struct provider_endpoint *ep, const struct request_view *req,
-			 size_t secret_index, char **answer, const char **reason);
+			 size_t secret_index, struct handshake_answer *ans, const char **reason);
+	/*
+	 * A request answered before its body is read or its signature
+	 * checked, and never stored (Dropbox's GET challenge, Trello's HEAD,
+	 * Asana's X-Hook-Secret POST): envelope.h's envelope_greeting.  NULL:
+	 * the provider has none.
+	 */
+	int (*greeting)(const struct provider_endpoint *ep, const struct request_view *req,
+			const char *method, struct handshake_answer *ans, const char **reason);
+	/*
+	 * Every answer has an empty body, and a refused signature is 401
+	 * whatever is wrong with it (Xero's "intent to receive" contract).
+	 */
+	bool bare_answers;
 	/*
 	 * A scheme that is only data needs no functions: with verify and sign
 	 * NULL, scheme.h's body_mac row (when set) or timestamped scheme
@@ -194,6 +217,8 @@ bool provider_endpoint_sends_version(const struct provider_endpoint *ep);
  * id must count as a duplicate (the body is deduplicated too)
  */
 bool provider_endpoint_id_signed(const struct provider_endpoint *ep);
+/* provider_ops.bare_answers: answer p's requests with an empty body */
+bool provider_bare_answers(provider p);
 /* what the replay defence of an unsigned delivery id compares for p */
 provider_replay provider_replay_class(provider p);
 

@@ -254,6 +254,17 @@ scheme_verify_base64_body(const provider_endpoint *ep, const request_view *req, 
 	return scheme_match_secrets(HMAC_SHA256, ep, parts, 2, want, 32, res);
 }
 
+int
+scheme_greet_head(const provider_endpoint *ep, const request_view *req, const char *method,
+		  handshake_answer *ans, const char **reason)
+{
+	(void)ep;
+	(void)req;
+	(void)ans; /* 200, no body */
+	(void)reason;
+	return strcmp(method, "HEAD") == 0 ? 1 : 0;
+}
+
 void
 sign_add(sign_output *out, const char *name, char *value)
 {

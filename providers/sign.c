@@ -21,6 +21,8 @@ sign_headers(const sign_input *in, sign_output *out, char *errbuf, size_t errlen
 	const provider_ops *ops;
 
 	out->n = 0;
+	out->body = NULL;
+	out->body_len = 0;
 	if ((unsigned)in->provider >= PROVIDER__COUNT) {
 		snprintf(errbuf, errlen, "unknown provider");
 		return -1;
@@ -42,6 +44,9 @@ sign_release(sign_output *out)
 		free(out->h[i].value);
 	}
 	out->n = 0;
+	free(out->body);
+	out->body = NULL;
+	out->body_len = 0;
 }
 
 char *

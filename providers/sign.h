@@ -39,6 +39,13 @@ typedef struct sign_header {
 typedef struct sign_output {
 	sign_header h[SIGN_MAX_HEADERS];
 	size_t n;
+	/*
+	 * The body to send instead of in->body, for a provider whose
+	 * signature travels in the body (Braintree's bt_signature); owned,
+	 * NULL otherwise.
+	 */
+	char *body;
+	size_t body_len;
 } sign_output;
 
 /*

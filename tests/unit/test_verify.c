@@ -278,7 +278,7 @@ static bool
 sign_into(const pcase *c, const char *secret, const char *body, int64_t ts, test_headers *t)
 {
 	sign_input in;
-	sign_output out = {{{0}}, 0};
+	sign_output out = {.n = 0};
 	char err[256];
 	bool good;
 
@@ -623,7 +623,7 @@ test_twilio_json(void)
 				       (const unsigned char *)b, strlen(b));
 	const char *q = strchr(url, '?') + 1;
 	sign_input in;
-	sign_output out = {{{0}}, 0};
+	sign_output out = {.n = 0};
 	char err[128];
 
 	memset(&ep, 0, sizeof(ep));
