@@ -25,7 +25,7 @@ verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
 {
 	int rc = scheme_verify_body_mac(&row, ep, req, res);
 
-	if (rc < 0)
+	if (rc < 0 && res->status == VERIFY_MALFORMED)
 		res->status = VERIFY_MISMATCH; /* 401 for anything not correctly signed */
 	return rc;
 }

@@ -343,7 +343,8 @@ static const key_case key_cases[] = {
 	    "unknown provider \"Stripe\" (stripe, github, standard, svix, hmac, shopify, slack, paddle, twilio, gitlab, square, "
 	    "adyen_platform, linear, mux, workos, razorpay, discord, zoom, telnyx, intercom, "
 	    "bitbucket, typeform, calendly, woocommerce, sentry, pagerduty, vercel, checkout, "
-	    "lemonsqueezy, notion, postmark, chargebee, box, webflow, gocardless, meta, clerk, resend, okta, zendesk)"),
+	    "lemonsqueezy, notion, postmark, chargebee, box, webflow, gocardless, meta, clerk, resend, okta, zendesk, "
+	    "braintree, trello, mandrill, twitter, dropbox, asana, twitch, xero, docusign)"),
 	GOOD("endpoint a", "secret_file", "secrets", "endpoint.secrets=2"),
 	GOOD("endpoint a", "account", "acct_1", "endpoint.account=acct_1"),
 	GOOD("endpoint a", "environment", "live", "endpoint.environment=live"),
