@@ -10,12 +10,13 @@ use JSON::PP;
 use HookTest;
 
 my $top = HookTest::top();
-# the published set, and the providers added since (tests/data/more-vectors.mjs)
+# the published set, and the providers added since (tests/data/more-vectors.mjs,
+# tests/data/hmac2-vectors.mjs)
 my @vectors = map {
 	open my $fh, '<', "$top/tests/data/$_" or die "$_: $!";
 	local $/;
 	@{ decode_json(<$fh>)->{vectors} };
-} qw(provider-vectors.json provider-vectors-more.json);
+} qw(provider-vectors.json provider-vectors-more.json provider-vectors-hmac2.json);
 my %provider = (standardwebhooks => 'standard');
 
 # one endpoint per vector: its own secret (and Twilio's public URL)
@@ -64,5 +65,5 @@ for my $now (sort keys %by_now) {
 		}
 	}
 }
-is(scalar(@cases), 141, 'all 141 vectors replayed');
+is(scalar(@cases), 175, 'all 175 vectors replayed');
 done_testing();
