@@ -58,6 +58,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	     (answer[0] != '{' || strstr(answer, "}\n") == NULL)))
 		abort();
 	handshake_answer_release(&ans);
+	/* the checks before the body: an answer only when answered, an echo with its value */
+	for (size_t m = 0; m < 3; m++) {
+		static const char *const methods[] = {"GET", "HEAD", "POST"};
+		int g = envelope_greeting(&ep->pe, &r.view, methods[m], &ans, &reason);
+
+		if ((g != 1 && (ans.body != NULL || ans.echo_header != NULL)) ||
+		    (g < 0 && reason == NULL) || ((ans.echo_header != NULL) != (ans.echo_value != NULL)))
+			abort();
+		handshake_answer_release(&ans);
+	}
 	reason = NULL;
 	rc = envelope_extract(&ep->pe, &r.view, &env, &reason);
 	if (rc == 0) {
