@@ -22,18 +22,6 @@ static const stamp_mac scheme = {
 };
 
 static int
-verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
-{
-	return scheme_verify_stamp_mac(&scheme, ep, req, res);
-}
-
-static int
-sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
-{
-	return scheme_sign_stamp_mac(&scheme, in, out, errbuf, errlen);
-}
-
-static int
 extract(const provider_endpoint *ep, const request_view *req, envelope *env, const char **reason)
 {
 	const char *why = NULL;
@@ -63,7 +51,6 @@ const provider_ops provider_box = {
 	.id_signed = provider_id_signed, /* bounded by the signed timestamp */
 	.sends_version = provider_always,
 	.replay = REPLAY_BODY,
-	.verify = verify,
+	.stamp_mac = &scheme, /* verifies and signs */
 	.extract = extract,
-	.sign = sign,
 };

@@ -88,6 +88,7 @@ struct sign_output;
 struct timestamped_scheme;
 struct env_body_fields;
 struct body_mac;
+struct stamp_mac;
 struct handshake_answer;
 
 /* what the replay defence of an unsigned delivery id compares */
@@ -154,9 +155,9 @@ typedef struct provider_ops {
 	bool bare_answers;
 	/*
 	 * A scheme that is only data needs no functions: with verify and sign
-	 * NULL, scheme.h's body_mac row (when set) or timestamped scheme
-	 * verifies and signs; with extract NULL, the body_mac row's fields or
-	 * the body fields of fields.h are extracted.
+	 * NULL, scheme.h's body_mac row (when set), stamp_mac row (when set)
+	 * or timestamped scheme verifies and signs; with extract NULL, the
+	 * body_mac row's fields or the body fields of fields.h are extracted.
 	 */
 	/*
 	 * What hookinbox-send asks of a provider (sign.h): whether it sends
@@ -171,6 +172,8 @@ typedef struct provider_ops {
 	const struct timestamped_scheme *timestamped;
 	const struct env_body_fields *fields;
 	const struct body_mac *body_mac;
+	/* with verify (and sign) NULL, scheme.h's stamp_mac row verifies (and signs) */
+	const struct stamp_mac *stamp_mac;
 } provider_ops;
 
 /* the row of p; p must be a valid id */

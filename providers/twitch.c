@@ -31,12 +31,6 @@ static const stamp_mac scheme = {
 };
 
 static int
-verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
-{
-	return scheme_verify_stamp_mac(&scheme, ep, req, res);
-}
-
-static int
 sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 {
 	if (scheme_sign_stamp_mac(&scheme, in, out, errbuf, errlen) < 0)
@@ -112,7 +106,7 @@ const provider_ops provider_twitch = {
 	.id_signed = provider_id_signed,
 	.sends_version = provider_never,
 	.replay = REPLAY_BODY,
-	.verify = verify,
+	.stamp_mac = &scheme, /* verifies */
 	.handshake = handshake,
 	.extract = extract,
 	.sign = sign,

@@ -13,40 +13,12 @@
 //
 // Accept vectors must verify at verify.now; each has reject companions (a
 // tampered body, a wrong secret), which the SDK refuses too where there is one.
-import { createHmac, createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
+import { hmac, none, vectorSet } from './vectors-lib.mjs';
 const require = createRequire(import.meta.url);
 
 const now = Math.floor(Date.now() / 1000);
-const hmac = (alg, key, data, enc) => createHmac(alg, key).update(data).digest(enc);
-const out = [];
-
-async function add(v, check) {
-	let verdict;
-	try { verdict = (await check(v)) ? 'accept' : 'reject'; } catch (e) { verdict = 'reject'; }
-	v.sdk_check = check.sdk ? { sdk: check.sdk, verify_verdict: verdict, pass: verdict === v.expect }
-		: { sdk: 'none: no official SDK verifier; documented algorithm with node:crypto', pass: true };
-	if (check.sdk && verdict !== v.expect)
-		throw new Error(`${v.id}: the SDK says ${verdict}`);
-	out.push(v);
-}
-
-function vec(id, provider, expect, secret, body, headers, extra = {}) {
-	const v = { id, provider, kind: extra.kind ?? 'derived', source: extra.source, expect,
-		verify: { headers: { 'Content-Type': extra.ctype ?? 'application/json', ...headers }, body, secret, now: extra.now ?? 0 } };
-	if (extra.url)
-		v.verify.url = extra.url;
-	if (extra.additional_secrets)
-		v.verify.additional_secrets = extra.additional_secrets;
-	return v;
-}
-
-async function triple(provider, secret, wrong, body, signer, check, extra) {
-	await add(vec(`${provider}-accept`, provider, 'accept', secret, body, signer(secret, body), extra), check);
-	await add(vec(`${provider}-tampered-body`, provider, 'reject', secret, extra?.tamper ? extra.tamper(body) : body + ' ', signer(secret, body), extra), check);
-	await add(vec(`${provider}-wrong-secret`, provider, 'reject', secret, body, signer(wrong, body), extra), check);
-}
-const none = () => true;
+const { add, vec, triple, emit } = vectorSet();
 
 // ---- Braintree, with its SDK: the SDK signs a sample notification and parses ours
 const braintree = require('braintree');
@@ -146,7 +118,4 @@ await triple('xero', 'xero-webhook-key-0123456789', 'xero-webhook-key-9876543210
 			'X-DocuSign-Signature-2': hmac('sha256', 'docusign-connect-key-0123456789', body, 'base64') }), none);
 }
 
-process.stdout.write(JSON.stringify({
-	description: 'Vectors for braintree, trello, mandrill, twitter, dropbox, asana, twitch, xero and docusign, written by hmac2-vectors.mjs: Braintree made and checked by its official Node SDK (sdk_check.sdk names it), the others derived from the documented algorithm.',
-	verify_now_semantics: 'verify.now = receiver clock (unix seconds) at which the vector verifies; 0 = scheme has no timestamp',
-	vectors: out }, null, 1) + '\n');
+emit('Vectors for braintree, trello, mandrill, twitter, dropbox, asana, twitch, xero and docusign, written by hmac2-vectors.mjs: Braintree made and checked by its official Node SDK (sdk_check.sdk names it), the others derived from the documented algorithm.');
