@@ -77,7 +77,8 @@ xml_top_text(const char *xml, size_t len, const char *name, const char **text, s
 		if (depth == 1 && tag_is(p, e, 1, name)) {
 			const char *close = memchr(e, '<', (size_t)(end - e));
 
-			if (close == NULL || end - close < 2 || close[1] != '/' || memchr(e, '&', (size_t)(close - e)))
+			if (close == NULL || end - close < 2 || close[1] != '/' ||
+			    memchr(e, '&', (size_t)(close - e)))
 				return -1;
 			*text = e;
 			*tlen = (size_t)(close - e);

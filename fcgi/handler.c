@@ -746,7 +746,8 @@ handler_serve(handler *h, const http_io *io)
 	char status[8], id[24], ms[24], idx[8], rid[48];
 	int64_t elapsed_us;
 
-	reply(io, &o, sv.answered ? &sv.answer : NULL, ep != NULL && provider_bare_answers(ep->pe.provider));
+	reply(io, &o, sv.answered ? &sv.answer : NULL,
+	      ep != NULL && provider_bare_answers(ep->pe.provider));
 	handshake_answer_release(&sv.answer);
 	/* the responder's part of the request: from its parameters to the reply written */
 	elapsed_us = clock_mono_us() - t0;

@@ -80,7 +80,8 @@ verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
 		goto out;
 	}
 	if (!payload_chars_ok(payload->value, payload->value_len)) {
-		rc = scheme_fail(res, VERIFY_MALFORMED, "bt_payload is not base64: no signature checked");
+		rc = scheme_fail(res, VERIFY_MALFORMED,
+				 "bt_payload is not base64: no signature checked");
 		goto out;
 	}
 	if (sig->value_len > SCHEME_HEADER_MAX ||

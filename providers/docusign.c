@@ -37,8 +37,8 @@ extract(const provider_endpoint *ep, const request_view *req, envelope *env, con
 	(void)ep;
 	if (!b.present)
 		ENV_REFUSE("body is not a JSON object");
-	if (env_need_id(env_take_json(&env->object_id, env_json_path(&b, "data.envelopeId"),
-				      false, &why),
+	if (env_need_id(env_take_json(&env->object_id, env_json_path(&b, "data.envelopeId"), false,
+				      &why),
 			&why, reason) < 0 ||
 	    env_need_id(env_take_json(&event, env_json_path(&b, "event"), false, &why), &why,
 			reason) < 0 ||

@@ -67,7 +67,8 @@ void handshake_answer_release(handshake_answer *a);
  * answered (400).  secret_index is the secret that verified the request.
  */
 int envelope_handshake(const provider_endpoint *ep, const request_view *req, int secret_index,
-		       handshake_answer *ans, const char **reason) __attribute__((warn_unused_result));
+		       handshake_answer *ans, const char **reason)
+	__attribute__((warn_unused_result));
 
 /*
  * Is this request, before any body is read or any signature checked, the
@@ -77,6 +78,7 @@ int envelope_handshake(const provider_endpoint *ep, const request_view *req, int
  * refused); -1 with a static *reason (400).  req has no body.
  */
 int envelope_greeting(const provider_endpoint *ep, const request_view *req, const char *method,
-		      handshake_answer *ans, const char **reason) __attribute__((warn_unused_result));
+		      handshake_answer *ans, const char **reason)
+	__attribute__((warn_unused_result));
 
 #endif

@@ -21,7 +21,8 @@ extern const provider_ops provider_stripe, provider_github, provider_standard, p
 	provider_checkout, provider_lemonsqueezy, provider_notion, provider_postmark,
 	provider_chargebee, provider_box, provider_webflow, provider_gocardless, provider_meta,
 	provider_clerk, provider_resend, provider_okta, provider_zendesk;
-extern const provider_ops provider_braintree, provider_trello, provider_mandrill, provider_twitter, provider_dropbox, provider_asana, provider_twitch, provider_xero, provider_docusign;
+extern const provider_ops provider_braintree, provider_trello, provider_mandrill, provider_twitter,
+	provider_dropbox, provider_asana, provider_twitch, provider_xero, provider_docusign;
 
 static const provider_ops *const table[PROVIDER__COUNT] = {
 	[PROVIDER_STRIPE] = &provider_stripe,

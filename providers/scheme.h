@@ -211,8 +211,8 @@ typedef struct stamp_mac {
 
 int scheme_verify_stamp_mac(const stamp_mac *sc, const provider_endpoint *ep,
 			    const request_view *req, verify_result *res);
-int scheme_sign_stamp_mac(const stamp_mac *sc, const sign_input *in, sign_output *out,
-			  char *errbuf, size_t errlen);
+int scheme_sign_stamp_mac(const stamp_mac *sc, const sign_input *in, sign_output *out, char *errbuf,
+			  size_t errlen);
 
 /*
  * Twilio's and Mandrill's class: an HMAC-SHA1 over a URL followed by each
@@ -226,8 +226,8 @@ hmac_part *scheme_form_parts(const char *url, const form *params, size_t *n);
  * parameters of in->body (sorted) when body_params, else url alone; b64
  * holds BASE64_ENCODED_SIZE(20) bytes.  0, or -1 with a message in errbuf.
  */
-int sign_form_b64(const sign_input *in, const char *url, bool body_params, char *b64,
-		  char *errbuf, size_t errlen) __attribute__((warn_unused_result));
+int sign_form_b64(const sign_input *in, const char *url, bool body_params, char *b64, char *errbuf,
+		  size_t errlen) __attribute__((warn_unused_result));
 
 /* provider_ops.greeting of a provider whose HEAD checks the URL exists (Trello, Mandrill) */
 int scheme_greet_head(const provider_endpoint *ep, const request_view *req, const char *method,

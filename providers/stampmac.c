@@ -85,7 +85,8 @@ scheme_verify_stamp_mac(const stamp_mac *sc, const provider_endpoint *ep, const 
 			  (span){ts, tslen}, (span){id, idlen}, parts, &n))
 		return scheme_fail(res, VERIFY_MISMATCH, "signature computation failed");
 	for (int i = 0; i < 2; i++) {
-		if (have[i] && scheme_match_secrets(HMAC_SHA256, ep, parts, n, want[i], 32, res) == 0)
+		if (have[i] &&
+		    scheme_match_secrets(HMAC_SHA256, ep, parts, n, want[i], 32, res) == 0)
 			return 0;
 	}
 	return scheme_fail(res, VERIFY_MISMATCH, "signature mismatch");

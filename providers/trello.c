@@ -43,6 +43,6 @@ const provider_ops provider_trello = {
 	.replay = REPLAY_BODY,
 	.check = check,
 	.greeting = scheme_greet_head, /* the HEAD of webhook creation */
-	.body_mac = &row, /* verifies, extracts and signs */
+	.body_mac = &row,	       /* verifies, extracts and signs */
 	.id_in_body = true,
 };

@@ -84,10 +84,10 @@ extract(const provider_endpoint *ep, const request_view *req, envelope *env, con
 			     env_take_json(&env->event_type, env_json_path(&b, "subscription.type"),
 					   false, &why),
 			     "type", &why);
-	env_optional(env,
-		     env_take_json(&env->object_id, env_json_path(&b, "subscription.id"), false,
-				   &why),
-		     "object id", &why);
+	env_optional(
+		env,
+		env_take_json(&env->object_id, env_json_path(&b, "subscription.id"), false, &why),
+		"object id", &why);
 	return 0;
 }
 

@@ -64,7 +64,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		int g = envelope_greeting(&ep->pe, &r.view, methods[m], &ans, &reason);
 
 		if ((g != 1 && (ans.body != NULL || ans.echo_header != NULL)) ||
-		    (g < 0 && reason == NULL) || ((ans.echo_header != NULL) != (ans.echo_value != NULL)))
+		    (g < 0 && reason == NULL) ||
+		    ((ans.echo_header != NULL) != (ans.echo_value != NULL)))
 			abort();
 		handshake_answer_release(&ans);
 	}

@@ -351,11 +351,11 @@ test_provider(const pcase *c)
 	ep.provider = c->p;
 	/* Square signs the notification URL exactly as registered, query included */
 	/* Trello and Mandrill likewise */
-	ep.public_url = c->p == PROVIDER_TWILIO ? (char *)(uintptr_t)PUBLIC_URL
-			: c->p == PROVIDER_SQUARE || c->p == PROVIDER_TRELLO ||
-					c->p == PROVIDER_MANDRILL
-				? (char *)(uintptr_t)(PUBLIC_URL "?" QUERY)
-				: NULL;
+	ep.public_url =
+		c->p == PROVIDER_TWILIO ? (char *)(uintptr_t)PUBLIC_URL
+		: c->p == PROVIDER_SQUARE || c->p == PROVIDER_TRELLO || c->p == PROVIDER_MANDRILL
+			? (char *)(uintptr_t)(PUBLIC_URL "?" QUERY)
+			: NULL;
 	ep.hmac = test_hmac;
 	ep.secrets = one_secret(good);
 
