@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: ISC
 # The handshakes and refusals of Dropbox, X (Twitter), Trello, Mandrill,
-# Asana, Twitch EventSub, Xero, DocuSign and Braintree through lighttpd and
+# Asana, Twitch EventSub, Xero, DocuSign and Braintree (and Okta's
+# verification GET) through lighttpd and
 # the responder: each check of the endpoint is answered exactly as the
 # provider checks it (GET challenge, CRC, HEAD, X-Hook-Secret echo, Twitch's
 # challenge, Xero's empty answers) and stores nothing, whatever it carries;
@@ -17,7 +18,7 @@ use MIME::Base64 qw(encode_base64);
 use JSON::PP;
 
 my %s = map { $_ => "$_-secret-0123456789" } qw(dropbox twitter trello mandrill asana twitch xero docusign braintree);
-HookTest::record_secret(values %s);
+HookTest::record_secret(values %s, 'okta-hook-authorization-0123');
 my $trello_url = 'https://hooks.example.com/in/trello';
 my $mandrill_url = 'https://hooks.example.com/in/mandrill?k=1';
 my $t = HookTest->new(procs => 1, endpoints => {
@@ -25,6 +26,7 @@ my $t = HookTest->new(procs => 1, endpoints => {
 	trello => { provider => 'trello', secrets => [$s{trello}], public_url => $trello_url },
 	mandrill => { provider => 'mandrill', secrets => [$s{mandrill}], public_url => $mandrill_url },
 	docusign => { provider => 'docusign', secrets => ['docusign-old-key-0123456789', $s{docusign}] },
+	okta => { provider => 'okta', secrets => ['okta-hook-authorization-0123'] },
 });
 my $json = { 'Content-Type' => 'application/json' };
 my $form = { 'Content-Type' => 'application/x-www-form-urlencoded' };
@@ -160,8 +162,15 @@ is($t->post('braintree', HookTest::Sign::braintree_body('not-the-private-key', $
 is($t->post('braintree', HookTest::Sign::braintree_body($s{braintree}, $payload . '!'), $form)->{status}, 400, 'braintree payload not base64: 400');
 is($t->post('braintree', 'bt_payload=' . HookTest::Sign::form_escape($payload), $form)->{status}, 401, 'braintree without bt_signature: 401');
 
+# ---- Okta: the one-time verification GET, with the hook's Authorization
+$r = $t->post('okta', '', { 'X-Okta-Verification-Challenge' => 'm3KhYWnpw3r7wKjL1ZPyYlLkbK8ZSbs-2', Authorization => 'okta-hook-authorization-0123' }, method => 'GET');
+is($r->{status}, 200, 'okta verification: 200');
+is_deeply(eval { decode_json($r->{content}) }, { verification => 'm3KhYWnpw3r7wKjL1ZPyYlLkbK8ZSbs-2' }, 'okta verification: the challenge answered');
+is($t->post('okta', '', { 'X-Okta-Verification-Challenge' => 'x', Authorization => 'not-ours-0000' }, method => 'GET')->{status}, 400,
+	'okta verification with another Authorization: refused');
+
 is(rows(), $before + 10, 'ten rows: the deliveries, never a handshake or a refusal');
 $t->httpd->stop;
-is($t->sql(q{select coalesce(sum(count), 0) from hookinbox.rejection where reason = 'handshake answered'}), 8,
-	'eight handshakes counted');
+is($t->sql(q{select coalesce(sum(count), 0) from hookinbox.rejection where reason = 'handshake answered'}), 9,
+	'nine handshakes counted');
 done_testing();
