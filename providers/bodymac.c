@@ -103,8 +103,12 @@ collect_all(const body_mac *m, const request_view *req, unsigned char want[][HMA
 			snprintf(name, sizeof(name), "%.*s%u", (int)(nlen - 1), m->header, i);
 		else
 			snprintf(name, sizeof(name), "%s", m->header);
-		if ((v = scheme_header(req, name, &len, &too_long)) == NULL)
+		/* numbered headers come in order: the first one missing ends them */
+		if ((v = scheme_header(req, name, &len, &too_long)) == NULL) {
+			if (m->numbered > 0)
+				break;
 			continue;
+		}
 		seen = true;
 		if (too_long)
 			return scheme_fail(res, VERIFY_MALFORMED, "signature header too long");

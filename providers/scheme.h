@@ -125,9 +125,10 @@ typedef struct body_mac {
 	char list_sep;	    /* between several signatures (PagerDuty's ','); 0: one */
 	bool hex_key;	    /* the secret as shown is hex and the key its bytes (Adyen) */
 	/*
-	 * header ends in "1" and is the first of this many numbered headers,
-	 * any of which may carry a matching signature (DocuSign's
-	 * X-DocuSign-Signature-1..N, one per Connect key); 0: one header
+	 * header ends in "1" and is the first of at most this many numbered
+	 * headers, sent in order from 1, any of which may carry a matching
+	 * signature (DocuSign's X-DocuSign-Signature-1..N, one per Connect
+	 * key); 0: one header
 	 */
 	unsigned numbered;
 	bool url_after; /* the body is followed by the endpoint's public_url (Trello) */
