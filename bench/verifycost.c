@@ -39,7 +39,8 @@ static const kase kases[] = {
 	 "1111111111111111111111111111111111111111111111111111111111111111",
 	 "d04ab232742bb4ab3a1368bd4615e4e6d0224ab71a016baf8520a332c9778737"},
 	{"Basic credentials (postmark, chargebee)", PROVIDER_POSTMARK, "user:password-0123", NULL},
-	{"RFC 3339 timestamp and MAC (twitch, box, zendesk)", PROVIDER_TWITCH, "s-0123456789", NULL},
+	{"RFC 3339 timestamp and MAC (twitch, box, zendesk)", PROVIDER_TWITCH, "s-0123456789",
+	 NULL},
 	{"numbered headers, base64 (docusign)", PROVIDER_DOCUSIGN, "s-0123456789", NULL},
 };
 

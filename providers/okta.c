@@ -85,7 +85,8 @@ greeting(const provider_endpoint *ep, const request_view *req, const char *metho
 		return 0;
 	rc = env_take_header(&challenge, req, "X-Okta-Verification-Challenge", &why);
 	if (rc != 0) {
-		*reason = rc > 0 ? "no X-Okta-Verification-Challenge" : "bad verification challenge";
+		*reason =
+			rc > 0 ? "no X-Okta-Verification-Challenge" : "bad verification challenge";
 		return -1;
 	}
 	if (verify(ep, req, &res) != 0) {
