@@ -50,7 +50,7 @@ scheme_verify_stamp_mac(const stamp_mac *sc, const provider_endpoint *ep, const 
 			verify_result *res)
 {
 	unsigned char want[2][32 + 3];
-	bool too_long = false, have[2] = {false, false}, present = false;
+	bool too_long = false, id_long = false, have[2] = {false, false}, present = false;
 	size_t tslen, idlen = 0, n;
 	int64_t us;
 	verify_status st;
@@ -59,8 +59,10 @@ scheme_verify_stamp_mac(const stamp_mac *sc, const provider_endpoint *ep, const 
 	const char *id = NULL;
 
 	if (strchr(sc->layout, 'i') != NULL &&
-	    (id = scheme_header(req, sc->id_header, &idlen, &too_long)) == NULL)
+	    (id = scheme_header(req, sc->id_header, &idlen, &id_long)) == NULL)
 		return scheme_fail(res, VERIFY_UNSIGNED, sc->missing);
+	if (id_long)
+		return scheme_fail(res, VERIFY_MALFORMED, "delivery id header too long");
 	if (ts == NULL)
 		return scheme_fail(res, VERIFY_UNSIGNED, sc->missing);
 	for (int i = 0; i < 2 && sc->sig_headers[i] != NULL; i++) {
