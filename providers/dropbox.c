@@ -27,17 +27,7 @@ greeting(const provider_endpoint *ep, const request_view *req, const char *metho
 	(void)ep;
 	if (strcmp(method, "GET") != 0)
 		return 0;
-	switch (env_query_param(req, "challenge", &ans->body)) {
-	case 0:
-		ans->content_type = "text/plain";
-		return 1;
-	case 1:
-		*reason = "no challenge";
-		return -1;
-	default:
-		*reason = "bad challenge";
-		return -1;
-	}
+	return scheme_echo_query(req, "challenge", ans, reason);
 }
 
 static const char *const headers[] = {NULL};

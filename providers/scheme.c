@@ -10,6 +10,7 @@
 #include "base64.h"
 #include "ct.h"
 #include "decimal.h"
+#include "fields.h"
 #include "hex.h"
 #include "hmac.h"
 #include "wipe.h"
@@ -263,6 +264,23 @@ scheme_greet_head(const provider_endpoint *ep, const request_view *req, const ch
 	(void)ans; /* 200, no body */
 	(void)reason;
 	return strcmp(method, "HEAD") == 0 ? 1 : 0;
+}
+
+int
+scheme_echo_query(const request_view *req, const char *name, handshake_answer *ans,
+		  const char **reason)
+{
+	switch (env_query_param(req, name, &ans->body)) {
+	case 0:
+		ans->content_type = "text/plain";
+		return 1;
+	case 1:
+		*reason = "no challenge";
+		return -1;
+	default:
+		*reason = "bad challenge";
+		return -1;
+	}
 }
 
 void

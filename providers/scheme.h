@@ -234,6 +234,14 @@ int sign_form_b64(const sign_input *in, const char *url, bool body_params, char 
 int scheme_greet_head(const provider_endpoint *ep, const request_view *req, const char *method,
 		      handshake_answer *ans, const char **reason);
 
+/*
+ * For a provider_ops.greeting that echoes a query parameter (Dropbox's
+ * challenge, Meta's hub.challenge): *ans the parameter as text/plain and 1,
+ * or -1 with *reason when it is absent or not tame (fields.h).
+ */
+int scheme_echo_query(const request_view *req, const char *name, handshake_answer *ans,
+		      const char **reason);
+
 /* ---- signing (sign.h) ---- */
 
 /* add a header; value is owned by out from now on */

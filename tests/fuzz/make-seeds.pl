@@ -159,6 +159,7 @@ push @v, ['hmac-512', req('hmac-512', [['X-Signature', hmac_sha512_hex('{}', $pl
 	my $db = '{"list_folder":{"accounts":["dbid:1"]},"delta":{"users":[1]}}';
 	push @v, ['dropbox', req('dropbox', [['X-Dropbox-Signature', hmac_sha256_hex($db, $plain)]], $db)];
 	push @v, ['dropbox-challenge', req('dropbox', [['?', 'challenge=xyz&challenge=2']], '')];
+	push @v, ['meta-challenge', req('meta', [['?', 'hub.mode=subscribe&hub.challenge=1158201444&hub.verify_token=t']], '')];
 	my $as = '{"events":[{"action":"changed","resource":{"gid":"1"}}]}';
 	push @v, ['asana', req('asana', [['X-Hook-Signature', hmac_sha256_hex($as, $plain)]], $as)];
 	push @v, ['asana-handshake', req('asana', [['X-Hook-Secret', 'b537207f20cbfa02357cf448134da559']], '')];

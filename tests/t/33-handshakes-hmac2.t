@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: ISC
 # The handshakes and refusals of Dropbox, X (Twitter), Trello, Mandrill,
-# Asana, Twitch EventSub, Xero, DocuSign and Braintree (and Okta's
-# verification GET) through lighttpd and
+# Asana, Twitch EventSub, Xero, DocuSign and Braintree (and Okta's and
+# Meta's verification GETs) through lighttpd and
 # the responder: each check of the endpoint is answered exactly as the
 # provider checks it (GET challenge, CRC, HEAD, X-Hook-Secret echo, Twitch's
 # challenge, Xero's empty answers) and stores nothing, whatever it carries;
@@ -27,6 +27,7 @@ my $t = HookTest->new(procs => 1, endpoints => {
 	mandrill => { provider => 'mandrill', secrets => [$s{mandrill}], public_url => $mandrill_url },
 	docusign => { provider => 'docusign', secrets => ['docusign-old-key-0123456789', $s{docusign}] },
 	okta => { provider => 'okta', secrets => ['okta-hook-authorization-0123'] },
+	meta => { provider => 'meta', secrets => ['meta-app-secret-0123456789'] },
 });
 my $json = { 'Content-Type' => 'application/json' };
 my $form = { 'Content-Type' => 'application/x-www-form-urlencoded' };
@@ -169,8 +170,14 @@ is_deeply(eval { decode_json($r->{content}) }, { verification => 'm3KhYWnpw3r7wK
 is($t->post('okta', '', { 'X-Okta-Verification-Challenge' => 'x', Authorization => 'not-ours-0000' }, method => 'GET')->{status}, 400,
 	'okta verification with another Authorization: refused');
 
+# ---- Meta: the subscription's GET hub.challenge
+$r = get('meta', '?hub.mode=subscribe&hub.challenge=1158201444&hub.verify_token=meatyhamhock');
+is($r->{status} . '|' . $r->{content}, '200|1158201444', 'meta verification: the challenge, exactly');
+like($r->{headers}{'content-type'}, qr{^text/plain}, 'meta verification: text/plain');
+is(get('meta', '?hub.challenge=1158201444')->{status}, 400, 'meta GET without hub.mode=subscribe: 400');
+
 is(rows(), $before + 10, 'ten rows: the deliveries, never a handshake or a refusal');
 $t->httpd->stop;
-is($t->sql(q{select coalesce(sum(count), 0) from hookinbox.rejection where reason = 'handshake answered'}), 9,
-	'nine handshakes counted');
+is($t->sql(q{select coalesce(sum(count), 0) from hookinbox.rejection where reason = 'handshake answered'}), 10,
+	'ten handshakes counted');
 done_testing();
