@@ -80,3 +80,13 @@ out:
 	EVP_MAC_free(mac);
 	return rc;
 }
+
+int
+hmac_sha1_key(const void *key, size_t len, unsigned char out[20])
+{
+	unsigned int outl = 0;
+
+	if (!EVP_Digest(key, len, out, &outl, EVP_sha1(), NULL) || outl != 20)
+		return -1;
+	return 0;
+}

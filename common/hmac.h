@@ -31,4 +31,11 @@ size_t hmac_len(hmac_alg alg);
 int hmac_compute(hmac_alg alg, const unsigned char *key, size_t key_len, const hmac_part *parts,
 		 size_t n, unsigned char out[HMAC_MAX_LEN]) __attribute__((warn_unused_result));
 
+/*
+ * The SHA-1 digest of key, the HMAC key Braintree derives from a private
+ * key; 0, or -1 when OpenSSL fails.
+ */
+int hmac_sha1_key(const void *key, size_t len, unsigned char out[20])
+	__attribute__((warn_unused_result));
+
 #endif

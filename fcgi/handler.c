@@ -472,10 +472,27 @@ status_text(int status)
 	}
 }
 
+/* a value echoed back in a header: printable ASCII only, so it cannot end the header */
+static bool
+header_safe(const char *v)
+{
+	size_t n = 0;
+
+	for (const char *p = v; *p; p++, n++)
+		if (n == 1024 || *p < 0x20 || *p == 0x7f)
+			return false;
+	return true;
+}
+
+/*
+ * The reply: a handshake's answer (envelope.h) when there is one, else our
+ * JSON; for a provider that takes bare answers (Xero), the status alone.
+ */
 static void
-reply(const http_io *io, const outcome *o, const char *answer)
+reply(const http_io *io, const outcome *o, const handshake_answer *ans, bool bare)
 {
 	char head[256], body[256];
+	const char *type = "application/json";
 	int hn, bn;
 
 	if (o->status == 200) {
@@ -488,16 +505,29 @@ reply(const http_io *io, const outcome *o, const char *answer)
 	}
 	if (bn < 0 || (size_t)bn >= sizeof(body))
 		bn = snprintf(body, sizeof(body), "{}\n");
-	hn = snprintf(
-		head, sizeof(head),
-		"Status: %d %s\r\nContent-Type: application/json\r\nCache-Control: no-store\r\n%s%s\r\n",
-		o->status, status_text(o->status), o->status == 405 ? "Allow: POST\r\n" : "",
-		o->status == 503 ? "Retry-After: 5\r\n" : "");
+	if (ans != NULL && ans->content_type != NULL)
+		type = ans->content_type;
+	if (bare || (ans != NULL && ans->body == NULL))
+		bn = 0;
+	hn = snprintf(head, sizeof(head),
+		      "Status: %d %s\r\n%s%s%sCache-Control: no-store\r\n"
+		      "X-Content-Type-Options: nosniff\r\n%s%s",
+		      o->status, status_text(o->status), bn > 0 ? "Content-Type: " : "",
+		      bn > 0 ? type : "", bn > 0 ? "\r\n" : "",
+		      o->status == 405 ? "Allow: POST\r\n" : "",
+		      o->status == 503 ? "Retry-After: 5\r\n" : "");
 	io->write(io->ctx, head, (size_t)hn);
+	if (ans != NULL && ans->echo_header != NULL) {
+		io->write(io->ctx, ans->echo_header, strlen(ans->echo_header));
+		io->write(io->ctx, ": ", 2);
+		io->write(io->ctx, ans->echo_value, strlen(ans->echo_value));
+		io->write(io->ctx, "\r\n", 2);
+	}
+	io->write(io->ctx, "\r\n", 2);
 	/* a handshake is answered with what its provider checks (envelope.h) */
-	if (answer != NULL)
-		io->write(io->ctx, answer, strlen(answer));
-	else
+	if (ans != NULL && ans->body != NULL && !bare)
+		io->write(io->ctx, ans->body, strlen(ans->body));
+	else if (bn > 0)
 		io->write(io->ctx, body, (size_t)bn);
 }
 
@@ -518,7 +548,8 @@ rejected(int status, const char *reason)
  */
 typedef struct served {
 	const endpoint_conf *ep;
-	char *answer; /* a handshake's */
+	handshake_answer answer; /* a handshake's */
+	bool answered;
 	char *note;
 	char *event_id;
 	/*
@@ -540,13 +571,32 @@ serve_batch(handler *h, const endpoint_conf *ep, const request_view *rv, int sec
 	FAILPOINT("fcgi-before-insert");
 	batchin_store(h->st, ep, rv, hdrs, &r);
 	free(hdrs);
-	sv->answer = r.answer;
+	sv->answer.body = r.answer;
+	sv->answered = r.answer != NULL;
 	sv->note = r.note;
 	FAILPOINT("fcgi-after-commit");
 	return (outcome){.status = r.status,
 			 .what = r.what,
 			 .reason = r.reason,
 			 .id = r.first_id,
+			 .secret_index = secret_index};
+}
+
+/* a handshake answered (envelope.h), counted with the other requests that store nothing */
+static outcome
+handshake_answered(handler *h, const endpoint_conf *ep, served *sv, int secret_index)
+{
+	if (sv->answer.echo_header != NULL &&
+	    (sv->answer.echo_value == NULL || !header_safe(sv->answer.echo_value))) {
+		handshake_answer_release(&sv->answer);
+		return rejected(400, "handshake header not echoable");
+	}
+	sv->answered = true;
+	count_rejection(h, ep->name, "handshake answered");
+	return (outcome){.status = 200,
+			 .what = "handshake",
+			 .reason = "handshake answered",
+			 .id = -1,
 			 .secret_index = secret_index};
 }
 
@@ -568,7 +618,19 @@ serve(handler *h, const http_io *io, served *sv)
 	sv->ep = ep;
 	if (ep == NULL)
 		return rejected(404, reason);
-	if (method == NULL || strcmp(method, "POST") != 0)
+	if (method == NULL)
+		return rejected(405, "method not allowed");
+	rv.now = clock_now();
+	/* the provider's check of the endpoint, before any body: stores nothing */
+	switch (envelope_greeting(&ep->pe, &rv, method, &sv->answer, &reason)) {
+	case 0:
+		break;
+	case 1:
+		return handshake_answered(h, ep, sv, -1);
+	default:
+		return rejected(400, reason);
+	}
+	if (strcmp(method, "POST") != 0)
 		return rejected(405, "method not allowed");
 	if (content_length_parse(io->param(io->ctx, "CONTENT_LENGTH"), &len) != 0)
 		return rejected(411, "no valid content length");
@@ -585,7 +647,6 @@ serve(handler *h, const http_io *io, served *sv)
 
 	rv.body = h->body;
 	rv.body_len = len;
-	rv.now = clock_now();
 	if (verify_request(&ep->pe, &rv, &vr) != 0)
 		return rejected(verify_http_status(vr.status), vr.reason);
 
@@ -593,13 +654,7 @@ serve(handler *h, const http_io *io, served *sv)
 	case 0:
 		break;
 	case 1:
-		/* counted with the other requests that store nothing */
-		count_rejection(h, ep->name, "handshake answered");
-		return (outcome){.status = 200,
-				 .what = "handshake",
-				 .reason = "handshake answered",
-				 .id = -1,
-				 .secret_index = vr.secret_index};
+		return handshake_answered(h, ep, sv, vr.secret_index);
 	default:
 		o = rejected(400, reason);
 		o.secret_index = vr.secret_index;
@@ -716,8 +771,9 @@ handler_serve(handler *h, const http_io *io)
 	char status[8], id[24], ms[24], idx[8], rid[48];
 	int64_t elapsed_us;
 
-	reply(io, &o, sv.answer);
-	free(sv.answer);
+	reply(io, &o, sv.answered ? &sv.answer : NULL,
+	      ep != NULL && provider_bare_answers(ep->pe.provider));
+	handshake_answer_release(&sv.answer);
 	/* the responder's part of the request: from its parameters to the reply written */
 	elapsed_us = clock_mono_us() - t0;
 	count_duration(h, ep, o.what, o.status, (double)elapsed_us / 1e6);

@@ -62,39 +62,87 @@ row_key(const body_mac *m, const unsigned char *s, size_t slen, unsigned char *b
 	return buf;
 }
 
-int
-scheme_verify_body_mac(const body_mac *m, const provider_endpoint *ep, const request_view *req,
-		       verify_result *res)
+/* the signatures of one header into want[*nwant...]; -1 when there are too many */
+static int
+collect(const body_mac *m, const char *v, size_t len, unsigned char want[][HMAC_MAX_LEN + 3],
+	int *nwant)
 {
-	size_t len, maclen = hmac_len(m->alg);
-	bool too_long = false;
 	span ent[SCHEME_ENTRIES_MAX];
-	unsigned char want[SCHEME_ENTRIES_MAX][HMAC_MAX_LEN + 3];
-	int n, nwant = 0;
-	const char *v;
-	hmac_part part = {req->body, req->body_len};
+	int n;
 
-	if (m->header == NULL)
-		return scheme_fail(res, VERIFY_MISMATCH,
-				   "endpoint has no signature header configured");
-	v = scheme_header(req, m->header, &len, &too_long);
-	if (v == NULL)
-		return scheme_fail(res, VERIFY_UNSIGNED, "missing signature header");
-	if (too_long)
-		return scheme_fail(res, VERIFY_MALFORMED, "signature header too long");
 	if (m->list_sep == 0) {
 		ent[0] = (span){v, len};
 		n = 1;
 	} else if ((n = scheme_split(v, len, m->list_sep, ent)) < 0) {
-		return scheme_fail(res, VERIFY_MALFORMED, "too many signatures");
+		return -1;
 	}
-	for (int i = 0; i < n; i++)
-		if (decode_entry(m, ent[i], want[nwant]) == 0)
-			nwant++;
+	for (int i = 0; i < n; i++) {
+		if (*nwant == SCHEME_ENTRIES_MAX)
+			return -1;
+		if (decode_entry(m, ent[i], want[*nwant]) == 0)
+			(*nwant)++;
+	}
+	return 0;
+}
+
+/* the signatures of the row's header, or of each of its numbered headers */
+static int
+collect_all(const body_mac *m, const request_view *req, unsigned char want[][HMAC_MAX_LEN + 3],
+	    int *nwant, verify_result *res)
+{
+	size_t nlen = strlen(m->header);
+	bool seen = false;
+
+	for (unsigned i = 1; i <= (m->numbered > 0 ? m->numbered : 1); i++) {
+		char name[128];
+		bool too_long = false;
+		size_t len;
+		const char *v;
+
+		if (m->numbered > 0 && nlen < sizeof(name) - 8)
+			snprintf(name, sizeof(name), "%.*s%u", (int)(nlen - 1), m->header, i);
+		else
+			snprintf(name, sizeof(name), "%s", m->header);
+		/* numbered headers come in order: the first one missing ends them */
+		if ((v = scheme_header(req, name, &len, &too_long)) == NULL) {
+			if (m->numbered > 0)
+				break;
+			continue;
+		}
+		seen = true;
+		if (too_long)
+			return scheme_fail(res, VERIFY_MALFORMED, "signature header too long");
+		if (collect(m, v, len, want, nwant) < 0)
+			return scheme_fail(res, VERIFY_MALFORMED, "too many signatures");
+	}
+	if (!seen)
+		return scheme_fail(res, VERIFY_UNSIGNED, "missing signature header");
+	return 0;
+}
+
+int
+scheme_verify_body_mac(const body_mac *m, const provider_endpoint *ep, const request_view *req,
+		       verify_result *res)
+{
+	size_t maclen = hmac_len(m->alg);
+	unsigned char want[SCHEME_ENTRIES_MAX][HMAC_MAX_LEN + 3];
+	int nwant = 0;
+	hmac_part parts[2] = {{req->body, req->body_len}, {NULL, 0}};
+
+	if (m->header == NULL)
+		return scheme_fail(res, VERIFY_MISMATCH,
+				   "endpoint has no signature header configured");
+	if (collect_all(m, req, want, &nwant, res) < 0)
+		return -1;
 	if (nwant == 0)
 		return scheme_fail(res, VERIFY_MALFORMED,
 				   m->prefix != NULL ? "no signature with the expected prefix"
 						     : "malformed signature header");
+	if (m->url_after) {
+		if (ep->public_url == NULL)
+			return scheme_fail(res, VERIFY_MISMATCH, "endpoint has no public_url");
+		parts[1] = (hmac_part){ep->public_url, strlen(ep->public_url)};
+	}
 	for (size_t i = 0; i < secret_count(ep->secrets); i++) {
 		unsigned char mac[HMAC_MAX_LEN], buf[HEX_KEY_MAX];
 		size_t slen, klen;
@@ -104,7 +152,7 @@ scheme_verify_body_mac(const body_mac *m, const provider_endpoint *ep, const req
 
 		if (key == NULL)
 			continue; /* a secret that is not hex matches nothing */
-		if (hmac_compute(m->alg, key, klen, &part, 1, mac) < 0) {
+		if (hmac_compute(m->alg, key, klen, parts, m->url_after ? 2 : 1, mac) < 0) {
 			secure_wipe(buf, sizeof(buf));
 			return scheme_fail(res, VERIFY_MISMATCH, "signature computation failed");
 		}
@@ -172,12 +220,17 @@ scheme_sign_body_mac(const body_mac *m, const sign_input *in, sign_output *out, 
 	unsigned char buf[HEX_KEY_MAX];
 	size_t klen;
 	const unsigned char *key = row_key(m, in->secret, in->secret_len, buf, &klen);
-	hmac_part body = {in->body, in->body_len};
+	hmac_part body[2] = {{in->body, in->body_len}, {in->url, in->url ? strlen(in->url) : 0}};
+	size_t nparts = m->url_after ? 2 : 1;
 	sign_input keyed = *in;
 	int rc;
 
 	if (m->header == NULL) {
 		snprintf(errbuf, errlen, "hmac signing needs a header name");
+		return -1;
+	}
+	if (m->url_after && in->url == NULL) {
+		snprintf(errbuf, errlen, "this provider signs the URL: give it");
 		return -1;
 	}
 	if (key == NULL) {
@@ -187,9 +240,9 @@ scheme_sign_body_mac(const body_mac *m, const sign_input *in, sign_output *out, 
 	keyed.secret = key;
 	keyed.secret_len = klen;
 	if (m->enc == HMAC_HEX)
-		rc = sign_mac_hex(m->alg, &keyed, &body, 1, mac);
+		rc = sign_mac_hex(m->alg, &keyed, body, nparts, mac);
 	else
-		rc = sign_mac_b64(m->alg, key, klen, &body, 1, mac);
+		rc = sign_mac_b64(m->alg, key, klen, body, nparts, mac);
 	secure_wipe(buf, sizeof(buf));
 	if (rc < 0) {
 		snprintf(errbuf, errlen, "could not compute signature");

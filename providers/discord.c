@@ -38,8 +38,8 @@ sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 }
 
 static int
-handshake(const provider_endpoint *ep, const request_view *req, size_t secret_index, char **answer,
-	  const char **reason)
+handshake(const provider_endpoint *ep, const request_view *req, size_t secret_index,
+	  handshake_answer *ans, const char **reason)
 {
 	jval body = env_parse_object(req->body, req->body_len);
 	jval type = env_json_path(&body, "type");
@@ -49,7 +49,7 @@ handshake(const provider_endpoint *ep, const request_view *req, size_t secret_in
 	(void)reason;
 	if (!type.present || type.v.type != JSCAN_NUMBER || type.v.len != 1 || type.v.p[0] != '1')
 		return 0;
-	*answer = xstrdup("{\"type\":1}\n");
+	ans->body = xstrdup("{\"type\":1}\n");
 	return 1;
 }
 

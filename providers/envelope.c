@@ -44,18 +44,42 @@ envelope_extract(const provider_endpoint *ep, const request_view *req, envelope 
 
 int
 envelope_handshake(const provider_endpoint *ep, const request_view *req, int secret_index,
-		   char **answer, const char **reason)
+		   handshake_answer *ans, const char **reason)
 {
 	const provider_ops *ops;
 
-	*answer = NULL;
+	memset(ans, 0, sizeof(*ans));
 	*reason = "bad handshake";
 	if ((unsigned)ep->provider >= PROVIDER__COUNT || secret_index < 0)
 		return 0;
 	ops = provider_get(ep->provider);
 	if (ops->handshake == NULL)
 		return 0;
-	return ops->handshake(ep, req, (size_t)secret_index, answer, reason);
+	return ops->handshake(ep, req, (size_t)secret_index, ans, reason);
+}
+
+int
+envelope_greeting(const provider_endpoint *ep, const request_view *req, const char *method,
+		  handshake_answer *ans, const char **reason)
+{
+	const provider_ops *ops;
+
+	memset(ans, 0, sizeof(*ans));
+	*reason = "bad handshake";
+	if ((unsigned)ep->provider >= PROVIDER__COUNT)
+		return 0;
+	ops = provider_get(ep->provider);
+	if (ops->greeting == NULL)
+		return 0;
+	return ops->greeting(ep, req, method, ans, reason);
+}
+
+void
+handshake_answer_release(handshake_answer *a)
+{
+	free(a->body);
+	free(a->echo_value);
+	memset(a, 0, sizeof(*a));
 }
 
 void

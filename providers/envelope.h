@@ -47,15 +47,41 @@ int envelope_extract(const provider_endpoint *ep, const request_view *req, envel
 void envelope_release(envelope *env);
 
 /*
+ * A handshake's answer, 200 and nothing stored: body (NULL: an empty body)
+ * of content_type (static; NULL: application/json), and the request header
+ * echo_header (static), when set, answered back with echo_value (Asana's
+ * X-Hook-Secret).  The caller releases it with handshake_answer_release.
+ */
+typedef struct handshake_answer {
+	char *body;
+	const char *content_type;
+	const char *echo_header;
+	char *echo_value;
+} handshake_answer;
+
+void handshake_answer_release(handshake_answer *a);
+
+/*
  * Is this verified request a handshake (the provider checking the
  * endpoint: Slack's url_verification, Discord's PING, Zoom's
- * endpoint.url_validation)?  1 with *answer, the JSON body to answer with
- * 200 (the caller frees it), and nothing is to be stored; 0 for an event;
- * -1 with a static *reason for a handshake that cannot be answered (400).
- * secret_index is the secret that verified the request.
+ * endpoint.url_validation)?  1 with *ans, and nothing is to be stored; 0
+ * for an event; -1 with a static *reason for a handshake that cannot be
+ * answered (400).  secret_index is the secret that verified the request.
  */
 int envelope_handshake(const provider_endpoint *ep, const request_view *req, int secret_index,
-		       char **answer, const char **reason) __attribute__((warn_unused_result));
+		       handshake_answer *ans, const char **reason)
+	__attribute__((warn_unused_result));
+
+/*
+ * Is this request, before any body is read or any signature checked, the
+ * provider's check of the endpoint (a GET or HEAD, or Asana's X-Hook-Secret
+ * POST)?  method is the HTTP method.  1 with *ans: answered, nothing
+ * stored, whatever it carries; 0: not one (a method other than POST is then
+ * refused); -1 with a static *reason (400).  req has no body.
+ */
+int envelope_greeting(const provider_endpoint *ep, const request_view *req, const char *method,
+		      handshake_answer *ans, const char **reason)
+	__attribute__((warn_unused_result));
 
 /*
  * Batches: a provider that sends several events in one request (Adyen,

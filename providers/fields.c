@@ -18,6 +18,7 @@
 #include "fields.h"
 
 #include "decimal.h"
+#include "form.h"
 #include "hex.h"
 #include "sha256.h"
 #include "rfc3339.h"
@@ -327,4 +328,23 @@ env_extract_object(const jval *b, const unsigned char *bytes, size_t len, const 
 		env_optional(env, env_take_version(env, env_json_path(b, f->version)), f->version,
 			     &env_version_why);
 	return 0;
+}
+
+int
+env_query_param(const request_view *req, const char *name, char **out)
+{
+	form q = {NULL, 0};
+	const form_param *p;
+	const char *why = NULL;
+	int rc = 1;
+
+	*out = NULL;
+	if (req->query == NULL)
+		return 1;
+	if (form_parse(req->query, strlen(req->query), &q) < 0)
+		rc = -1;
+	else if ((p = form_get(&q, name)) != NULL)
+		rc = env_take(out, p->value, p->value_len, &why) < 0 ? -1 : 0;
+	form_release(&q);
+	return rc;
 }

@@ -80,6 +80,13 @@ int env_take_body_hash(char **out, const request_view *req);
 /* s as a JSON string with its quotes (caller frees), for handshake answers */
 char *env_json_quote(const char *s);
 
+/*
+ * The query parameter name of the request, decoded, as env_take takes it
+ * (1..255 bytes of tame UTF-8): 0 and *out (the caller frees), 1 when
+ * absent, -1 when it is not tame; for handshakes that echo one.
+ */
+int env_query_param(const request_view *req, const char *name, char **out);
+
 /* Content-Type application/x-www-form-urlencoded? */
 bool env_is_form(const request_view *req);
 

@@ -5,13 +5,14 @@
  * The hook's "Authorization" header carries the secret value configured
  * with the hook, not a signature: it does not cover the body, and the
  * event id (body "eventId") is not signed, so the body is deduplicated as
- * for GitLab's token.
+ * for GitLab's token.  The one-time verification GET is answered.
  */
 #include "ct.h"
 #include "fields.h"
 #include "scheme.h"
 #include "xalloc.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static int
@@ -66,6 +67,41 @@ sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 	return 0;
 }
 
+/*
+ * Okta's one-time verification: a GET carrying X-Okta-Verification-Challenge
+ * and the hook's Authorization, answered {"verification": <the challenge>}
+ * when the Authorization is one of ours; nothing is stored.
+ */
+static int
+greeting(const provider_endpoint *ep, const request_view *req, const char *method,
+	 handshake_answer *ans, const char **reason)
+{
+	const char *why = NULL;
+	char *challenge = NULL;
+	verify_result res;
+	int rc;
+
+	if (strcmp(method, "GET") != 0)
+		return 0;
+	rc = env_take_header(&challenge, req, "X-Okta-Verification-Challenge", &why);
+	if (rc != 0) {
+		*reason =
+			rc > 0 ? "no X-Okta-Verification-Challenge" : "bad verification challenge";
+		return -1;
+	}
+	if (verify(ep, req, &res) != 0) {
+		free(challenge);
+		*reason = res.reason;
+		return -1;
+	}
+	char *q = env_json_quote(challenge);
+
+	ans->body = xasprintf("{\"verification\":%s}\n", q);
+	free(q);
+	free(challenge);
+	return 1;
+}
+
 static const char *const headers[] = {NULL};
 
 const provider_ops provider_okta = {
@@ -76,6 +112,7 @@ const provider_ops provider_okta = {
 	.sends_version = provider_always,
 	.replay = REPLAY_BODY,
 	.verify = verify,
+	.greeting = greeting,
 	.extract = extract,
 	.sign = sign,
 };

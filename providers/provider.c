@@ -22,6 +22,8 @@ extern const provider_ops provider_stripe, provider_github, provider_standard, p
 	provider_chargebee, provider_box, provider_webflow, provider_gocardless, provider_meta,
 	provider_clerk, provider_resend, provider_okta, provider_zendesk;
 extern const provider_ops provider_adyen, provider_sendgrid, provider_hubspot, provider_mailgun;
+extern const provider_ops provider_braintree, provider_trello, provider_mandrill, provider_twitter,
+	provider_dropbox, provider_asana, provider_twitch, provider_xero, provider_docusign;
 
 static const provider_ops *const table[PROVIDER__COUNT] = {
 	[PROVIDER_STRIPE] = &provider_stripe,
@@ -68,6 +70,15 @@ static const provider_ops *const table[PROVIDER__COUNT] = {
 	[PROVIDER_SENDGRID] = &provider_sendgrid,
 	[PROVIDER_HUBSPOT] = &provider_hubspot,
 	[PROVIDER_MAILGUN] = &provider_mailgun,
+	[PROVIDER_BRAINTREE] = &provider_braintree,
+	[PROVIDER_TRELLO] = &provider_trello,
+	[PROVIDER_MANDRILL] = &provider_mandrill,
+	[PROVIDER_TWITTER] = &provider_twitter,
+	[PROVIDER_DROPBOX] = &provider_dropbox,
+	[PROVIDER_ASANA] = &provider_asana,
+	[PROVIDER_TWITCH] = &provider_twitch,
+	[PROVIDER_XERO] = &provider_xero,
+	[PROVIDER_DOCUSIGN] = &provider_docusign,
 };
 
 const char *const provider_common_headers[] = {"Content-Type", "User-Agent", NULL};
@@ -200,6 +211,8 @@ provider_class(provider p)
 
 	if (ops->klass != NULL)
 		return ops->klass;
+	if (ops->verify == NULL && ops->stamp_mac != NULL)
+		return "RFC 3339 timestamp and MAC";
 	if (ops->verify == NULL && ops->body_mac != NULL)
 		return "HMAC of the body in one header";
 	if (ops->verify == NULL)
@@ -211,4 +224,10 @@ bool
 provider_batched(provider p)
 {
 	return table[p]->batch != NULL;
+}
+
+bool
+provider_bare_answers(provider p)
+{
+	return provider_is_set(p) && table[p]->bare_answers;
 }

@@ -71,6 +71,15 @@ typedef enum provider {
 	PROVIDER_SENDGRID,
 	PROVIDER_HUBSPOT,
 	PROVIDER_MAILGUN,
+	PROVIDER_BRAINTREE,
+	PROVIDER_TRELLO,
+	PROVIDER_MANDRILL,
+	PROVIDER_TWITTER,
+	PROVIDER_DROPBOX,
+	PROVIDER_ASANA,
+	PROVIDER_TWITCH,
+	PROVIDER_XERO,
+	PROVIDER_DOCUSIGN,
 	PROVIDER__COUNT
 } provider;
 
@@ -84,6 +93,8 @@ struct timestamped_scheme;
 struct env_body_fields;
 struct body_mac;
 struct batch_rows;
+struct stamp_mac;
+struct handshake_answer;
 
 /* what the replay defence of an unsigned delivery id compares */
 typedef enum provider_replay {
@@ -133,12 +144,25 @@ typedef struct provider_ops {
 	 * envelope_handshake.  NULL: the provider has none.
 	 */
 	int (*handshake)(const struct provider_endpoint *ep, const struct request_view *req,
-			 size_t secret_index, char **answer, const char **reason);
+			 size_t secret_index, struct handshake_answer *ans, const char **reason);
+	/*
+	 * A request answered before its body is read or its signature
+	 * checked, and never stored (Dropbox's GET challenge, Trello's HEAD,
+	 * Asana's X-Hook-Secret POST): envelope.h's envelope_greeting.  NULL:
+	 * the provider has none.
+	 */
+	int (*greeting)(const struct provider_endpoint *ep, const struct request_view *req,
+			const char *method, struct handshake_answer *ans, const char **reason);
+	/*
+	 * Every answer has an empty body, and a refused signature is 401
+	 * whatever is wrong with it (Xero's "intent to receive" contract).
+	 */
+	bool bare_answers;
 	/*
 	 * A scheme that is only data needs no functions: with verify and sign
-	 * NULL, scheme.h's body_mac row (when set) or timestamped scheme
-	 * verifies and signs; with extract NULL, the body_mac row's fields or
-	 * the body fields of fields.h are extracted.
+	 * NULL, scheme.h's body_mac row (when set), stamp_mac row (when set)
+	 * or timestamped scheme verifies and signs; with extract NULL, the
+	 * body_mac row's fields or the body fields of fields.h are extracted.
 	 */
 	/*
 	 * What hookinbox-send asks of a provider (sign.h): whether it sends
@@ -166,6 +190,8 @@ typedef struct provider_ops {
 	 * (body_mac, timestamped), else the provider's own scheme.
 	 */
 	const char *klass;
+	/* with verify (and sign) NULL, scheme.h's stamp_mac row verifies (and signs) */
+	const struct stamp_mac *stamp_mac;
 } provider_ops;
 
 /* the row of p; p must be a valid id */
@@ -212,6 +238,8 @@ bool provider_endpoint_sends_version(const struct provider_endpoint *ep);
  * id must count as a duplicate (the body is deduplicated too)
  */
 bool provider_endpoint_id_signed(const struct provider_endpoint *ep);
+/* provider_ops.bare_answers: answer p's requests with an empty body */
+bool provider_bare_answers(provider p);
 /* what the replay defence of an unsigned delivery id compares for p */
 provider_replay provider_replay_class(provider p);
 /* the class of p's scheme (provider_ops.klass, or derived), for the bench */

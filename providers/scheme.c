@@ -10,6 +10,7 @@
 #include "base64.h"
 #include "ct.h"
 #include "decimal.h"
+#include "fields.h"
 #include "hex.h"
 #include "hmac.h"
 #include "wipe.h"
@@ -252,6 +253,34 @@ scheme_verify_base64_body(const provider_endpoint *ep, const request_view *req, 
 	if (too_long || base64_decode(v, len, want, sizeof(want)) != 32)
 		return scheme_fail(res, VERIFY_MALFORMED, "malformed signature header");
 	return scheme_match_secrets(HMAC_SHA256, ep, parts, 2, want, 32, res);
+}
+
+int
+scheme_greet_head(const provider_endpoint *ep, const request_view *req, const char *method,
+		  handshake_answer *ans, const char **reason)
+{
+	(void)ep;
+	(void)req;
+	(void)ans; /* 200, no body */
+	(void)reason;
+	return strcmp(method, "HEAD") == 0 ? 1 : 0;
+}
+
+int
+scheme_echo_query(const request_view *req, const char *name, handshake_answer *ans,
+		  const char **reason)
+{
+	switch (env_query_param(req, name, &ans->body)) {
+	case 0:
+		ans->content_type = "text/plain";
+		return 1;
+	case 1:
+		*reason = "no challenge";
+		return -1;
+	default:
+		*reason = "bad challenge";
+		return -1;
+	}
 }
 
 void

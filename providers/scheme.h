@@ -16,6 +16,7 @@
 
 #include "endpoint.h"
 #include "envelope.h"
+#include "form.h"
 #include "hmac.h"
 #include "sign.h"
 #include "verify.h"
@@ -123,6 +124,14 @@ typedef struct body_mac {
 	const char *prefix; /* before each signature ("sha256="); NULL for none */
 	char list_sep;	    /* between several signatures (PagerDuty's ','); 0: one */
 	bool hex_key;	    /* the secret as shown is hex and the key its bytes (Adyen) */
+	/*
+	 * header ends in "1" and is the first of at most this many numbered
+	 * headers, sent in order from 1, any of which may carry a matching
+	 * signature (DocuSign's X-DocuSign-Signature-1..N, one per Connect
+	 * key); 0: one header
+	 */
+	unsigned numbered;
+	bool url_after; /* the body is followed by the endpoint's public_url (Trello) */
 	const char *id_header, *id_field;
 	const char *type_header, *type_field;
 	const char *object_field, *version_field;
@@ -182,6 +191,56 @@ int scheme_sign_ed25519(const ed25519_scheme *sc, const sign_input *in, sign_out
  */
 int scheme_verify_basic(const provider_endpoint *ep, const request_view *req, verify_result *res);
 int scheme_sign_basic(const sign_input *in, sign_output *out, char *errbuf, size_t errlen);
+
+/*
+ * Box's, Zendesk's and Twitch's class: an HMAC-SHA256 over parts of the
+ * request in the order layout names them ('b' the body, 't' the RFC 3339
+ * timestamp header, 'i' the delivery id header), carried as
+ * [prefix]<enc> in one header or either of two (Box's primary and
+ * secondary, each keyed with one of the app's two keys); the window is on
+ * the timestamp.  Signing adds the id header with the sign_input's event
+ * id (required when the layout signs it).
+ */
+typedef struct stamp_mac {
+	const char *sig_headers[2]; /* the second NULL when there is one */
+	const char *ts_header, *id_header;
+	const char *layout; /* "tb", "bt", "itb" */
+	hmac_encoding enc;
+	const char *prefix; /* before the signature ("sha256="); NULL for none */
+	const char *missing;
+} stamp_mac;
+
+int scheme_verify_stamp_mac(const stamp_mac *sc, const provider_endpoint *ep,
+			    const request_view *req, verify_result *res);
+int scheme_sign_stamp_mac(const stamp_mac *sc, const sign_input *in, sign_output *out, char *errbuf,
+			  size_t errlen);
+
+/*
+ * Twilio's and Mandrill's class: an HMAC-SHA1 over a URL followed by each
+ * form parameter's name and value, sorted by name (form_sort_unique).
+ * The parts of that content: url, then params in their order; the caller
+ * frees the array, which points into url and params.
+ */
+hmac_part *scheme_form_parts(const char *url, const form *params, size_t *n);
+/*
+ * The base64 HMAC-SHA1, keyed with in->secret, of url followed by the
+ * parameters of in->body (sorted) when body_params, else url alone; b64
+ * holds BASE64_ENCODED_SIZE(20) bytes.  0, or -1 with a message in errbuf.
+ */
+int sign_form_b64(const sign_input *in, const char *url, bool body_params, char *b64, char *errbuf,
+		  size_t errlen) __attribute__((warn_unused_result));
+
+/* provider_ops.greeting of a provider whose HEAD checks the URL exists (Trello, Mandrill) */
+int scheme_greet_head(const provider_endpoint *ep, const request_view *req, const char *method,
+		      handshake_answer *ans, const char **reason);
+
+/*
+ * For a provider_ops.greeting that echoes a query parameter (Dropbox's
+ * challenge, Meta's hub.challenge): *ans the parameter as text/plain and 1,
+ * or -1 with *reason when it is absent or not tame (fields.h).
+ */
+int scheme_echo_query(const request_view *req, const char *name, handshake_answer *ans,
+		      const char **reason);
 
 /* ---- signing (sign.h) ---- */
 

@@ -32,6 +32,8 @@ sign_headers(const sign_input *in, sign_output *out, char *errbuf, size_t errlen
 		return ops->sign(in, out, errbuf, errlen);
 	if (ops->body_mac != NULL)
 		return scheme_sign_body_mac(ops->body_mac, in, out, errbuf, errlen);
+	if (ops->stamp_mac != NULL)
+		return scheme_sign_stamp_mac(ops->stamp_mac, in, out, errbuf, errlen);
 	return scheme_sign_timestamped(ops->timestamped, in, out, errbuf, errlen);
 }
 

@@ -32,8 +32,8 @@ verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
 
 /* url_verification: answered with its challenge, nothing stored */
 static int
-handshake(const provider_endpoint *ep, const request_view *req, size_t secret_index, char **answer,
-	  const char **reason)
+handshake(const provider_endpoint *ep, const request_view *req, size_t secret_index,
+	  handshake_answer *ans, const char **reason)
 {
 	jval body = env_parse_object(req->body, req->body_len);
 	char *type = NULL, *challenge = NULL, *q;
@@ -53,7 +53,7 @@ handshake(const provider_endpoint *ep, const request_view *req, size_t secret_in
 		return -1;
 	}
 	q = env_json_quote(challenge);
-	*answer = xasprintf("{\"challenge\":%s}\n", q);
+	ans->body = xasprintf("{\"challenge\":%s}\n", q);
 	free(q);
 	free(challenge);
 	return 1;

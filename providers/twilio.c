@@ -132,14 +132,7 @@ verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
 	}
 
 	nurls = twilio_urls(ep->public_url, req->query, urls);
-	parts = xcalloc(1 + 2 * params.n, sizeof(*parts));
-	for (size_t i = 0; i < params.n; i++) {
-		parts[1 + 2 * i].data = params.params[i].key;
-		parts[1 + 2 * i].len = params.params[i].key_len;
-		parts[2 + 2 * i].data = params.params[i].value;
-		parts[2 + 2 * i].len = params.params[i].value_len;
-	}
-	nparts = 1 + 2 * params.n;
+	parts = scheme_form_parts(urls[0], &params, &nparts);
 
 	for (size_t i = 0; i < secret_count(ep->secrets); i++) {
 		for (size_t u = 0; u < nurls; u++) {
@@ -304,9 +297,8 @@ json_body_url(const char *url, const unsigned char *body, size_t len)
 static int
 sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 {
-	form params = {NULL, 0}, query = {NULL, 0};
+	form query = {NULL, 0};
 	const char *q;
-	hmac_part *parts = NULL;
 	char b64[BASE64_ENCODED_SIZE(20)];
 	int rc = -1;
 
@@ -319,32 +311,14 @@ sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 		snprintf(errbuf, errlen, "too many query parameters");
 		goto out;
 	}
-	if (form_get(&query, "bodySHA256") == NULL) {
-		if (form_parse((const char *)in->body, in->body_len, &params) < 0) {
-			snprintf(errbuf, errlen, "too many form parameters");
-			goto out;
-		}
-		form_sort_unique(&params);
-	}
-	parts = xcalloc(1 + 2 * params.n, sizeof(*parts));
-	parts[0].data = in->url;
-	parts[0].len = strlen(in->url);
-	for (size_t i = 0; i < params.n; i++) {
-		parts[1 + 2 * i].data = params.params[i].key;
-		parts[1 + 2 * i].len = params.params[i].key_len;
-		parts[2 + 2 * i].data = params.params[i].value;
-		parts[2 + 2 * i].len = params.params[i].value_len;
-	}
-	if (sign_mac_b64(HMAC_SHA1, in->secret, in->secret_len, parts, 1 + 2 * params.n, b64) < 0) {
-		snprintf(errbuf, errlen, "could not compute signature");
+	/* with bodySHA256 in the query, the URL alone is signed */
+	if (sign_form_b64(in, in->url, form_get(&query, "bodySHA256") == NULL, b64, errbuf,
+			  errlen) < 0)
 		goto out;
-	}
 	sign_add(out, "X-Twilio-Signature", xstrdup(b64));
 	sign_add_opt(out, "I-Twilio-Idempotency-Token", in->event_id);
 	rc = 0;
 out:
-	free(parts);
-	form_release(&params);
 	form_release(&query);
 	return rc;
 }

@@ -33,5 +33,7 @@ verify_request(const provider_endpoint *ep, const request_view *req, verify_resu
 		return ops->verify(ep, req, res);
 	if (ops->body_mac != NULL)
 		return scheme_verify_body_mac(ops->body_mac, ep, req, res);
+	if (ops->stamp_mac != NULL)
+		return scheme_verify_stamp_mac(ops->stamp_mac, ep, req, res);
 	return scheme_verify_timestamped(ops->timestamped, ep, req, res);
 }

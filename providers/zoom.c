@@ -37,8 +37,8 @@ sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 }
 
 static int
-handshake(const provider_endpoint *ep, const request_view *req, size_t secret_index, char **answer,
-	  const char **reason)
+handshake(const provider_endpoint *ep, const request_view *req, size_t secret_index,
+	  handshake_answer *ans, const char **reason)
 {
 	jval body = env_parse_object(req->body, req->body_len);
 	char *event = NULL, *token = NULL, *q;
@@ -67,7 +67,7 @@ handshake(const provider_endpoint *ep, const request_view *req, size_t secret_in
 	hex_encode(mac, 32, hex);
 	secure_wipe(mac, sizeof(mac));
 	q = env_json_quote(token);
-	*answer = xasprintf("{\"plainToken\":%s,\"encryptedToken\":\"%s\"}\n", q, hex);
+	ans->body = xasprintf("{\"plainToken\":%s,\"encryptedToken\":\"%s\"}\n", q, hex);
 	free(q);
 	free(token);
 	return 1;

@@ -14,36 +14,11 @@
 // no SDK are "derived": the documented algorithm, node:crypto, no SDK.
 import { createHmac, generateKeyPairSync, sign as edsign, createPrivateKey } from 'node:crypto';
 import { createRequire } from 'node:module';
+import { hmac, none, vectorSet } from './vectors-lib.mjs';
 const require = createRequire(import.meta.url);
 
 const now = Math.floor(Date.now() / 1000);
-const hmac = (alg, key, data, enc) => createHmac(alg, key).update(data).digest(enc);
-const out = [];
-
-async function add(v, check) {
-	let verdict;
-	try { verdict = (await check(v)) ? 'accept' : 'reject'; } catch (e) { verdict = 'reject'; }
-	v.sdk_check = check.sdk ? { sdk: check.sdk, verify_verdict: verdict, pass: verdict === v.expect }
-		: { sdk: 'none: no official SDK verifier; documented algorithm with node:crypto', pass: true };
-	if (check.sdk && verdict !== v.expect)
-		throw new Error(`${v.id}: the SDK says ${verdict}`);
-	out.push(v);
-}
-
-function vec(id, provider, expect, secret, body, headers, extra = {}) {
-	return { id, provider, kind: extra.kind ?? 'derived', source: extra.source, expect,
-		verify: { headers: { 'Content-Type': 'application/json', ...headers }, body, secret, now: extra.now ?? 0 } };
-}
-
-// three of each: good, tampered body, wrong secret
-async function triple(provider, secret, wrong, body, signer, check, extra) {
-	await add(vec(`${provider}-accept`, provider, 'accept', secret, body, signer(secret, body), extra), check);
-	// Basic credentials cover no body: nothing to tamper with
-	if (!extra?.unsigned_body)
-		await add(vec(`${provider}-tampered-body`, provider, 'reject', secret, body + ' ', signer(secret, body), extra), check);
-	await add(vec(`${provider}-wrong-secret`, provider, 'reject', secret, body, signer(wrong, body), extra), check);
-}
-const none = () => true;
+const { add, vec, triple, emit } = vectorSet();
 
 // ---- with SDKs
 const Razorpay = require('razorpay');
@@ -210,7 +185,4 @@ svixCheck.sdk = 'svix@1.99.1 Webhook.verify';
 		svixSign, svixCheck, { now });
 }
 
-process.stdout.write(JSON.stringify({
-	description: 'Vectors for the providers added after provider-vectors.json, written by more-vectors.mjs: SDK-checked where the provider ships an official Node SDK verifier (sdk_check.sdk names it), else derived from the documented algorithm.',
-	verify_now_semantics: 'verify.now = receiver clock (unix seconds) at which the vector verifies; 0 = scheme has no timestamp',
-	vectors: out }, null, 1) + '\n');
+emit('Vectors for the providers added after provider-vectors.json, written by more-vectors.mjs: SDK-checked where the provider ships an official Node SDK verifier (sdk_check.sdk names it), else derived from the documented algorithm.');

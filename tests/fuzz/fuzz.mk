@@ -8,7 +8,7 @@
 #                                   on its seed corpus; fails on any crash, leak,
 #                                   UB report or timeout
 #   make fuzz FUZZ_SECONDS=3600     run longer (each harness in turn)
-#   make fuzz FUZZ_HARNESSES=verify just one (verify envelope content_length form conf ecdsa)
+#   make fuzz FUZZ_HARNESSES=verify just one (verify envelope content_length form conf ecdsa xml)
 #   make fuzz-regress               only replay the seed corpus (seconds; for CI)
 #   make fuzz-build                 build only; then e.g.
 #       obj/fuzz/fuzz_verify -jobs=8 -workers=8 obj/fuzz/corpus/verify tests/fuzz/corpus/verify
@@ -22,7 +22,7 @@ FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 20
 FUZZ_TIMEOUT ?= 10
 FUZZ_FLAGS ?=
-FUZZ_HARNESSES ?= verify envelope content_length form conf ecdsa
+FUZZ_HARNESSES ?= verify envelope content_length form conf ecdsa xml
 
 FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_ALL_CFLAGS = $(WARN) $(DEFS) $(PKG_INCS) -g -O1 $(FUZZ_SAN) \

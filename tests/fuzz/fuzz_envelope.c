@@ -45,15 +45,32 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const endpoint_conf *ep = fuzz_request_parse(data, size, &r);
 	envelope env;
 	const char *reason = NULL;
-	char *answer = NULL;
-	int hs = envelope_handshake(&ep->pe, &r.view, 0, &answer, &reason);
+	handshake_answer ans;
+	int hs = envelope_handshake(&ep->pe, &r.view, 0, &ans, &reason);
+	const char *answer = ans.body;
 	int rc;
 
-	/* a handshake's answer is one JSON object; no answer otherwise */
-	if ((hs == 1) != (answer != NULL) || (hs < 0 && reason == NULL) ||
-	    (answer != NULL && (answer[0] != '{' || strstr(answer, "}\n") == NULL)))
+	/*
+	 * a JSON handshake's answer is one JSON object; another type's is
+	 * text; no answer unless answered (Xero's is empty)
+	 */
+	if ((hs != 1 && (answer != NULL || ans.echo_header != NULL)) ||
+	    (hs < 0 && reason == NULL) ||
+	    (answer != NULL && ans.content_type == NULL &&
+	     (answer[0] != '{' || strstr(answer, "}\n") == NULL)))
 		abort();
-	free(answer);
+	handshake_answer_release(&ans);
+	/* the checks before the body: an answer only when answered, an echo with its value */
+	for (size_t m = 0; m < 3; m++) {
+		static const char *const methods[] = {"GET", "HEAD", "POST"};
+		int g = envelope_greeting(&ep->pe, &r.view, methods[m], &ans, &reason);
+
+		if ((g != 1 && (ans.body != NULL || ans.echo_header != NULL)) ||
+		    (g < 0 && reason == NULL) ||
+		    ((ans.echo_header != NULL) != (ans.echo_value != NULL)))
+			abort();
+		handshake_answer_release(&ans);
+	}
 	reason = NULL;
 	rc = envelope_extract(&ep->pe, &r.view, &env, &reason);
 	if (rc == 0) {

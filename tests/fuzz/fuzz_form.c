@@ -44,6 +44,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		(void)form_get(&f, "payload");
 		(void)form_get(&f, "bodySHA256");
+		(void)form_get(&f, "mandrill_events");
+		(void)form_get(&f, "bt_payload");
 		(void)form_get(&f, "");
 		form_sort_unique(&f);
 		for (size_t i = 1; i < f.n; i++) {

@@ -89,7 +89,18 @@ static const char conf_text[] =
 	"[endpoint sendgrid]\nprovider = sendgrid\nsecret_file = secrets\n"
 	"[endpoint hubspot]\nprovider = hubspot\nsecret_file = secrets\n"
 	"public_url = https://hooks.example.com/hooks/hubspot\n"
-	"[endpoint mailgun]\nprovider = mailgun\nsecret_file = secrets\n";
+	"[endpoint mailgun]\nprovider = mailgun\nsecret_file = secrets\n"
+	"[endpoint braintree]\nprovider = braintree\nsecret_file = secrets\n"
+	"[endpoint trello]\nprovider = trello\nsecret_file = secrets\n"
+	"public_url = https://hooks.example.com/hooks/trello\n"
+	"[endpoint mandrill]\nprovider = mandrill\nsecret_file = secrets\n"
+	"public_url = https://hooks.example.com/hooks/mandrill\n"
+	"[endpoint twitter]\nprovider = twitter\nsecret_file = secrets\n"
+	"[endpoint dropbox]\nprovider = dropbox\nsecret_file = secrets\n"
+	"[endpoint asana]\nprovider = asana\nsecret_file = secrets\n"
+	"[endpoint twitch]\nprovider = twitch\nsecret_file = secrets\n"
+	"[endpoint xero]\nprovider = xero\nsecret_file = secrets\n"
+	"[endpoint docusign]\nprovider = docusign\nsecret_file = secrets\n";
 
 static conf *the_conf;
 static char dir[] = "/tmp/hookinbox-fuzz-XXXXXX";

@@ -190,6 +190,47 @@ push @v, ['hmac-512', req('hmac-512', [['X-Signature', hmac_sha512_hex('{}', $pl
 	my $p8 = decode_base64('MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgqrMdSjCL0iKYfm6ZJGTjYMQ8SMamfOmlofJxsKpm/LOhRANCAARzzp2KVqIcNsCy5IHpPj4WOZdQENtrgnoHvsmKUkxZOWqsrX2VQx/W6FCL/83hYdwliIw1sV0JTSzji96dtfhI');
 	put('ecdsa', 'pkcs8', chr(length $p8) . $p8 . "\x30\x06\x02\x01\x01\x02\x01\x01");
 }
+
+# the providers of tests/data/hmac2-vectors.mjs, and their handshakes
+{
+	my $u = 'https://hooks.example.com/hooks/';
+	my $tr = '{"action":{"id":"a1","type":"updateCard","date":"2023-11-14T22:13:20.000Z"},"model":{"id":"m1"}}';
+	push @v, ['trello', req('trello', [['X-Trello-Webhook', encode_base64(hmac_sha1($tr . "${u}trello", $plain), '')]], $tr)];
+	my $ev = '[{"event":"send","_id":"e1","ts":1700000000},{"event":"open","_id":"e2","ts":1700000001}]';
+	(my $evq = $ev) =~ s/([^A-Za-z0-9_.~-])/sprintf('%%%02X', ord $1)/ge;
+	push @v, ['mandrill', req('mandrill', [['X-Mandrill-Signature', encode_base64(hmac_sha1("${u}mandrillmandrill_events$ev", $plain), '')], ['Content-Type', 'application/x-www-form-urlencoded']], "mandrill_events=$evq")];
+	my $tw = '{"for_user_id":"1","tweet_create_events":[{"id_str":"2"}]}';
+	push @v, ['twitter', req('twitter', [['x-twitter-webhooks-signature', 'sha256=' . encode_base64(hmac_sha256($tw, $plain), '')]], $tw)];
+	push @v, ['twitter-crc', req('twitter', [['?', 'crc_token=abc%20def']], '')];
+	my $db = '{"list_folder":{"accounts":["dbid:1"]},"delta":{"users":[1]}}';
+	push @v, ['dropbox', req('dropbox', [['X-Dropbox-Signature', hmac_sha256_hex($db, $plain)]], $db)];
+	push @v, ['dropbox-challenge', req('dropbox', [['?', 'challenge=xyz&challenge=2']], '')];
+	push @v, ['meta-challenge', req('meta', [['?', 'hub.mode=subscribe&hub.challenge=1158201444&hub.verify_token=t']], '')];
+	my $as = '{"events":[{"action":"changed","resource":{"gid":"1"}}]}';
+	push @v, ['asana', req('asana', [['X-Hook-Signature', hmac_sha256_hex($as, $plain)]], $as)];
+	push @v, ['asana-handshake', req('asana', [['X-Hook-Secret', 'b537207f20cbfa02357cf448134da559']], '')];
+	my $xe = '{"events":[{"resourceId":"r1","eventType":"UPDATE"}],"firstEventSequence":1,"lastEventSequence":1,"entropy":"X"}';
+	push @v, ['xero', req('xero', [['x-xero-signature', encode_base64(hmac_sha256($xe, $plain), '')]], $xe)];
+	my $xi = '{"events":[],"firstEventSequence":0,"lastEventSequence":0,"entropy":"S0m3"}';
+	push @v, ['xero-intent', req('xero', [['x-xero-signature', encode_base64(hmac_sha256($xi, $plain), '')]], $xi)];
+	my $ds = '{"event":"envelope-sent","generatedDateTime":"2023-11-14T22:13:20.0000000Z","data":{"envelopeId":"e-1"}}';
+	push @v, ['docusign', req('docusign', [['X-DocuSign-Signature-1', 'AAAA'], ['X-DocuSign-Signature-2', encode_base64(hmac_sha256($ds, $plain), '')]], $ds)];
+	my $tts = '2023-11-14T22:13:20.123456789Z';
+	for (['twitch', 'notification', '{"subscription":{"id":"s1","type":"channel.follow"},"event":{}}'],
+	     ['twitch-verification', 'webhook_callback_verification', '{"challenge":"pogchamp","subscription":{"id":"s1"}}'],
+	     ['twitch-revocation', 'revocation', '{"subscription":{"id":"s1","status":"authorization_revoked"}}']) {
+		my ($n, $type, $b) = @$_;
+		push @v, [$n, req('twitch', [['Twitch-Eventsub-Message-Id', 'm-1'], ['Twitch-Eventsub-Message-Timestamp', $tts], ['Twitch-Eventsub-Message-Type', $type], ['Twitch-Eventsub-Message-Signature', 'sha256=' . hmac_sha256_hex("m-1$tts$b", $plain)]], $b)];
+	}
+	my $xml = qq{<?xml version="1.0"?>\n<notification><!-- c --><timestamp type="datetime">2023-11-14T22:13:20Z</timestamp><kind>check</kind><subject><kind>x</kind><e/></subject></notification>};
+	my $pl = encode_base64($xml);
+	(my $plq = $pl) =~ s/([^A-Za-z0-9_.~-])/sprintf('%%%02X', ord $1)/ge;
+	my $sig = 'pk|' . unpack('H*', hmac_sha1($pl, Digest::SHA::sha1($plain)));
+	push @v, ['braintree', req('braintree', [['Content-Type', 'application/x-www-form-urlencoded']], "bt_signature=pk%7C00%26" . ($sig =~ s/\|/%7C/r) . "&bt_payload=$plq")];
+	put('xml', 'braintree', $xml);
+	put('xml', 'nested', '<a><b><c>1</c></b><kind>k</kind><timestamp/><x a=">" b=\'<\'>t</x></a>');
+	put('xml', 'broken', '<a><kind>un&amp;safe</kind><kind>never closed');
+}
 # hostile shapes
 push @v, ['deep', req('stripe', [['Stripe-Signature', "t=$now,v1=00"]], '{"id":"x","a":' . ('[' x 200) . (']' x 200) . '}')];
 push @v, ['utf8', req('github', [['X-GitHub-Delivery', "\xc3\x28\xed\xa0\x80"], ['X-GitHub-Event', "push\x7f"]], "{\"k\":\"\xff\xfe\"}")];
@@ -209,7 +250,8 @@ put('content_length', $_, $cl{$_}) for keys %cl;
 # form bodies
 my %form = (simple => 'a=1&b=2', plus => 'text=hello+world&x=%41%42', badpct => 'a=%zz&b=%4&c=%',
 	nul => 'k%00=v%00&&&=&k', dups => 'b=2&a=1&b=2&a=0&a=1', payload => $ghform, slack => $slack_form,
-	twilio => $twilio);
+	twilio => $twilio, mandrill => 'mandrill_events=%5B%7B%22event%22%3A%22send%22%7D%5D',
+	braintree => 'bt_signature=pk%7Cab&bt_payload=PG5vdGlmaWNhdGlvbi8%2B%0A');
 put('form', $_, $form{$_}) for keys %form;
 
 # configurations

@@ -11,12 +11,13 @@ use HookTest;
 
 my $top = HookTest::top();
 # the published set, and the providers added since (tests/data/more-vectors.mjs,
-# tests/data/batch-vectors.mjs)
+# tests/data/batch-vectors.mjs, tests/data/hmac2-vectors.mjs)
 my @vectors = map {
 	open my $fh, '<', "$top/tests/data/$_" or die "$_: $!";
 	local $/;
 	@{ decode_json(<$fh>)->{vectors} };
-} qw(provider-vectors.json provider-vectors-more.json provider-vectors-batch.json);
+} qw(provider-vectors.json provider-vectors-more.json provider-vectors-batch.json
+      provider-vectors-hmac2.json);
 my %provider = (standardwebhooks => 'standard');
 
 # one endpoint per vector: its own secret (and Twilio's public URL)
@@ -65,5 +66,5 @@ for my $now (sort keys %by_now) {
 		}
 	}
 }
-is(scalar(@cases), 159, 'all 159 vectors replayed');
+is(scalar(@cases), 193, 'all 193 vectors replayed');
 done_testing();

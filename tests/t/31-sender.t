@@ -48,6 +48,8 @@ my %secrets = (
 	okta => 'sender-okta-hook-secret-0123',
 	zendesk => 'sender-zendesk-secret-0123',
 	box => 'sender-box-primary-key-0123',
+	(map { ($_ => "sender-$_-secret-0123456789") } qw(braintree trello mandrill twitter dropbox asana
+		twitch xero docusign)),
 	webflow => 'sender-webflow-secret-0123',
 	postmark => 'pm-user:sender-postmark-pass-0123',
 	chargebee => 'cb-user:sender-chargebee-pass-0123',
@@ -74,6 +76,8 @@ my $t = HookTest->new(endpoints => \%endpoints, procs => 2);
 $t->{o}{endpoints}{twilio}{public_url} = $t->url('twilio');
 # and so does Square: its notification URL, here the responder's own (--url)
 $t->{o}{endpoints}{square}{public_url} = $t->url('square');
+# Trello its callbackURL and Mandrill its webhook URL
+$t->{o}{endpoints}{$_}{public_url} = $t->url($_) for qw(trello mandrill);
 $t->write_config;
 $t->httpd->restart;
 
@@ -159,6 +163,16 @@ my %case = (
 	chargebee => { body => sub { qq({"id":"ev_$_[0]","event_type":"customer_created","occurred_at":1700000000}) } },
 	discord => { body => sub { qq({"id":"ix_$_[0]","type":2,"data":{"id":"1","name":"hello"}}) } },
 	telnyx => { ts => 1, body => sub { qq({"data":{"id":"tx_$_[0]","event_type":"message.sent"}}) } },
+	braintree => { body => sub { 'bt_payload=' . (encode_base64("<notification><kind>check</kind><subject><id>$_[0]</id></subject></notification>") =~ s/([+\/=\n])/sprintf('%%%02X', ord $1)/ger) } },
+	trello => { body => sub { qq({"action":{"id":"$_[0]","type":"updateCard"},"model":{"id":"m1"}}) } },
+	mandrill => { body => sub { "mandrill_events=%5B%7B%22event%22%3A%22send%22%2C%22_id%22%3A%22$_[0]%22%7D%5D" } },
+	twitter => { body => sub { qq({"for_user_id":"1","tweet_create_events":[{"id_str":"$_[0]"}]}) } },
+	dropbox => { body => sub { qq({"list_folder":{"accounts":["dbid:$_[0]"]}}) } },
+	asana => { body => sub { qq({"events":[{"action":"changed","resource":{"gid":"$_[0]"}}]}) } },
+	twitch => { ts => 1, flags => ['--type=channel.follow'], body => sub { qq({"subscription":{"id":"$_[0]","type":"channel.follow"},"event":{}}) } },
+	# Xero's answers have no body: no ids to compare
+	xero => { bare => 1, body => sub { qq({"events":[{"resourceId":"$_[0]","eventType":"UPDATE"}],"firstEventSequence":1,"lastEventSequence":1}) } },
+	docusign => { body => sub { qq({"event":"envelope-sent","generatedDateTime":"2024-01-01T00:00:00Z","data":{"envelopeId":"$_[0]"}}) } },
 );
 
 for my $name (sort keys %case) {
@@ -180,7 +194,7 @@ for my $name (sort keys %case) {
 	my @b = bodies($lines);
 	is($rc, 0, "$name --repeat 5: exit 0");
 	is_deeply([ map { $_->[1] } @$lines ], [ (200) x 5 ], "$name --repeat 5: five 200s");
-	is(scalar(grep { $_->{duplicate} } @b), 4, "$name --repeat 5: four duplicates");
+	is(scalar(grep { $_->{duplicate} } @b), 4, "$name --repeat 5: four duplicates") unless $c->{bare};
 	is(scalar(keys %{ { map { (($_->{id} // 'none') => 1) } @b } }), 1, "$name --repeat 5: one id");
 	is(rows(), $before + 1, "$name --repeat 5: one row");
 
@@ -190,7 +204,7 @@ for my $name (sort keys %case) {
 	@b = bodies($lines);
 	is($rc, 0, "$name --concurrency 8 --repeat 16: exit 0");
 	is(scalar(grep { $_->[1] == 200 } @$lines), 16, "$name --concurrency 8 --repeat 16: sixteen 200s");
-	is(scalar(grep { !$_->{duplicate} } @b), 1, "$name --concurrency 8 --repeat 16: one new");
+	is(scalar(grep { !$_->{duplicate} } @b), 1, "$name --concurrency 8 --repeat 16: one new") unless $c->{bare};
 	is(scalar(keys %{ { map { (($_->{id} // 'none') => 1) } @b } }), 1, "$name --concurrency 8 --repeat 16: one id");
 	is(rows(), $before + 1, "$name --concurrency 8 --repeat 16: one row");
 

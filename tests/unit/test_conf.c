@@ -344,7 +344,8 @@ static const key_case key_cases[] = {
 	    "adyen_platform, linear, mux, workos, razorpay, discord, zoom, telnyx, intercom, "
 	    "bitbucket, typeform, calendly, woocommerce, sentry, pagerduty, vercel, checkout, "
 	    "lemonsqueezy, notion, postmark, chargebee, box, webflow, gocardless, meta, clerk, resend, okta, zendesk, "
-	    "adyen, sendgrid, hubspot, mailgun)"),
+	    "adyen, sendgrid, hubspot, mailgun, "
+	    "braintree, trello, mandrill, twitter, dropbox, asana, twitch, xero, docusign)"),
 	GOOD("endpoint a", "secret_file", "secrets", "endpoint.secrets=2"),
 	GOOD("endpoint a", "account", "acct_1", "endpoint.account=acct_1"),
 	GOOD("endpoint a", "environment", "live", "endpoint.environment=live"),

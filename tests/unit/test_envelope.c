@@ -51,6 +51,7 @@ handshake(provider p, const char *body, char **answer)
 	provider_endpoint ep;
 	test_headers t = {{0}, {0}, 0};
 	request_view rv;
+	handshake_answer ans;
 	const char *reason;
 	int rc;
 
@@ -61,7 +62,10 @@ handshake(provider p, const char *body, char **answer)
 	rv.ctx = &t;
 	rv.body = (const unsigned char *)body;
 	rv.body_len = strlen(body);
-	rc = envelope_handshake(&ep, &rv, 0, answer, &reason);
+	rc = envelope_handshake(&ep, &rv, 0, &ans, &reason);
+	*answer = ans.body;
+	ans.body = NULL;
+	handshake_answer_release(&ans);
 	return rc;
 }
 

@@ -258,6 +258,22 @@ static const pcase cases[] = {
 	 "whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "svix-signature", 300, NULL, NULL, NULL},
 	{PROVIDER_RESEND, "resend", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
 	 "whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "svix-signature", 300, NULL, NULL, NULL},
+	{PROVIDER_TRELLO, "trello", "trello-app-secret-0123", "trello-app-secret-9999",
+	 "X-Trello-Webhook", 0, NULL, NULL, NULL},
+	{PROVIDER_MANDRILL, "mandrill", "mandrill-key-0123", "mandrill-key-9999",
+	 "X-Mandrill-Signature", 0, "application/x-www-form-urlencoded", NULL, NULL},
+	{PROVIDER_TWITTER, "twitter", "tw-consumer-secret-0123", "tw-consumer-secret-9999",
+	 "x-twitter-webhooks-signature", 0, NULL, NULL, NULL},
+	{PROVIDER_DROPBOX, "dropbox", "dbx-app-secret-0123", "dbx-app-secret-9999",
+	 "X-Dropbox-Signature", 0, NULL, NULL, NULL},
+	{PROVIDER_ASANA, "asana", "asana-hook-secret-0123", "asana-hook-secret-9999",
+	 "X-Hook-Signature", 0, NULL, NULL, NULL},
+	{PROVIDER_TWITCH, "twitch", "twitch-secret-0123", "twitch-secret-9999",
+	 "Twitch-Eventsub-Message-Signature", 600, NULL, NULL, NULL},
+	{PROVIDER_XERO, "xero", "xero-webhook-key-0123", "xero-webhook-key-9999",
+	 "x-xero-signature", 0, NULL, NULL, NULL},
+	{PROVIDER_DOCUSIGN, "docusign", "docusign-connect-key-0123", "docusign-connect-key-9999",
+	 "X-DocuSign-Signature-1", 0, NULL, NULL, NULL},
 	{PROVIDER_OKTA, "okta", "okta-hook-secret-0123", "okta-hook-secret-9999", "Authorization",
 	 0, NULL, NULL, NULL},
 	{PROVIDER_ZENDESK, "zendesk", "zd-good-0123", "zd-wrong-9999",
@@ -321,7 +337,9 @@ static void
 test_provider(const pcase *c)
 {
 	const char *body =
-		c->p == PROVIDER_TWILIO || c->p == PROVIDER_SLACK ? form_body : json_body;
+		c->p == PROVIDER_TWILIO || c->p == PROVIDER_SLACK || c->p == PROVIDER_MANDRILL
+			? form_body
+			: json_body;
 	const char *good = c->good_pub != NULL ? c->good_pub : c->good;
 	const char *rot[2] = {c->wrong_pub != NULL ? c->wrong_pub : c->wrong, good};
 	provider_endpoint ep;
@@ -332,9 +350,12 @@ test_provider(const pcase *c)
 	memset(&ep, 0, sizeof(ep));
 	ep.provider = c->p;
 	/* Square signs the notification URL exactly as registered, query included */
-	ep.public_url = c->p == PROVIDER_TWILIO	  ? (char *)(uintptr_t)PUBLIC_URL
-			: c->p == PROVIDER_SQUARE ? (char *)(uintptr_t)(PUBLIC_URL "?" QUERY)
-						  : NULL;
+	/* Trello and Mandrill likewise */
+	ep.public_url =
+		c->p == PROVIDER_TWILIO ? (char *)(uintptr_t)PUBLIC_URL
+		: c->p == PROVIDER_SQUARE || c->p == PROVIDER_TRELLO || c->p == PROVIDER_MANDRILL
+			? (char *)(uintptr_t)(PUBLIC_URL "?" QUERY)
+			: NULL;
 	ep.hmac = test_hmac;
 	ep.secrets = one_secret(good);
 
@@ -391,8 +412,9 @@ test_provider(const pcase *c)
 	if (c->p != PROVIDER_GITLAB && c->p != PROVIDER_OKTA) {
 		sign_into(c, c->good, body, NOW, &t);
 		headers_set(&t, c->sig_header, "garbage");
-		expect(c, &ep, &t, body, VERIFY_MALFORMED, -1,
-		       "garbage signature header: malformed");
+		/* Xero's contract: 401 for anything not correctly signed */
+		expect(c, &ep, &t, body, c->p == PROVIDER_XERO ? VERIFY_MISMATCH : VERIFY_MALFORMED,
+		       -1, "garbage signature header: malformed");
 	}
 
 	/* a 100 KB header is refused cheaply */
@@ -404,7 +426,8 @@ test_provider(const pcase *c)
 		headers_clear(&t);
 		sign_into(c, c->good, body, NOW, &t);
 		headers_set(&t, c->sig_header, big);
-		expect(c, &ep, &t, body, VERIFY_MALFORMED, -1, "100 KB header: malformed");
+		expect(c, &ep, &t, body, c->p == PROVIDER_XERO ? VERIFY_MISMATCH : VERIFY_MALFORMED,
+		       -1, "100 KB header: malformed");
 		free(big);
 	}
 
