@@ -101,11 +101,11 @@ verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
 	if ((st = scheme_window(ep, req, ms / 1000)) != VERIFY_OK)
 		return scheme_window_fail(res, st);
 	uri = signed_uri(ep->public_url, req->query);
-	for (int form = 0; form < 2; form++) {
+	for (int pass = 0; pass < 2; pass++) {
 		hmac_part parts[4] = {
 			{"POST", 4}, {uri, strlen(uri)}, {req->body, req->body_len}, {tsv, tslen}};
 
-		if (form == 1 && !decode_listed(uri))
+		if (pass == 1 && !decode_listed(uri))
 			break;
 		rc = scheme_match_secrets(HMAC_SHA256, ep, parts, 4, want, 32, res);
 		if (rc == 0)
