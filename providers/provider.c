@@ -8,6 +8,7 @@
 #include "provider.h"
 
 #include "endpoint.h"
+#include "pkey.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -21,6 +22,8 @@ extern const provider_ops provider_stripe, provider_github, provider_standard, p
 	provider_checkout, provider_lemonsqueezy, provider_notion, provider_postmark,
 	provider_chargebee, provider_box, provider_webflow, provider_gocardless, provider_meta,
 	provider_clerk, provider_resend, provider_okta, provider_zendesk;
+/* the asymmetric schemes (pkey.h) */
+extern const provider_ops provider_plaid, provider_pubsub;
 
 static const provider_ops *const table[PROVIDER__COUNT] = {
 	[PROVIDER_STRIPE] = &provider_stripe,
@@ -63,6 +66,9 @@ static const provider_ops *const table[PROVIDER__COUNT] = {
 	[PROVIDER_RESEND] = &provider_resend,
 	[PROVIDER_OKTA] = &provider_okta,
 	[PROVIDER_ZENDESK] = &provider_zendesk,
+	/* the asymmetric schemes (pkey.h) */
+	[PROVIDER_PLAID] = &provider_plaid,
+	[PROVIDER_PUBSUB] = &provider_pubsub,
 };
 
 const char *const provider_common_headers[] = {"Content-Type", "User-Agent", NULL};
@@ -168,6 +174,21 @@ provider_endpoint_check(const struct provider_endpoint *ep)
 	const provider_ops *ops = table[ep->provider];
 
 	return ops->check != NULL ? ops->check(ep) : NULL;
+}
+
+int
+provider_endpoint_load(struct provider_endpoint *ep, char *errbuf, size_t errlen)
+{
+	const provider_ops *ops = table[ep->provider];
+
+	return ops->load != NULL ? ops->load(ep, errbuf, errlen) : 0;
+}
+
+void
+provider_endpoint_release(struct provider_endpoint *ep)
+{
+	pkeys_free(ep->keys);
+	ep->keys = NULL;
 }
 
 bool
