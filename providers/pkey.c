@@ -391,6 +391,8 @@ chain_ok(const pkeys *k, X509 *leaf, STACK_OF(X509) * rest, int64_t now, const c
 	    X509_STORE_CTX_init(ctx, k->roots, leaf, rest) != 1)
 		goto out;
 	X509_STORE_CTX_set_time(ctx, 0, (time_t)now);
+	/* ca_file may hold the intermediate the operator chose to trust */
+	X509_STORE_CTX_set_flags(ctx, X509_V_FLAG_PARTIAL_CHAIN);
 	if (X509_verify_cert(ctx) == 1)
 		rc = 0;
 out:

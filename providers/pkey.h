@@ -145,4 +145,37 @@ int scheme_verify_jwt(const jwt_scheme *sc, const provider_endpoint *ep,
 int scheme_sign_jwt(const jwt_scheme *sc, const sign_input *in, const char *payload,
 		    sign_output *out, char *errbuf, size_t errlen);
 
+/*
+ * The RSA-with-the-provider's-certificate class (certsig.c: PayPal, SNS).
+ * The certificate's URL, sent with each delivery, must be on the
+ * provider's pinned hosts (url_ok); the certificate is read from the
+ * endpoint's cert_cache (the file <cert_cache>/<hex SHA-256 of the URL>.pem,
+ * leaf first), never fetched here, and must chain to ca_file's roots.  A
+ * certificate not in the cache is VERIFY_UNAVAILABLE (503: the provider
+ * retries) and its URL is appended to <cert_cache>/wanted (at most 64 KB)
+ * for hookinbox-fetch-certs to fetch off the request path.
+ */
+typedef struct cert_scheme {
+	bool (*url_ok)(const char *url, size_t len);
+} cert_scheme;
+
+/* the URL's cache file name: "<hex sha256>.pem" (70 bytes with the NUL) */
+#define CERT_FILE_LEN 70
+int cert_file_name(const char *url, size_t len, char name[CERT_FILE_LEN]);
+
+int scheme_verify_cert(const cert_scheme *sc, const provider_endpoint *ep,
+		       const request_view *req, const char *url, size_t urllen, pkey_alg alg,
+		       const unsigned char *msg, size_t msglen, const unsigned char *sig,
+		       size_t siglen, size_t secret_index, verify_result *res);
+/* what cert_cache and ca_file must be for the class (provider_ops.check) */
+const char *scheme_check_cert(const provider_endpoint *ep);
+/* load ca_file's roots (provider_ops.load) */
+int scheme_load_cert(provider_endpoint *ep, char *errbuf, size_t errlen);
+/*
+ * "https://<host><path>" with host one of hosts (exact) and path starting
+ * with path_prefix, of URL characters only (no port, user, query or "..")
+ */
+bool cert_url_pinned(const char *url, size_t len, const char *const *hosts,
+		     const char *path_prefix);
+
 #endif

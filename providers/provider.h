@@ -70,6 +70,8 @@ typedef enum provider {
 	/* the asymmetric schemes (pkey.h) */
 	PROVIDER_PLAID,
 	PROVIDER_PUBSUB,
+	PROVIDER_PAYPAL,
+	PROVIDER_SNS,
 	PROVIDER__COUNT
 } provider;
 

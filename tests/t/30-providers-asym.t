@@ -42,7 +42,22 @@ open my $fh, '>', "$tmp/google.jwks" or die $!;
 print $fh JSON::PP->new->pretty->encode({ keys => [$g1->{jwk}] });
 close $fh;
 
+# a certificate authority, a signing certificate it issued, and one from a CA nobody trusts
+sub sh { system(@_) == 0 or BAIL_OUT("@_") }
+for my $ca (qw(ca rogue)) {
+	sh("openssl req -x509 -newkey rsa:2048 -nodes -keyout $tmp/$ca.key -out $tmp/$ca.pem -days 30 -subj '/CN=Test $ca' 2>/dev/null");
+	sh("openssl req -newkey rsa:2048 -nodes -keyout $tmp/$ca-leaf.key -out $tmp/$ca-leaf.csr -subj /CN=signer 2>/dev/null");
+	sh("openssl x509 -req -in $tmp/$ca-leaf.csr -CA $tmp/$ca.pem -CAkey $tmp/$ca.key -CAcreateserial -out $tmp/$ca-leaf.pem -days 30 2>/dev/null");
+}
+my %leaf_der = map { ($_ => encode_base64(`openssl pkcs8 -topk8 -nocrypt -in $tmp/$_-leaf.key -outform DER`, '')) } qw(ca rogue);
+mkdir "$tmp/certs" or die $!;
+chmod 0777, "$tmp/certs";	# the responder notes the certificates it wants there
+
 my $t = HookTest->new(endpoints => {
+	paypal => { provider => 'paypal', secrets => ['1JE4291016473214C', '8PT597110X687430LKGECATA'],
+		ca_file => "$tmp/ca.pem", cert_cache => "$tmp/certs" },
+	sns => { provider => 'sns', secrets => ['arn:aws:sns:us-west-2:123456789012:MyTopic'],
+		ca_file => "$tmp/ca.pem", cert_cache => "$tmp/certs" },
 	plaid => { provider => 'plaid', secrets => [$plaid1->{jwk_line}, $plaid2->{jwk_line}] },
 	pubsub => { provider => 'pubsub', secrets => ['other@proj.iam.gserviceaccount.com', $email],
 		key_file => "$tmp/google.jwks", audience => 'https://unset.example/' },
@@ -172,6 +187,124 @@ sub node_jws {
 	$r = $t->post('pubsub', $body2, { 'Content-Type' => 'application/json', Authorization => "Bearer $h.$p.AA" });
 	is($r->{status}, 401, 'pubsub: an alg "none" token is refused');
 	is(rows(), $before, 'pubsub: nothing stored for any refusal');
+}
+
+# ---- the certificate class: a cache filled off the request path
+sub cache_cert {
+	my ($url, $pem) = @_;
+	my $f = "$tmp/certs/" . sha256_hex($url) . '.pem';
+	sh("cp $pem $f");
+	return $f;
+}
+
+sub wanted {
+	open my $fh, '<', "$tmp/certs/wanted" or return '';
+	local $/;
+	return <$fh>;
+}
+
+{
+	my $url = $t->url('paypal');
+	my $cert = 'https://api.sandbox.paypal.com/v1/notifications/certs/CERT-360caa42-fca2a594-a5cafa77';
+	my $s = secret_file('pp', "$cert 8PT597110X687430LKGECATA $leaf_der{ca}");
+	my $body = '{"id":"WH-2WR32451HC0233532-67976317FL4543714","create_time":"2014-10-23T17:23:52Z","resource_type":"sale","event_type":"PAYMENT.SALE.COMPLETED","resource":{"id":"80021663DE681814L","state":"completed"}}';
+	my $before = rows();
+	my ($st) = sender('paypal', $s, $url, $body);
+	is($st, 503, 'paypal: a certificate not in the cache is 503 (PayPal retries)');
+	like(wanted(), qr/^\Q$cert\E$/m, 'paypal: its URL is noted for the fetcher');
+	is(rows(), $before, 'paypal: nothing stored on a cache miss');
+
+	# the fetcher, with curl played by a script that serves the leaf
+	open my $fh, '>', "$tmp/fake-curl" or die $!;
+	print $fh "#!/bin/sh\nwhile [ \$# -gt 1 ]; do [ \"\$1\" = -o ] && out=\$2; shift; done\ncp $tmp/ca-leaf.pem \"\$out\"\n";
+	close $fh;
+	chmod 0755, "$tmp/fake-curl";
+	my $fetch = "HOOKINBOX_FETCH_CURL=$tmp/fake-curl $top/contrib/hookinbox-fetch-certs --cache $tmp/certs --ca $tmp/ca.pem";
+	is(system("$fetch 2>$tmp/fetch.err"), 0, 'hookinbox-fetch-certs: fetches what the responder wanted');
+	ok(-s "$tmp/certs/" . sha256_hex($cert) . '.pem' && !-e "$tmp/certs/wanted", 'hookinbox-fetch-certs: cached under the URL\'s hash, list emptied');
+	isnt(system("$fetch https://evil.example/v1/notifications/certs/x 2>$tmp/fetch.err"), 0, 'hookinbox-fetch-certs: refuses a host that is not pinned');
+	like(do { local $/; open my $e, '<', "$tmp/fetch.err"; <$e> }, qr/not on a pinned host/, 'hookinbox-fetch-certs: and says so');
+	cache_cert($cert, "$tmp/ca-leaf.pem");
+
+	my ($st2, $ans) = sender('paypal', $s, $url, $body, '--event-id=tx-1');
+	is($st2, 200, 'paypal: with the certificate cached, the delivery is accepted') or diag($ans);
+	is(row_of('WH-2WR32451HC0233532-67976317FL4543714'), 1, 'paypal: stored under the event id');
+	($st2) = sender('paypal', $s, $url, $body, '--event-id=tx-2');
+	is($st2, 200, 'paypal: a retry (a new transmission) is answered 200');
+	is(row_of('WH-2WR32451HC0233532-67976317FL4543714'), 1, 'paypal: and is the same row');
+	$before = rows();
+	my $body2 = $body =~ s/WH-2WR/WH-3WR/r;
+	($st2) = sender('paypal', secret_file('pp-other', "$cert WRONG-WEBHOOK-ID $leaf_der{ca}"), $url, $body2);
+	is($st2, 401, 'paypal: a signature for another webhook id is refused');
+	my $rogue = 'https://api.paypal.com/v1/notifications/certs/CERT-rogue';
+	cache_cert($rogue, "$tmp/rogue-leaf.pem");
+	($st2) = sender('paypal', secret_file('pp-rogue', "$rogue 8PT597110X687430LKGECATA $leaf_der{rogue}"), $url, $body2);
+	is($st2, 401, 'paypal: a certificate that does not chain to ca_file is refused, even cached');
+	($st2) = sender('paypal', secret_file('pp-evil', "https://api.paypal.com.evil.example/v1/notifications/certs/x 8PT597110X687430LKGECATA $leaf_der{ca}"), $url, $body2);
+	is($st2, 401, 'paypal: a certificate URL off the pinned hosts is refused');
+	($st2) = sender('paypal', $s, $url, $body2, '--timestamp-offset=-400');
+	is($st2, 401, 'paypal: a transmission over 5 minutes old is refused');
+	is(rows(), $before, 'paypal: nothing stored for any refusal');
+}
+
+# SNS: signed inside the body, here with openssl
+sub sns_message {
+	my (%m) = @_;
+	my $key = delete $m{key} // "$tmp/ca-leaf.key";
+	my @names = $m{Type} eq 'Notification' ? qw(Message MessageId Subject Timestamp TopicArn Type)
+		: qw(Message MessageId SubscribeURL Timestamp Token TopicArn Type);
+	my $canon = join '', map { "$_\n$m{$_}\n" } grep { defined $m{$_} } @names;
+	my $f = payload($canon);
+	my $dg = $m{SignatureVersion} eq '1' ? 'sha1' : 'sha256';
+	$m{Signature} = encode_base64(`openssl dgst -$dg -sign $key $f`, '');
+	return JSON::PP->new->canonical->encode(\%m);
+}
+
+{
+	my $cert = 'https://sns.us-west-2.amazonaws.com/SimpleNotificationService-7ff5318490ec183fbaddaa2a969abfda.pem';
+	cache_cert($cert, "$tmp/ca-leaf.pem");
+	my %base = (Type => 'Notification', MessageId => '22b80b92-fdea-4c2c-8f9d-bdfb0c7bf324',
+		TopicArn => 'arn:aws:sns:us-west-2:123456789012:MyTopic', Subject => 'My First Message',
+		Message => "Hello world!\nline two", Timestamp => '2012-05-02T00:54:06.655Z',
+		SignatureVersion => '1', SigningCertURL => $cert,
+		UnsubscribeURL => 'https://sns.us-west-2.amazonaws.com/?Action=Unsubscribe&SubscriptionArn=x');
+	my $post = sub { $t->post('sns', $_[0], { 'Content-Type' => 'text/plain; charset=UTF-8', 'x-amz-sns-message-type' => 'Notification' }) };
+	my $r = $post->(sns_message(%base));
+	is($r->{status}, 200, 'sns: a SignatureVersion 1 notification is accepted') or diag($r->{content});
+	is(row_of($base{MessageId}), 1, 'sns: stored under MessageId');
+	$r = $post->(sns_message(%base, SignatureVersion => '2'));
+	is($r->{status}, 200, 'sns: SignatureVersion 2 (SHA256withRSA) is accepted, the same row');
+	is(row_of($base{MessageId}), 1, 'sns: one row');
+	my %no_subject = %base;
+	delete $no_subject{Subject};
+	$r = $post->(sns_message(%no_subject, MessageId => 'no-subject-1'));
+	is($r->{status}, 200, 'sns: a notification without Subject is accepted');
+	my %confirm = (Type => 'SubscriptionConfirmation', MessageId => '165545c9-2a5c-472c-8df2-7ff2be2b3b1b',
+		Token => '2336412f37fb687f5d51e6e241d09c805a5a57b30d712f794cc5f6a988666d92768dd60a747ba6f3beb71854e285d6ad02428b09ceece29417f1f02d609c582afbacc99c583a916b9981dd2728f4ae6fdb82efd087cc3b7849e05798d2d2785c03b0879594eeac82c01f235d0e717736',
+		TopicArn => $base{TopicArn}, Message => 'You have chosen to subscribe to the topic.',
+		SubscribeURL => 'https://sns.us-west-2.amazonaws.com/?Action=ConfirmSubscription&TopicArn=x&Token=y',
+		Timestamp => '2012-04-26T20:45:04.751Z', SignatureVersion => '2', SigningCertURL => $cert);
+	$r = $post->(sns_message(%confirm));
+	is($r->{status}, 200, 'sns: a SubscriptionConfirmation is verified and stored, nothing fetched');
+	is($t->sql("select event_type from hookinbox.inbox where event_id = '$confirm{MessageId}'"),
+		'SubscriptionConfirmation', 'sns: as an event of its type, for the operator to confirm');
+	my $before = rows();
+	my $tampered = sns_message(%base, MessageId => 'tampered-1');
+	$tampered =~ s/Hello world/Hello World/;
+	is($post->($tampered)->{status}, 401, 'sns: a tampered message is refused');
+	is($post->(sns_message(%base, MessageId => 'rogue-1', key => "$tmp/rogue-leaf.key"))->{status}, 401,
+		'sns: a signature by another key is refused');
+	is($post->(sns_message(%base, MessageId => 'topic-1', TopicArn => 'arn:aws:sns:us-west-2:999999999999:Theirs'))->{status}, 401,
+		'sns: a topic not in secret_file is refused');
+	is($post->(sns_message(%base, MessageId => 'host-1', SigningCertURL => 'https://sns.us-west-2.amazonaws.com.evil.example/SimpleNotificationService-1.pem'))->{status}, 401,
+		'sns: a certificate URL off the pinned hosts is refused');
+	my $miss = 'https://sns.eu-west-1.amazonaws.com/SimpleNotificationService-0000.pem';
+	is($post->(sns_message(%base, MessageId => 'miss-1', SigningCertURL => $miss))->{status}, 503,
+		'sns: a certificate not cached is 503 (SNS retries)');
+	like(wanted(), qr/^\Q$miss\E$/m, 'sns: its URL is noted for the fetcher');
+	is($post->(sns_message(%base, MessageId => 'ver-1', SignatureVersion => '3'))->{status}, 400,
+		'sns: an unknown SignatureVersion is malformed');
+	is(rows(), $before, 'sns: nothing stored for any refusal');
 }
 
 done_testing();
