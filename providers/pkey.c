@@ -413,10 +413,31 @@ leaf_signs(X509 *leaf, pkey_alg alg, const unsigned char *msg, size_t msglen,
 	return 0;
 }
 
+/* does x carry the extension of dotted oid? */
+static bool
+has_ext(X509 *x, const char *oid)
+{
+	ASN1_OBJECT *o = OBJ_txt2obj(oid, 1);
+	bool has = o != NULL && X509_get_ext_by_OBJ(x, o, -1) >= 0;
+
+	ASN1_OBJECT_free(o);
+	return has;
+}
+
 int
 pkeys_verify_chain_der(const pkeys *k, const unsigned char *const *der, const size_t *derlen,
 		       size_t n, int64_t now, pkey_alg alg, const unsigned char *msg, size_t msglen,
 		       const unsigned char *sig, size_t siglen, const char **why)
+{
+	return pkeys_verify_chain_oids(k, der, derlen, n, NULL, now, alg, msg, msglen, sig, siglen,
+				       why);
+}
+
+int
+pkeys_verify_chain_oids(const pkeys *k, const unsigned char *const *der, const size_t *derlen,
+			size_t n, const char *const *oids, int64_t now, pkey_alg alg,
+			const unsigned char *msg, size_t msglen, const unsigned char *sig,
+			size_t siglen, const char **why)
 {
 	STACK_OF(X509) *rest = sk_X509_new_null();
 	X509 *leaf = NULL;
@@ -429,7 +450,8 @@ pkeys_verify_chain_der(const pkeys *k, const unsigned char *const *der, const si
 		const unsigned char *p = der[i];
 		X509 *x = d2i_X509(NULL, &p, (long)derlen[i]);
 
-		if (x == NULL || p != der[i] + derlen[i]) {
+		if (x == NULL || p != der[i] + derlen[i] ||
+		    (oids != NULL && oids[i] != NULL && !has_ext(x, oids[i]))) {
 			X509_free(x);
 			goto out;
 		}
@@ -514,7 +536,10 @@ jws_parse(const char *tok, size_t len, jws *out)
 	if (n <= 0)
 		return -1;
 	out->sig_len = (size_t)n;
-	out->signed_part = tok;
+	out->token = xmalloc(len + 1);
+	memcpy(out->token, tok, len);
+	out->token[len] = '\0';
+	out->signed_part = out->token;
 	out->signed_len = (size_t)(d2 - tok);
 	return 0;
 }
@@ -522,9 +547,10 @@ jws_parse(const char *tok, size_t len, jws *out)
 void
 jws_release(jws *j)
 {
+	free(j->token);
 	free(j->header_text);
 	free(j->payload_text);
-	j->header_text = j->payload_text = NULL;
+	j->token = j->header_text = j->payload_text = NULL;
 }
 
 char *

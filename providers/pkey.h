@@ -63,6 +63,15 @@ bool pkeys_verify_kid(const pkeys *k, const char *kid, size_t kidlen, pkey_alg a
 int pkeys_verify_chain_der(const pkeys *k, const unsigned char *const *der, const size_t *derlen,
 			   size_t n, int64_t now, pkey_alg alg, const unsigned char *msg,
 			   size_t msglen, const unsigned char *sig, size_t siglen, const char **why);
+/*
+ * As pkeys_verify_chain_der, and certificate i of the chain must carry the
+ * extension oids[i] (dotted text; NULL: any), as Apple's verifier demands
+ * its marker extensions of the leaf and the intermediate.
+ */
+int pkeys_verify_chain_oids(const pkeys *k, const unsigned char *const *der,
+			    const size_t *derlen, size_t n, const char *const *oids, int64_t now,
+			    pkey_alg alg, const unsigned char *msg, size_t msglen,
+			    const unsigned char *sig, size_t siglen, const char **why);
 int pkeys_verify_chain_pem(const pkeys *k, const char *pem, size_t pemlen, int64_t now,
 			   pkey_alg alg, const unsigned char *msg, size_t msglen,
 			   const unsigned char *sig, size_t siglen, const char **why);
@@ -78,6 +87,7 @@ void b64url_encode(const unsigned char *in, size_t len, char *out);
  * jws owns).  jws_parse returns 0, or -1 for a token that is not one.
  */
 typedef struct jws {
+	char *token; /* a copy of the token: signed_part points into it */
 	char *header_text, *payload_text;
 	size_t header_len, payload_len;
 	jscan_value header, payload;

@@ -23,7 +23,8 @@ extern const provider_ops provider_stripe, provider_github, provider_standard, p
 	provider_chargebee, provider_box, provider_webflow, provider_gocardless, provider_meta,
 	provider_clerk, provider_resend, provider_okta, provider_zendesk;
 /* the asymmetric schemes (pkey.h) */
-extern const provider_ops provider_plaid, provider_pubsub, provider_paypal, provider_sns;
+extern const provider_ops provider_plaid, provider_pubsub, provider_paypal, provider_sns,
+	provider_apple;
 
 static const provider_ops *const table[PROVIDER__COUNT] = {
 	[PROVIDER_STRIPE] = &provider_stripe,
@@ -71,6 +72,7 @@ static const provider_ops *const table[PROVIDER__COUNT] = {
 	[PROVIDER_PUBSUB] = &provider_pubsub,
 	[PROVIDER_PAYPAL] = &provider_paypal,
 	[PROVIDER_SNS] = &provider_sns,
+	[PROVIDER_APPLE] = &provider_apple,
 };
 
 const char *const provider_common_headers[] = {"Content-Type", "User-Agent", NULL};

@@ -72,6 +72,7 @@ typedef enum provider {
 	PROVIDER_PUBSUB,
 	PROVIDER_PAYPAL,
 	PROVIDER_SNS,
+	PROVIDER_APPLE,
 	PROVIDER__COUNT
 } provider;
 

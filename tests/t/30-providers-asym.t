@@ -53,7 +53,27 @@ my %leaf_der = map { ($_ => encode_base64(`openssl pkcs8 -topk8 -nocrypt -in $tm
 mkdir "$tmp/certs" or die $!;
 chmod 0777, "$tmp/certs";	# the responder notes the certificates it wants there
 
+# an App Store-like chain: root, intermediate and EC leaf with Apple's marker extensions
+{
+	open my $fh, '>', "$tmp/ext-int" or die $!;
+	print $fh "basicConstraints=critical,CA:true\nkeyUsage=critical,keyCertSign\n1.2.840.113635.100.6.2.1=ASN1:NULL\n";
+	open $fh, '>', "$tmp/ext-leaf" or die $!;
+	print $fh "1.2.840.113635.100.6.11.1=ASN1:NULL\n";
+	open $fh, '>', "$tmp/ext-plain" or die $!;
+	print $fh "basicConstraints=critical,CA:false\n";
+	close $fh;
+	sh("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout $tmp/aroot.key -out $tmp/aroot.pem -days 30 -subj '/CN=Test Apple Root' 2>/dev/null");
+	sh("openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout $tmp/aint.key -out $tmp/aint.csr -subj '/CN=Test WWDR' 2>/dev/null");
+	sh("openssl x509 -req -in $tmp/aint.csr -CA $tmp/aroot.pem -CAkey $tmp/aroot.key -CAcreateserial -extfile $tmp/ext-int -out $tmp/aint.pem -days 30 2>/dev/null");
+	for my $leaf (qw(aleaf aplain)) {
+		sh("openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout $tmp/$leaf.key -out $tmp/$leaf.csr -subj '/CN=Test Signer' 2>/dev/null");
+		sh("openssl x509 -req -in $tmp/$leaf.csr -CA $tmp/aint.pem -CAkey $tmp/aint.key -CAcreateserial -extfile $tmp/ext-" . ($leaf eq 'aleaf' ? 'leaf' : 'plain') . " -out $tmp/$leaf.pem -days 30 2>/dev/null");
+	}
+}
+sub der_b64 { my $d = `openssl x509 -in $_[0] -outform DER`; return encode_base64($d, '') }
+
 my $t = HookTest->new(endpoints => {
+	apple => { provider => 'apple', secrets => ['com.example.app'], ca_file => "$tmp/aroot.pem" },
 	paypal => { provider => 'paypal', secrets => ['1JE4291016473214C', '8PT597110X687430LKGECATA'],
 		ca_file => "$tmp/ca.pem", cert_cache => "$tmp/certs" },
 	sns => { provider => 'sns', secrets => ['arn:aws:sns:us-west-2:123456789012:MyTopic'],
@@ -305,6 +325,40 @@ sub sns_message {
 	is($post->(sns_message(%base, MessageId => 'ver-1', SignatureVersion => '3'))->{status}, 400,
 		'sns: an unknown SignatureVersion is malformed');
 	is(rows(), $before, 'sns: nothing stored for any refusal');
+}
+
+# ---- apple: signedPayload JWS with its x5c chain
+{
+	my $leaf_der = encode_base64(`openssl pkcs8 -topk8 -nocrypt -in $tmp/aleaf.key -outform DER`, '');
+	my $plain_der = encode_base64(`openssl pkcs8 -topk8 -nocrypt -in $tmp/aplain.key -outform DER`, '');
+	my @x5c = map { der_b64("$tmp/$_.pem") } qw(aleaf aint aroot);
+	my $note = sub {
+		my (%o) = @_;
+		my $payload = { notificationType => 'DID_RENEW', subtype => 'BILLING_RECOVERY',
+			notificationUUID => $o{uuid} // '002e14d5-51f5-4503-b5a8-c3a1af68eb20', version => '2.0',
+			signedDate => 1698148900000,
+			data => { bundleId => $o{bundle} // 'com.example.app', environment => 'Sandbox', signedTransactionInfo => 'x' } };
+		my $jws = node_jws('ES256', $o{key} // $leaf_der, { alg => 'ES256', x5c => $o{x5c} // \@x5c }, $payload);
+		return encode_json({ signedPayload => $jws });
+	};
+	my $r = $t->post('apple', $note->(), { 'Content-Type' => 'application/json' });
+	is($r->{status}, 200, 'apple: a notification signed by a leaf of the configured root is accepted') or diag($r->{content});
+	is($t->sql("select event_type from hookinbox.inbox where event_id = '002e14d5-51f5-4503-b5a8-c3a1af68eb20'"),
+		'DID_RENEW.BILLING_RECOVERY', 'apple: stored under notificationUUID, typed notificationType.subtype');
+	$r = $t->post('apple', $note->(), { 'Content-Type' => 'application/json' });
+	is($t->sql("select count(*) from hookinbox.inbox where event_id = '002e14d5-51f5-4503-b5a8-c3a1af68eb20'"), 1, 'apple: a retry is the same row');
+	my $before = rows();
+	is($t->post('apple', $note->(uuid => 'u-2', bundle => 'com.other.app'), { 'Content-Type' => 'application/json' })->{status}, 401,
+		'apple: another app\'s notification is refused');
+	is($t->post('apple', $note->(uuid => 'u-3', key => $plain_der, x5c => [map { der_b64("$tmp/$_.pem") } qw(aplain aint aroot)]), { 'Content-Type' => 'application/json' })->{status}, 401,
+		'apple: a leaf without Apple\'s marker extension is refused');
+	is($t->post('apple', $note->(uuid => 'u-4', x5c => [map { der_b64("$tmp/$_.pem") } qw(aleaf rogue)]), { 'Content-Type' => 'application/json' })->{status}, 401,
+		'apple: a chain that does not reach the configured root is refused');
+	is($t->post('apple', $note->(uuid => 'u-5', key => $plain_der), { 'Content-Type' => 'application/json' })->{status}, 401,
+		'apple: a payload not signed by the x5c leaf is refused');
+	is($t->post('apple', '{"signedPayload":"x.y"}', { 'Content-Type' => 'application/json' })->{status}, 401,
+		'apple: a body without a JWS is refused');
+	is(rows(), $before, 'apple: nothing stored for any refusal');
 }
 
 done_testing();
