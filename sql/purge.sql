@@ -30,7 +30,8 @@
 -- dedup_days may still not be shorter than the replay horizon of any provider
 -- with rows in the inbox: how long it retries or lets a delivery be
 -- re-sent (stripe 3 days, paddle 3, github 3, hmac 3, square 3,
--- shopify 2, standard 2, svix 2, gitlab 2, slack 1, twilio 1;
+-- shopify 2, standard 2, svix 2, gitlab 2, slack 1, twilio 1, plaid 1,
+-- pubsub 7 (the subscription's default retention), paypal 3, sns 1, apple 7;
 -- docs/providers.md).
 -- Below that the script refuses (exit 3), unless run with -v force=1.
 -- Exits non-zero (3) on a usage error (need 0 <= payload_days <= dedup_days
@@ -54,7 +55,8 @@ do $$ begin raise exception 'purge.sql: need 0 <= payload_days <= dedup_days <= 
 select coalesce(string_agg(f.provider || ' (' || f.days || ' days)', ', ' order by f.provider), '') as too_short
   from (values ('stripe', 3), ('paddle', 3), ('github', 3), ('hmac', 3), ('shopify', 2),
 	       ('standard', 2), ('svix', 2), ('gitlab', 2), ('slack', 1), ('twilio', 1),
-	       ('square', 3)) f(provider, days)
+	       ('square', 3),
+	       ('plaid', 1), ('pubsub', 7), ('paypal', 3), ('sns', 1), ('apple', 7)) f(provider, days)
  where f.days > :'dedup_days'::integer
    and exists (select 1 from hookinbox.inbox i where i.provider = f.provider) \gset
 select (:'too_short' <> '' and :'force' <> '1') as refuse \gset
