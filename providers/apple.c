@@ -27,8 +27,8 @@
 
 #define X5C_MAX 3
 
-static const char *const oids[X5C_MAX] = {"1.2.840.113635.100.6.11.1",
-					  "1.2.840.113635.100.6.2.1", NULL};
+static const char *const oids[X5C_MAX] = {"1.2.840.113635.100.6.11.1", "1.2.840.113635.100.6.2.1",
+					  NULL};
 
 /* the signedPayload JWS of the body; -1 when there is none */
 static int
@@ -191,7 +191,8 @@ sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 {
 	(void)in;
 	(void)out;
-	snprintf(errbuf, errlen, "the App Store signs inside the body: hookinbox-send cannot play it");
+	snprintf(errbuf, errlen,
+		 "the App Store signs inside the body: hookinbox-send cannot play it");
 	return -1;
 }
 

@@ -127,7 +127,8 @@ scheme_verify_cert(const cert_scheme *sc, const provider_endpoint *ep, const req
 	int rc;
 
 	if (!sc->url_ok(url, urllen))
-		return scheme_fail(res, VERIFY_MISMATCH, "certificate URL not on the provider's hosts");
+		return scheme_fail(res, VERIFY_MISMATCH,
+				   "certificate URL not on the provider's hosts");
 	if ((pem = cached(ep->cert_cache, url, urllen, &pemlen)) == NULL) {
 		want(ep->cert_cache, url, urllen);
 		return scheme_fail(res, VERIFY_UNAVAILABLE, "signing certificate not cached");

@@ -44,11 +44,11 @@ typedef struct provider_endpoint {
 	 * its certificates chain to, files the operator keeps (absolute paths
 	 * once loaded), and what provider_endpoint_load made of them at start.
 	 */
-	char *key_file;	     /* Pub/Sub: Google's JWKS */
-	char *ca_file;	     /* PayPal, SNS: the CA bundle; App Store: Apple Root CA - G3 */
-	char *cert_cache;    /* PayPal, SNS: directory of fetched signing certificates */
-	char *audience;	     /* Pub/Sub: the token's aud */
-	struct pkeys *keys;  /* owned: provider_endpoint_release frees it */
+	char *key_file;	    /* Pub/Sub: Google's JWKS */
+	char *ca_file;	    /* PayPal, SNS: the CA bundle; App Store: Apple Root CA - G3 */
+	char *cert_cache;   /* PayPal, SNS: directory of fetched signing certificates */
+	char *audience;	    /* Pub/Sub: the token's aud */
+	struct pkeys *keys; /* owned: provider_endpoint_release frees it */
 } provider_endpoint;
 
 #endif

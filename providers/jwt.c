@@ -48,8 +48,8 @@ scheme_verify_jwt(const jwt_scheme *sc, const provider_endpoint *ep, const reque
 }
 
 int
-scheme_sign_jwt(const jwt_scheme *sc, const sign_input *in, const char *payload,
-		sign_output *out, char *errbuf, size_t errlen)
+scheme_sign_jwt(const jwt_scheme *sc, const sign_input *in, const char *payload, sign_output *out,
+		char *errbuf, size_t errlen)
 {
 	pkey_secret ps;
 	char *header, *tok, *kid;

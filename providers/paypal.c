@@ -42,8 +42,8 @@ crc32_of(const unsigned char *p, size_t len)
 	return c ^ 0xFFFFFFFFu;
 }
 
-static const char *const hosts[] = {"api.paypal.com", "api-m.paypal.com",
-				    "api.sandbox.paypal.com", "api-m.sandbox.paypal.com", NULL};
+static const char *const hosts[] = {"api.paypal.com", "api-m.paypal.com", "api.sandbox.paypal.com",
+				    "api-m.sandbox.paypal.com", NULL};
 
 static bool
 url_ok(const char *url, size_t len)
@@ -157,8 +157,7 @@ sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 /* {"id": "WH-…", "event_type", "resource": {"id"}, "create_time"} */
 static const env_body_fields fields = {"id", "event_type", "resource.id", NULL};
 
-static const char *const headers[] = {"PAYPAL-TRANSMISSION-ID", "PAYPAL-TRANSMISSION-TIME",
-				      NULL};
+static const char *const headers[] = {"PAYPAL-TRANSMISSION-ID", "PAYPAL-TRANSMISSION-TIME", NULL};
 
 const provider_ops provider_paypal = {
 	.name = "paypal",

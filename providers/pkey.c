@@ -23,9 +23,9 @@
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
 
-#define PKEYS_MAX 64		 /* keys kept per endpoint */
-#define KEY_FILE_MAX (1 << 20)	 /* a longer key or CA file is refused */
-#define CHAIN_MAX 8		 /* certificates in a chain */
+#define PKEYS_MAX 64	       /* keys kept per endpoint */
+#define KEY_FILE_MAX (1 << 20) /* a longer key or CA file is refused */
+#define CHAIN_MAX 8	       /* certificates in a chain */
 
 typedef struct pkey_entry {
 	char *kid;
@@ -172,7 +172,8 @@ jwk_key(const jscan_value *o)
 			goto out;
 		n = BN_bin2bn(a, (int)alen, NULL);
 		e = BN_bin2bn(b, (int)blen, NULL);
-		if (n == NULL || e == NULL || !OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_N, n) ||
+		if (n == NULL || e == NULL ||
+		    !OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_N, n) ||
 		    !OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_E, e))
 			goto out;
 		key = fromdata("RSA", bld);
@@ -527,8 +528,8 @@ jws_parse(const char *tok, size_t len, jws *out)
 	    (d2 = memchr(d1 + 1, '.', len - (size_t)(d1 + 1 - tok))) == NULL ||
 	    memchr(d2 + 1, '.', len - (size_t)(d2 + 1 - tok)) != NULL)
 		return -1;
-	if (json_part(tok, (size_t)(d1 - tok), &out->header_text, &out->header_len,
-		      &out->header) != 0 ||
+	if (json_part(tok, (size_t)(d1 - tok), &out->header_text, &out->header_len, &out->header) !=
+		    0 ||
 	    json_part(d1 + 1, (size_t)(d2 - d1 - 1), &out->payload_text, &out->payload_len,
 		      &out->payload) != 0)
 		return -1;
@@ -599,8 +600,7 @@ jws_verify_kid(const pkeys *k, const jws *j, pkey_alg alg)
 /* ---- signing (hookinbox-send) ---- */
 
 int
-pkey_secret_parse(const unsigned char *s, size_t len, pkey_secret *out, char *errbuf,
-		  size_t errlen)
+pkey_secret_parse(const unsigned char *s, size_t len, pkey_secret *out, char *errbuf, size_t errlen)
 {
 	char *line = xmalloc(len + 1), *save = NULL, *w, *last = NULL;
 	unsigned char *der;
@@ -704,8 +704,8 @@ out:
 }
 
 char *
-jws_sign(const pkey_secret *ps, pkey_alg alg, const char *header, const char *payload,
-	 char *errbuf, size_t errlen)
+jws_sign(const pkey_secret *ps, pkey_alg alg, const char *header, const char *payload, char *errbuf,
+	 size_t errlen)
 {
 	size_t hl = strlen(header), pl = strlen(payload), siglen;
 	char *tok = xmalloc(4 * ((hl + 2) / 3) + 4 * ((pl + 2) / 3) + 4 * ((512 + 2) / 3) + 4);

@@ -62,16 +62,17 @@ bool pkeys_verify_kid(const pkeys *k, const char *kid, size_t kidlen, pkey_alg a
  */
 int pkeys_verify_chain_der(const pkeys *k, const unsigned char *const *der, const size_t *derlen,
 			   size_t n, int64_t now, pkey_alg alg, const unsigned char *msg,
-			   size_t msglen, const unsigned char *sig, size_t siglen, const char **why);
+			   size_t msglen, const unsigned char *sig, size_t siglen,
+			   const char **why);
 /*
  * As pkeys_verify_chain_der, and certificate i of the chain must carry the
  * extension oids[i] (dotted text; NULL: any), as Apple's verifier demands
  * its marker extensions of the leaf and the intermediate.
  */
-int pkeys_verify_chain_oids(const pkeys *k, const unsigned char *const *der,
-			    const size_t *derlen, size_t n, const char *const *oids, int64_t now,
-			    pkey_alg alg, const unsigned char *msg, size_t msglen,
-			    const unsigned char *sig, size_t siglen, const char **why);
+int pkeys_verify_chain_oids(const pkeys *k, const unsigned char *const *der, const size_t *derlen,
+			    size_t n, const char *const *oids, int64_t now, pkey_alg alg,
+			    const unsigned char *msg, size_t msglen, const unsigned char *sig,
+			    size_t siglen, const char **why);
 int pkeys_verify_chain_pem(const pkeys *k, const char *pem, size_t pemlen, int64_t now,
 			   pkey_alg alg, const unsigned char *msg, size_t msglen,
 			   const unsigned char *sig, size_t siglen, const char **why);
@@ -146,8 +147,8 @@ typedef struct jwt_scheme {
 		      verify_result *res);
 } jwt_scheme;
 
-int scheme_verify_jwt(const jwt_scheme *sc, const provider_endpoint *ep,
-		      const request_view *req, verify_result *res);
+int scheme_verify_jwt(const jwt_scheme *sc, const provider_endpoint *ep, const request_view *req,
+		      verify_result *res);
 /*
  * hookinbox-send: the header carrying a JWS of payload, signed with the
  * secret "<kid> <base64 PKCS#8 DER>" (pkey_secret); 0, or -1 and errbuf
@@ -173,10 +174,10 @@ typedef struct cert_scheme {
 #define CERT_FILE_LEN 70
 int cert_file_name(const char *url, size_t len, char name[CERT_FILE_LEN]);
 
-int scheme_verify_cert(const cert_scheme *sc, const provider_endpoint *ep,
-		       const request_view *req, const char *url, size_t urllen, pkey_alg alg,
-		       const unsigned char *msg, size_t msglen, const unsigned char *sig,
-		       size_t siglen, size_t secret_index, verify_result *res);
+int scheme_verify_cert(const cert_scheme *sc, const provider_endpoint *ep, const request_view *req,
+		       const char *url, size_t urllen, pkey_alg alg, const unsigned char *msg,
+		       size_t msglen, const unsigned char *sig, size_t siglen, size_t secret_index,
+		       verify_result *res);
 /* what cert_cache and ca_file must be for the class (provider_ops.check) */
 const char *scheme_check_cert(const provider_endpoint *ep);
 /* load ca_file's roots (provider_ops.load) */

@@ -46,8 +46,8 @@ claims(const provider_endpoint *ep, const request_view *req, const jws *j, verif
 		rc = scheme_fail(res, VERIFY_FUTURE, "token issued in the future");
 		goto out;
 	}
-	if (iss == NULL ||
-	    (strcmp(iss, "https://accounts.google.com") != 0 && strcmp(iss, "accounts.google.com") != 0)) {
+	if (iss == NULL || (strcmp(iss, "https://accounts.google.com") != 0 &&
+			    strcmp(iss, "accounts.google.com") != 0)) {
 		rc = scheme_fail(res, VERIFY_MISMATCH, "token issuer is not Google");
 		goto out;
 	}

@@ -70,10 +70,10 @@ url_ok(const char *url, size_t len)
 static const cert_scheme certs = {.url_ok = url_ok};
 
 /* the names signed, in order, per message type; "Subject" only when present */
-static const char *const notification[] = {"Message", "MessageId", "Subject", "Timestamp",
-					   "TopicArn", "Type", NULL};
+static const char *const notification[] = {"Message",  "MessageId", "Subject", "Timestamp",
+					   "TopicArn", "Type",	    NULL};
 static const char *const confirmation[] = {"Message", "MessageId", "SubscribeURL", "Timestamp",
-					   "Token", "TopicArn", "Type", NULL};
+					   "Token",   "TopicArn",  "Type",	   NULL};
 
 /* a string member, unescaped; NULL when absent or not a string */
 static char *
