@@ -44,7 +44,7 @@ cert_url_pinned(const char *url, size_t len, const char *const *hosts, const cha
 		      c == '-' || c == '.' || c == '_' || c == '/'))
 			return false; /* no port, user, query, fragment or escape */
 	}
-	if (memmem(url, len, "..", 2) != NULL || memmem(url, len, "//", 2) != url + 6)
+	if (memmem(url, len, "..", 2) != NULL || memmem(url + 8, len - 8, "//", 2) != NULL)
 		return false;
 	if (strncmp(slash, path_prefix, strlen(path_prefix)) != 0)
 		return false;

@@ -189,4 +189,10 @@ int scheme_load_cert(provider_endpoint *ep, char *errbuf, size_t errlen);
 bool cert_url_pinned(const char *url, size_t len, const char *const *hosts,
 		     const char *path_prefix);
 
+/*
+ * sns.c: the string an SNS message's Signature covers (malloc'd, *len) for
+ * its Type; 0, or -1 for a body that is not such a message (unit tests)
+ */
+int sns_canonical(const unsigned char *body, size_t blen, char **out, size_t *len);
+
 #endif

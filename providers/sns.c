@@ -116,9 +116,6 @@ canonical(const jscan_value *o, const char *const *names, size_t *len)
 	return out;
 }
 
-int sns_canonical(const unsigned char *body, size_t blen, char **out, size_t *len);
-
-/* the canonical string of the body's message (fuzzers): 0, or -1 */
 int
 sns_canonical(const unsigned char *body, size_t blen, char **out, size_t *len)
 {
