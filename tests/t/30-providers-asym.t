@@ -49,6 +49,20 @@ for my $ca (qw(ca rogue)) {
 	sh("openssl req -newkey rsa:2048 -nodes -keyout $tmp/$ca-leaf.key -out $tmp/$ca-leaf.csr -subj /CN=signer 2>/dev/null");
 	sh("openssl x509 -req -in $tmp/$ca-leaf.csr -CA $tmp/$ca.pem -CAkey $tmp/$ca.key -CAcreateserial -out $tmp/$ca-leaf.pem -days 30 2>/dev/null");
 }
+# and a signing certificate issued by an intermediate that names itself in its
+# "CA Issuers" URL, as the providers' are (they serve the leaf alone)
+{
+	open my $fh, '>', "$tmp/ext-ca" or die $!;
+	print $fh "basicConstraints=critical,CA:true\nkeyUsage=critical,keyCertSign\n";
+	open $fh, '>', "$tmp/ext-aia" or die $!;
+	print $fh "authorityInfoAccess=caIssuers;URI:http://crt.issuer.example/int.cer\n";
+	close $fh;
+	sh("openssl req -newkey rsa:2048 -nodes -keyout $tmp/int.key -out $tmp/int.csr -subj /CN=intermediate 2>/dev/null");
+	sh("openssl x509 -req -in $tmp/int.csr -CA $tmp/ca.pem -CAkey $tmp/ca.key -CAcreateserial -extfile $tmp/ext-ca -out $tmp/int.pem -days 30 2>/dev/null");
+	sh("openssl x509 -in $tmp/int.pem -outform DER -out $tmp/int.cer");
+	sh("openssl req -newkey rsa:2048 -nodes -keyout $tmp/chained.key -out $tmp/chained.csr -subj /CN=signer 2>/dev/null");
+	sh("openssl x509 -req -in $tmp/chained.csr -CA $tmp/int.pem -CAkey $tmp/int.key -CAcreateserial -extfile $tmp/ext-aia -out $tmp/chained.pem -days 30 2>/dev/null");
+}
 my %leaf_der = map { ($_ => encode_base64(`openssl pkcs8 -topk8 -nocrypt -in $tmp/$_-leaf.key -outform DER`, '')) } qw(ca rogue);
 mkdir "$tmp/certs" or die $!;
 chmod 0777, "$tmp/certs";	# the responder notes the certificates it wants there
@@ -236,7 +250,10 @@ sub wanted {
 
 	# the fetcher, with curl played by a script that serves the leaf
 	open my $fh, '>', "$tmp/fake-curl" or die $!;
-	print $fh "#!/bin/sh\nwhile [ \$# -gt 1 ]; do [ \"\$1\" = -o ] && out=\$2; shift; done\ncp $tmp/ca-leaf.pem \"\$out\"\n";
+	# the URL is the last argument: the intermediate's, the chained leaf's, else the plain leaf
+	print $fh "#!/bin/sh\nwhile [ \$# -gt 1 ]; do [ \"\$1\" = -o ] && out=\$2; shift; done\n"
+		. "case \$1 in *int.cer) f=$tmp/int.cer;; *CERT-chained) f=$tmp/chained.pem;; *) f=$tmp/ca-leaf.pem;; esac\n"
+		. "cp \$f \"\$out\"\n";
 	close $fh;
 	chmod 0755, "$tmp/fake-curl";
 	my $fetch = "HOOKINBOX_FETCH_CURL=$tmp/fake-curl $top/contrib/hookinbox-fetch-certs --cache $tmp/certs --ca $tmp/ca.pem";
@@ -245,6 +262,12 @@ sub wanted {
 	isnt(system("$fetch https://evil.example/v1/notifications/certs/x 2>$tmp/fetch.err"), 0, 'hookinbox-fetch-certs: refuses a host that is not pinned');
 	like(do { local $/; open my $e, '<', "$tmp/fetch.err"; <$e> }, qr/not on a pinned host/, 'hookinbox-fetch-certs: and says so');
 	cache_cert($cert, "$tmp/ca-leaf.pem");
+	my $chained = 'https://api.paypal.com/v1/notifications/certs/CERT-chained';
+	is(system("$fetch $chained 2>$tmp/fetch.err"), 0, 'hookinbox-fetch-certs: a leaf served alone is completed with its "CA Issuers" intermediate');
+	my $chained_der = encode_base64(`openssl pkcs8 -topk8 -nocrypt -in $tmp/chained.key -outform DER`, '');
+	my ($st3) = sender('paypal', secret_file('pp-chained', "$chained 8PT597110X687430LKGECATA $chained_der"), $url,
+		$body =~ s/WH-2WR/WH-9WR/r);
+	is($st3, 200, 'paypal: a certificate chained through its cached intermediate is accepted');
 
 	my ($st2, $ans) = sender('paypal', $s, $url, $body, '--event-id=tx-1');
 	is($st2, 200, 'paypal: with the certificate cached, the delivery is accepted') or diag($ans);
