@@ -221,6 +221,24 @@ sub node_jws {
 	$r = $t->post('pubsub', $body2, { 'Content-Type' => 'application/json', Authorization => "Bearer $h.$p.AA" });
 	is($r->{status}, 401, 'pubsub: an alg "none" token is refused');
 	is(rows(), $before, 'pubsub: nothing stored for any refusal');
+
+	# Google rotates its keys: the timer rewrites key_file, the responder reloads it
+	my $g2 = keypair('rsa', 'g-2');
+	my $s2 = secret_file('g2', "g-2 $email $g2->{der}");
+	open my $fh, '>', "$tmp/google.jwks.new" or die $!;
+	print $fh JSON::PP->new->pretty->encode({ keys => [$g2->{jwk}] });
+	close $fh;
+	rename "$tmp/google.jwks.new", "$tmp/google.jwks" or die $!;
+	my $body3 = $body =~ s/2070443601311540/2070443601311542/gr;
+	my $got = 0;
+	for (1 .. 30) {
+		($got) = sender('pubsub', $s2, $url, $body3);
+		last if $got == 200;
+		select(undef, undef, undef, 0.5);
+	}
+	is($got, 200, 'pubsub: a token of the new key is accepted once key_file changed');
+	($st) = sender('pubsub', $s, $url, $body2);
+	is($st, 401, 'pubsub: and one of the removed key is refused');
 }
 
 # ---- the certificate class: a cache filled off the request path
