@@ -472,7 +472,7 @@ status_text(int status)
 }
 
 static void
-reply(const http_io *io, const outcome *o, const char *answer)
+reply(const http_io *io, const outcome *o, const char *answer, const char *answer_type)
 {
 	char head[256], body[256];
 	int hn, bn;
@@ -487,11 +487,12 @@ reply(const http_io *io, const outcome *o, const char *answer)
 	}
 	if (bn < 0 || (size_t)bn >= sizeof(body))
 		bn = snprintf(body, sizeof(body), "{}\n");
-	hn = snprintf(
-		head, sizeof(head),
-		"Status: %d %s\r\nContent-Type: application/json\r\nCache-Control: no-store\r\n%s%s\r\n",
-		o->status, status_text(o->status), o->status == 405 ? "Allow: POST\r\n" : "",
-		o->status == 503 ? "Retry-After: 5\r\n" : "");
+	hn = snprintf(head, sizeof(head),
+		      "Status: %d %s\r\nContent-Type: %s\r\nCache-Control: no-store\r\n%s%s\r\n",
+		      o->status, status_text(o->status),
+		      answer != NULL && answer_type != NULL ? answer_type : "application/json",
+		      o->status == 405 ? "Allow: POST\r\n" : "",
+		      o->status == 503 ? "Retry-After: 5\r\n" : "");
 	io->write(io->ctx, head, (size_t)hn);
 	/* a handshake is answered with what its provider checks (envelope.h) */
 	if (answer != NULL)
@@ -517,7 +518,8 @@ rejected(int status, const char *reason)
  */
 typedef struct served {
 	const endpoint_conf *ep;
-	char *answer; /* a handshake's */
+	char *answer;		 /* a handshake's */
+	const char *answer_type; /* its Content-Type (static) */
 	char *note;
 	char *event_id;
 	/*
@@ -573,6 +575,7 @@ serve(handler *h, const http_io *io, served *sv)
 	case 1:
 		/* counted with the other requests that store nothing */
 		count_rejection(h, ep->name, "handshake answered");
+		sv->answer_type = provider_handshake_type(ep->pe.provider);
 		return (outcome){.status = 200,
 				 .what = "handshake",
 				 .reason = "handshake answered",
@@ -692,7 +695,7 @@ handler_serve(handler *h, const http_io *io)
 	char status[8], id[24], ms[24], idx[8], rid[48];
 	int64_t elapsed_us;
 
-	reply(io, &o, sv.answer);
+	reply(io, &o, sv.answer, sv.answer_type);
 	free(sv.answer);
 	/* the responder's part of the request: from its parameters to the reply written */
 	elapsed_us = clock_mono_us() - t0;

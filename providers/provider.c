@@ -24,7 +24,7 @@ extern const provider_ops provider_stripe, provider_github, provider_standard, p
 	provider_clerk, provider_resend, provider_okta, provider_zendesk;
 /* the asymmetric schemes (pkey.h) */
 extern const provider_ops provider_plaid, provider_pubsub, provider_paypal, provider_sns,
-	provider_apple;
+	provider_apple, provider_graph;
 
 static const provider_ops *const table[PROVIDER__COUNT] = {
 	[PROVIDER_STRIPE] = &provider_stripe,
@@ -73,6 +73,7 @@ static const provider_ops *const table[PROVIDER__COUNT] = {
 	[PROVIDER_PAYPAL] = &provider_paypal,
 	[PROVIDER_SNS] = &provider_sns,
 	[PROVIDER_APPLE] = &provider_apple,
+	[PROVIDER_GRAPH] = &provider_graph,
 };
 
 const char *const provider_common_headers[] = {"Content-Type", "User-Agent", NULL};
@@ -193,6 +194,12 @@ provider_endpoint_release(struct provider_endpoint *ep)
 {
 	pkeys_free(ep->keys);
 	ep->keys = NULL;
+}
+
+const char *
+provider_handshake_type(provider p)
+{
+	return table[p]->handshake_type != NULL ? table[p]->handshake_type : "application/json";
 }
 
 bool

@@ -73,6 +73,7 @@ typedef enum provider {
 	PROVIDER_PAYPAL,
 	PROVIDER_SNS,
 	PROVIDER_APPLE,
+	PROVIDER_GRAPH,
 	PROVIDER__COUNT
 } provider;
 
@@ -135,6 +136,8 @@ typedef struct provider_ops {
 	 */
 	int (*handshake)(const struct provider_endpoint *ep, const struct request_view *req,
 			 size_t secret_index, char **answer, const char **reason);
+	/* the Content-Type of a handshake's answer; NULL: application/json */
+	const char *handshake_type;
 	/*
 	 * Load the keys or roots the endpoint's files hold into ep->keys, once
 	 * at start (the asymmetric schemes, pkey.h): 0, or -1 with a message
@@ -205,6 +208,8 @@ const char *provider_endpoint_check(const struct provider_endpoint *ep);
  */
 int provider_endpoint_load(struct provider_endpoint *ep, char *errbuf, size_t errlen);
 void provider_endpoint_release(struct provider_endpoint *ep);
+/* provider_ops.handshake_type: the Content-Type of a handshake's answer */
+const char *provider_handshake_type(provider p);
 /* provider_ops.sends_version: an ordered route needs event versions */
 bool provider_endpoint_sends_version(const struct provider_endpoint *ep);
 /*

@@ -88,6 +88,7 @@ sub der_b64 { my $d = `openssl x509 -in $_[0] -outform DER`; return encode_base6
 
 my $t = HookTest->new(endpoints => {
 	apple => { provider => 'apple', secrets => ['com.example.app'], ca_file => "$tmp/aroot.pem" },
+	graph => { provider => 'graph', secrets => ['graph-client-state-0123'] },
 	paypal => { provider => 'paypal', secrets => ['1JE4291016473214C', '8PT597110X687430LKGECATA'],
 		ca_file => "$tmp/ca.pem", cert_cache => "$tmp/certs" },
 	sns => { provider => 'sns', secrets => ['arn:aws:sns:us-west-2:123456789012:MyTopic'],
@@ -400,6 +401,39 @@ sub sns_message {
 	is($t->post('apple', '{"signedPayload":"x.y"}', { 'Content-Type' => 'application/json' })->{status}, 401,
 		'apple: a body without a JWS is refused');
 	is(rows(), $before, 'apple: nothing stored for any refusal');
+}
+
+# ---- graph: validationToken echoed, clientState in every notification
+{
+	my $before = rows();
+	my $r = $t->post(undef, '', { 'Content-Type' => 'text/plain; charset=utf-8' },
+		url => $t->url('graph') . '?validationToken=Validation%3a+Testing+client+application+reachability+for+subscription+Request-Id%3a+9c1f7cf4');
+	is($r->{status}, 200, 'graph: a subscription validation is answered 200');
+	like($r->{headers}{'content-type'} // '', qr{^text/plain}, 'graph: as text/plain');
+	is($r->{content}, 'Validation: Testing client application reachability for subscription Request-Id: 9c1f7cf4',
+		'graph: with the decoded token');
+	is(rows(), $before, 'graph: and nothing stored');
+	is($t->post('graph', '', { 'Content-Type' => 'text/plain' })->{status}, 401,
+		'graph: an empty body without validationToken is refused');
+	my $item = sub { my ($id, $cs) = @_; { subscriptionId => 'b6f4d2b8', clientState => $cs // 'graph-client-state-0123',
+		changeType => 'created', resource => "Users/u1/Messages/$id", tenantId => 't1',
+		subscriptionExpirationDateTime => '2026-12-03T18:23:45.9356913Z',
+		resourceData => { '@odata.type' => '#Microsoft.Graph.Message', id => $id } } };
+	my $body = JSON::PP->new->canonical->encode({ value => [$item->('AAMk1'), $item->('AAMk2')] });
+	$r = $t->post('graph', $body, { 'Content-Type' => 'application/json' });
+	is($r->{status}, 200, 'graph: a batch of two notifications with the clientState is accepted');
+	my $id = 'sha256:' . sha256_hex($body);
+	is($t->sql("select event_type||'|'||object_id from hookinbox.inbox where event_id = '$id'"), 'created|AAMk1',
+		'graph: stored as one row under the body hash, typed by the first item');
+	$r = $t->post('graph', $body, { 'Content-Type' => 'application/json' });
+	ok($r->{status} == 200 && $r->{json}{duplicate}, 'graph: a retry is a duplicate');
+	$before = rows();
+	my $bad = JSON::PP->new->canonical->encode({ value => [$item->('AAMk3'), $item->('AAMk4', 'guessed')] });
+	is($t->post('graph', $bad, { 'Content-Type' => 'application/json' })->{status}, 401,
+		'graph: a batch with one wrong clientState is refused');
+	is($t->post('graph', '{"value":[]}', { 'Content-Type' => 'application/json' })->{status}, 400,
+		'graph: an empty batch is malformed');
+	is(rows(), $before, 'graph: nothing stored for any refusal');
 }
 
 done_testing();

@@ -348,7 +348,7 @@ static const key_case key_cases[] = {
 	    "adyen_platform, linear, mux, workos, razorpay, discord, zoom, telnyx, intercom, "
 	    "bitbucket, typeform, calendly, woocommerce, sentry, pagerduty, vercel, checkout, "
 	    "lemonsqueezy, notion, postmark, chargebee, box, webflow, gocardless, meta, clerk, resend, okta, zendesk, "
-	    "plaid, pubsub, paypal, sns, apple)"),
+	    "plaid, pubsub, paypal, sns, apple, graph)"),
 	GOOD("endpoint a", "secret_file", "secrets", "endpoint.secrets=2"),
 	GOOD("endpoint a", "account", "acct_1", "endpoint.account=acct_1"),
 	GOOD("endpoint a", "environment", "live", "endpoint.environment=live"),
