@@ -31,7 +31,8 @@
 -- with rows in the inbox: how long it retries or lets a delivery be
 -- re-sent (stripe 3 days, paddle 3, github 3, hmac 3, square 3,
 -- shopify 2, standard 2, svix 2, gitlab 2, slack 1, twilio 1, plaid 1,
--- pubsub 7 (the subscription's default retention), paypal 3, sns 1, apple 7;
+-- pubsub 7 (the subscription's default retention), paypal 3, sns 1, apple 7,
+-- graph 1;
 -- docs/providers.md).
 -- Below that the script refuses (exit 3), unless run with -v force=1.
 -- Exits non-zero (3) on a usage error (need 0 <= payload_days <= dedup_days
@@ -56,7 +57,8 @@ select coalesce(string_agg(f.provider || ' (' || f.days || ' days)', ', ' order 
   from (values ('stripe', 3), ('paddle', 3), ('github', 3), ('hmac', 3), ('shopify', 2),
 	       ('standard', 2), ('svix', 2), ('gitlab', 2), ('slack', 1), ('twilio', 1),
 	       ('square', 3),
-	       ('plaid', 1), ('pubsub', 7), ('paypal', 3), ('sns', 1), ('apple', 7)) f(provider, days)
+	       ('plaid', 1), ('pubsub', 7), ('paypal', 3), ('sns', 1), ('apple', 7),
+	       ('graph', 1)) f(provider, days)
  where f.days > :'dedup_days'::integer
    and exists (select 1 from hookinbox.inbox i where i.provider = f.provider) \gset
 select (:'too_short' <> '' and :'force' <> '1') as refuse \gset

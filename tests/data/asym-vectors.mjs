@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: ISC
 // asym-vectors.mjs - writes provider-vectors-asym.json: vectors for the
-// providers that sign with public keys (plaid, pubsub, paypal, sns, apple),
+// providers that sign with public keys (plaid, pubsub, paypal, sns, apple)
+// and for graph's clientState,
 // with keys and certificate authorities made at generation time (node:crypto,
 // and the openssl command for certificates), checked where the provider has
 // an official or widely used Node verifier that works offline (sdk_check):
@@ -204,6 +205,16 @@ const rogueKey = createPrivateKey(pem('rogue-leaf.key'));
 	// the chain is good, the endpoint trusts another root
 	await add(vec('apple-untrusted-root', 'apple', 'reject', [bundle], body(key, payload()), {}, { files: { ca_file: pem('arogue.pem') } }),
 		derived);
+}
+
+// ---- graph: the subscription's clientState in every notification (derived: Graph signs nothing)
+{
+	const cs = 'graph-client-state-0123456789';
+	const item = (id, c = cs) => ({ subscriptionId: 'b6f4d2b8-9ad2-4d62-8a68-0d3b4e6c1a11', subscriptionExpirationDateTime: '2026-12-03T18:23:45.9356913Z',
+		changeType: 'created', resource: `Users/u1/Messages/${id}`, clientState: c, tenantId: '84bd8158-6d4d-4958-8b9f-9d6445542f95',
+		resourceData: { '@odata.type': '#Microsoft.Graph.Message', '@odata.id': `Users/u1/Messages/${id}`, id } });
+	await add(vec('graph-accept', 'graph', 'accept', [cs], JSON.stringify({ value: [item('AAMkAGUwNjQ4'), item('AAMkAGUwNjQ5')] }), {}), derived);
+	await add(vec('graph-wrong-client-state', 'graph', 'reject', [cs], JSON.stringify({ value: [item('AAMkAGUwNjQ4'), item('AAMkAGUwNjQ5', 'guessed')] }), {}), derived);
 }
 
 rmSync(dir, { recursive: true, force: true });

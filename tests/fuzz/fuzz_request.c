@@ -101,7 +101,8 @@ static const char conf_text[] =
 	"[endpoint paypal]\nprovider = paypal\nsecret_file = secrets\nca_file = ca.pem\n"
 	"cert_cache = certs\n"
 	"[endpoint sns]\nprovider = sns\nsecret_file = secrets\nca_file = ca.pem\ncert_cache = certs\n"
-	"[endpoint apple]\nprovider = apple\nsecret_file = secrets\nca_file = ca.pem\n";
+	"[endpoint apple]\nprovider = apple\nsecret_file = secrets\nca_file = ca.pem\n"
+	"[endpoint graph]\nprovider = graph\nsecret_file = secrets\n";
 
 /* what the asymmetric endpoints read besides the secrets, under the temp directory */
 static const struct {

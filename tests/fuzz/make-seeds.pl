@@ -167,6 +167,8 @@ push @v, ['hmac-512', req('hmac-512', [['X-Signature', hmac_sha512_hex('{}', $pl
 	push @v, ['apple', req('apple', [], '{"signedPayload":"' . $jws->('{"alg":"ES256","x5c":["' . $der . '","' . $der . '","' . $der . '"]}',
 		'{"notificationType":"DID_RENEW","notificationUUID":"u1","data":{"bundleId":"fuzz-secret-0123456789"}}', 64) . '"}')];
 }
+push @v, ['graph', req('graph', [], '{"value":[{"subscriptionId":"s1","clientState":"fuzz-secret-0123456789","changeType":"created","resourceData":{"id":"r1"}},{"clientState":"fuzz-secret-0123456789","lifecycleEvent":"reauthorizationRequired"}]}')];
+push @v, ['graph-validation', req('graph', [['?', 'validationToken=Validation%3a+Testing+client']], '')];
 # hostile shapes
 push @v, ['deep', req('stripe', [['Stripe-Signature', "t=$now,v1=00"]], '{"id":"x","a":' . ('[' x 200) . (']' x 200) . '}')];
 push @v, ['utf8', req('github', [['X-GitHub-Delivery', "\xc3\x28\xed\xa0\x80"], ['X-GitHub-Event', "push\x7f"]], "{\"k\":\"\xff\xfe\"}")];

@@ -93,5 +93,5 @@ for my $now (sort keys %by_now) {
 		}
 	}
 }
-is(scalar(@cases), 167, 'all 167 vectors replayed');
+is(scalar(@cases), 169, 'all 169 vectors replayed');
 done_testing();
