@@ -47,10 +47,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int hs = envelope_handshake(&ep->pe, &r.view, 0, &answer, &reason);
 	int rc;
 
-	/* a handshake's answer is one JSON object; no answer otherwise */
-	if ((hs == 1) != (answer != NULL) || (hs < 0 && reason == NULL) ||
-	    (answer != NULL && (answer[0] != '{' || strstr(answer, "}\n") == NULL)))
+	/*
+	 * a handshake's answer is one JSON object, or for a provider answering
+	 * text/plain (graph's validationToken) printable text; no answer otherwise
+	 */
+	if ((hs == 1) != (answer != NULL) || (hs < 0 && reason == NULL))
 		abort();
+	if (answer != NULL &&
+	    strcmp(provider_handshake_type(ep->pe.provider), "application/json") == 0 &&
+	    (answer[0] != '{' || strstr(answer, "}\n") == NULL))
+		abort();
+	for (const char *p = answer; p != NULL && *p != '\0'; p++)
+		if ((unsigned char)*p < 0x20 && *p != '\n')
+			abort();
 	free(answer);
 	reason = NULL;
 	rc = envelope_extract(&ep->pe, &r.view, &env, &reason);
