@@ -5,7 +5,7 @@
  * The configuration (conf/conf.h) sits above providers/: its endpoint_conf
  * holds one provider_endpoint (its member pe), filled from the [endpoint]
  * section, and passes &ep->pe to the dispatchers (verify.h, envelope.h,
- * provider.h).  The providers see these five members and nothing else of
+ * provider.h).  The providers see these members and nothing else of
  * the configuration, so providers/ compiles with -Icommon -Iproviders.
  */
 #ifndef HOOKINBOX_ENDPOINT_H
