@@ -38,6 +38,11 @@ claims(const provider_endpoint *ep, const request_view *req, const jws *j, verif
 		rc = scheme_fail(res, VERIFY_MALFORMED, "token has no iat or exp");
 		goto out;
 	}
+	/* google-auth-library's maxExpiry: no token lives longer than a day */
+	if (exp < iat || exp - iat > 86400) {
+		rc = scheme_fail(res, VERIFY_MISMATCH, "token lifetime over a day");
+		goto out;
+	}
 	if (req->now > exp + skew) {
 		rc = scheme_fail(res, VERIFY_STALE, "token expired");
 		goto out;
