@@ -19,9 +19,11 @@
  * measured.  bench/run.pl prints it beside the web ceiling (null.fcgi).
  */
 #include "envelope.h"
+#include "pkey.h"
 #include "sign.h"
 #include "verify.h"
 
+#include "base64.h"
 #include "clock.h"
 #include "secret.h"
 
@@ -31,6 +33,11 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <openssl/core_names.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 
 #define BUDGET_US 50000
 #define MAX_CLASSES 64
@@ -68,6 +75,188 @@ typedef struct klass {
 	size_t size;
 	char providers[512];
 } klass;
+
+static char tmpdir[] = "/tmp/hookinbox-verifycost-d-XXXXXX";
+
+static void
+die(const char *what)
+{
+	fprintf(stderr, "verifycost: %s\n", what);
+	exit(1);
+}
+
+static char *
+b64_of(const unsigned char *p, size_t n)
+{
+	char *s = malloc(BASE64_ENCODED_SIZE(n));
+
+	if (s == NULL)
+		die("out of memory");
+	base64_encode(p, n, s);
+	return s;
+}
+
+/* "<words> <base64 PKCS#8 DER>" for hookinbox-send's signers */
+static char *
+private_line(EVP_PKEY *k, const char *words)
+{
+	unsigned char *der = NULL;
+	int n = i2d_PrivateKey(k, &der);
+	PKCS8_PRIV_KEY_INFO *p8 = EVP_PKEY2PKCS8(k);
+	char *b64, *line;
+
+	OPENSSL_free(der);
+	der = NULL;
+	if (n <= 0 || p8 == NULL || (n = i2d_PKCS8_PRIV_KEY_INFO(p8, &der)) <= 0)
+		die("cannot export a key");
+	PKCS8_PRIV_KEY_INFO_free(p8);
+	b64 = b64_of(der, (size_t)n);
+	OPENSSL_free(der);
+	line = malloc(strlen(words) + strlen(b64) + 2);
+	if (line == NULL)
+		die("out of memory");
+	sprintf(line, "%s %s", words, b64);
+	free(b64);
+	return line;
+}
+
+static char *
+b64u_of(const unsigned char *p, size_t n)
+{
+	char *s = malloc(4 * ((n + 2) / 3) + 1);
+
+	if (s == NULL)
+		die("out of memory");
+	b64url_encode(p, n, s);
+	return s;
+}
+
+static void
+jwt_es256(char **ss, char **vs, provider_endpoint *ep)
+{
+	EVP_PKEY *k = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	unsigned char pt[65];
+	size_t n;
+	char *x, *y;
+
+	if (k == NULL ||
+	    !EVP_PKEY_get_octet_string_param(k, OSSL_PKEY_PARAM_PUB_KEY, pt, sizeof(pt), &n) ||
+	    n != 65)
+		die("cannot make an EC key");
+	x = b64u_of(pt + 1, 32);
+	y = b64u_of(pt + 33, 32);
+	*ss = private_line(k, "bench-ec");
+	*vs = malloc(256);
+	if (*vs == NULL)
+		die("out of memory");
+	snprintf(
+		*vs, 256,
+		"{\"kty\":\"EC\",\"crv\":\"P-256\",\"kid\":\"bench-ec\",\"x\":\"%s\",\"y\":\"%s\"}",
+		x, y);
+	free(x);
+	free(y);
+	EVP_PKEY_free(k);
+	(void)ep;
+}
+
+static void
+jwt_rs256(char **ss, char **vs, provider_endpoint *ep)
+{
+	EVP_PKEY *k = EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)2048);
+	BIGNUM *bn = NULL, *be = NULL;
+	unsigned char nb[256], eb[8];
+	char *n64, *e64, path[sizeof(tmpdir) + 16];
+	FILE *f;
+	int nl, el;
+
+	if (k == NULL || !EVP_PKEY_get_bn_param(k, OSSL_PKEY_PARAM_RSA_N, &bn) ||
+	    !EVP_PKEY_get_bn_param(k, OSSL_PKEY_PARAM_RSA_E, &be) ||
+	    (nl = BN_bn2bin(bn, nb)) <= 0 || (el = BN_bn2bin(be, eb)) <= 0)
+		die("cannot make an RSA key");
+	n64 = b64u_of(nb, (size_t)nl);
+	e64 = b64u_of(eb, (size_t)el);
+	snprintf(path, sizeof(path), "%s/jwks", tmpdir);
+	if ((f = fopen(path, "w")) == NULL)
+		die("cannot write the JWKS");
+	fprintf(f,
+		"{\"keys\":[{\"kty\":\"RSA\",\"kid\":\"bench-rsa\",\"n\":\"%s\",\"e\":\"%s\"}]}\n",
+		n64, e64);
+	fclose(f);
+	ep->key_file = strdup(path);
+	ep->audience = strdup(URL);
+	*ss = private_line(k, "bench-rsa bench@example.iam.gserviceaccount.com");
+	*vs = strdup("bench@example.iam.gserviceaccount.com");
+	free(n64);
+	free(e64);
+	BN_free(bn);
+	BN_free(be);
+	EVP_PKEY_free(k);
+}
+
+#define BENCH_CERT_URL "https://api.paypal.com/v1/notifications/certs/CERT-bench"
+
+/* a self-signed certificate, trusted as ca_file and cached under its URL */
+static void
+cert_rsa(char **ss, char **vs, provider_endpoint *ep)
+{
+	EVP_PKEY *k = EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)2048);
+	X509 *x = X509_new();
+	X509_NAME *name;
+	char file[CERT_FILE_LEN], path[sizeof(tmpdir) + 96];
+	FILE *f;
+
+	if (k == NULL || x == NULL || !X509_set_version(x, 2) ||
+	    !ASN1_INTEGER_set(X509_get_serialNumber(x), 1) ||
+	    !X509_gmtime_adj(X509_getm_notBefore(x), -86400) ||
+	    !X509_gmtime_adj(X509_getm_notAfter(x), 86400) || !X509_set_pubkey(x, k) ||
+	    (name = X509_get_subject_name(x)) == NULL ||
+	    !X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)"bench",
+					-1, -1, 0) ||
+	    !X509_set_issuer_name(x, name) || !X509_sign(x, k, EVP_sha256()))
+		die("cannot make a certificate");
+	snprintf(path, sizeof(path), "%s/certs", tmpdir);
+	if (mkdir(path, 0700) != 0)
+		die("cannot make the certificate cache");
+	ep->cert_cache = strdup(path);
+	if (cert_file_name(BENCH_CERT_URL, strlen(BENCH_CERT_URL), file) != 0)
+		die("cannot name the certificate");
+	snprintf(path, sizeof(path), "%s/certs/%s", tmpdir, file);
+	if ((f = fopen(path, "w")) == NULL || !PEM_write_X509(f, x))
+		die("cannot write the certificate");
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/ca.pem", tmpdir);
+	if ((f = fopen(path, "w")) == NULL || !PEM_write_X509(f, x))
+		die("cannot write the CA file");
+	fclose(f);
+	ep->ca_file = strdup(path);
+	*ss = private_line(k, BENCH_CERT_URL " 1JE4291016473214C");
+	*vs = strdup("1JE4291016473214C");
+	X509_free(x);
+	EVP_PKEY_free(k);
+}
+
+/* everything the setup wrote */
+static void
+cleanup(void)
+{
+	char cmd[sizeof(tmpdir) + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "verifycost: could not remove %s\n", tmpdir);
+}
+
+/* the public-key classes: make keys, fill the secrets and the endpoint's files */
+typedef void (*setup_fn)(char **sign_secret, char **verify_secret, provider_endpoint *ep);
+
+static const struct {
+	provider p;
+	setup_fn setup;
+} asym[] = {
+	{PROVIDER_PLAID, jwt_es256},
+	{PROVIDER_PUBSUB, jwt_rs256},
+	{PROVIDER_PAYPAL, cert_rsa},
+};
 
 typedef struct hdrs {
 	sign_output out;
@@ -177,12 +366,12 @@ query_of(const char *url)
 }
 
 /*
- * Time p with key kp and body kind k: 0 and the figures, or -1 when this
- * key or body does not suit the provider.
+ * Time p with key kp (or the keys setup makes) and body kind k: 0 and the
+ * figures, or -1 when this key or body does not suit the provider.
  */
 static int
-measure(provider p, const keypair *kp, int k, size_t size, long iters, double *verify_us,
-	double *split_us, size_t *body_len)
+measure(provider p, const keypair *kp, setup_fn setup, int k, size_t size, long iters,
+	double *verify_us, double *split_us, size_t *body_len)
 {
 	static char header[] = "X-Signature", idf[] = "id", public_url[] = URL;
 	hmac_conf hc = {.header = header, .alg = HMAC_SHA256, .enc = HMAC_HEX, .id_field = idf};
@@ -193,8 +382,8 @@ measure(provider p, const keypair *kp, int k, size_t size, long iters, double *v
 	provider_endpoint ep = {.provider = p, .public_url = public_url, .hmac = hc};
 	sign_input in = {.provider = p,
 			 .hmac = &hc,
-			 .secret = (const unsigned char *)kp->sign,
-			 .secret_len = strlen(kp->sign),
+			 .secret = (const unsigned char *)(kp != NULL ? kp->sign : ""),
+			 .secret_len = kp != NULL ? strlen(kp->sign) : 0,
 			 .event_id = "msg_1",
 			 .event_type = "bench.event",
 			 .timestamp = now,
@@ -206,12 +395,23 @@ measure(provider p, const keypair *kp, int k, size_t size, long iters, double *v
 	const char *reason;
 	long i;
 	int rc = -1;
+	char *ss = NULL, *vs = NULL;
+	keypair made;
 
+	if (setup != NULL) {
+		setup(&ss, &vs, &ep);
+		made = (keypair){ss, vs};
+		kp = &made;
+		in.secret = (const unsigned char *)ss;
+		in.secret_len = strlen(ss);
+	}
 	url = sign_json_body_url(p, URL, (const unsigned char *)body, len);
 	in.url = url;
 	if (sign_headers(&in, &h.out, err, sizeof(err)) != 0)
 		goto out;
 	ep.secrets = secrets_of(kp->verify != NULL ? kp->verify : kp->sign);
+	if (provider_endpoint_load(&ep, err, sizeof(err)) != 0)
+		goto out_secrets;
 	rv = (request_view){.header = lookup,
 			    .ctx = &h,
 			    .body = h.out.body != NULL ? h.out.body : (const unsigned char *)body,
@@ -244,8 +444,15 @@ measure(provider p, const keypair *kp, int k, size_t size, long iters, double *v
 	*body_len = rv.body_len;
 	rc = 0;
 out_secrets:
+	provider_endpoint_release(&ep);
 	secret_set_free(ep.secrets);
 out:
+	free(ep.key_file);
+	free(ep.ca_file);
+	free(ep.cert_cache);
+	free(ep.audience);
+	free(ss);
+	free(vs);
 	sign_release(&h.out);
 	free(url);
 	free(body);
@@ -264,6 +471,9 @@ main(int argc, char **argv)
 
 	if (iters <= 0 || size < 64 || size > 16 * 1024 * 1024)
 		return 1;
+	if (mkdtemp(tmpdir) == NULL)
+		die("cannot make a temporary directory");
+	atexit(cleanup);
 	for (int i = 0; provider_is_set((provider)i); i++) {
 		provider p = (provider)i;
 		const char *name = provider_class(p);
@@ -271,9 +481,17 @@ main(int argc, char **argv)
 		size_t blen = 0, c;
 		bool done = false;
 
-		for (int k = 0; k < N_BODIES && !done; k++)
+		setup_fn setup = NULL;
+
+		for (size_t a = 0; a < sizeof(asym) / sizeof(asym[0]); a++)
+			if (asym[a].p == p)
+				setup = asym[a].setup;
+		if (setup != NULL)
+			done = measure(p, NULL, setup, BODY_OBJECT, size, iters, &v, &s, &blen) == 0;
+		for (int k = 0; k < N_BODIES && !done && setup == NULL; k++)
 			for (size_t j = 0; j < N_KEYS && !done; j++)
-				done = measure(p, &keys[j], k, size, iters, &v, &s, &blen) == 0;
+				done = measure(p, &keys[j], NULL, k, size, iters, &v, &s, &blen) ==
+				       0;
 		if (!done) {
 			put(missing, sizeof(missing), &mlen, mlen > 0 ? ", " : "");
 			put(missing, sizeof(missing), &mlen, provider_name(p));

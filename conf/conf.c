@@ -368,6 +368,11 @@ static const conf_key keys[] = {
 	STR(K_ENDPOINT, "type_field", E(pe.hmac.type_field), NULL),
 	STR(K_ENDPOINT, "object_field", E(pe.hmac.object_field), NULL),
 	STR(K_ENDPOINT, "version_field", E(pe.hmac.version_field), NULL),
+	/* the asymmetric providers (providers/pkey.h) */
+	STR(K_ENDPOINT, "key_file", E(pe.key_file), NULL),
+	STR(K_ENDPOINT, "ca_file", E(pe.ca_file), NULL),
+	STR(K_ENDPOINT, "cert_cache", E(pe.cert_cache), NULL),
+	STR(K_ENDPOINT, "audience", E(pe.audience), NULL),
 
 	/* [route NAME]; an empty events list is "*" too (check_route) */
 	WORDS(K_ROUTE, "endpoint", R(endpoints), R(n_endpoints), NULL, "endpoints"),
@@ -942,6 +947,34 @@ load_secrets(conf *c, const char *file, int line)
 	return s;
 }
 
+/* a path relative to the configuration file's directory made absolute */
+static void
+absolute(conf *c, char **path)
+{
+	char *full;
+
+	if (*path == NULL || (*path)[0] == '/')
+		return;
+	full = xasprintf("%s/%s", c->dir, *path);
+	free(*path);
+	*path = full;
+}
+
+/* the keys and roots of the asymmetric providers (key_file, ca_file) */
+static void
+load_keys(conf *c, endpoint_conf *ep)
+{
+	char msg[512];
+
+	absolute(c, &ep->pe.key_file);
+	absolute(c, &ep->pe.ca_file);
+	absolute(c, &ep->pe.cert_cache);
+	if (ep->pe.secrets != NULL && provider_endpoint_load(&ep->pe, msg, sizeof(msg)) != 0) {
+		c->lineno = ep->line;
+		conf_error(c, "endpoint \"%s\": %s", ep->name, msg);
+	}
+}
+
 /* the program's connection string is set */
 static void
 check_conninfo(conf *c)
@@ -979,8 +1012,10 @@ check_endpoint(conf *c, endpoint_conf *ep)
 	if (ep->pe.tolerance == 0)
 		ep->pe.tolerance = c->tolerance;
 	/* the worker never verifies a signature, the backfill neither */
-	if (c->prog != CONF_WORKER && c->prog != CONF_BACKFILL)
+	if (c->prog != CONF_WORKER && c->prog != CONF_BACKFILL) {
 		ep->pe.secrets = load_secrets(c, ep->secret_file, ep->line);
+		load_keys(c, ep);
+	}
 }
 
 /*
@@ -1197,6 +1232,7 @@ conf_free(conf *c)
 
 		values_free(K_ENDPOINT, ep);
 		secret_set_free(ep->pe.secrets);
+		provider_endpoint_release(&ep->pe);
 		free(ep->name);
 		free(ep);
 	}

@@ -78,10 +78,14 @@ watch_new(const conf *cfg, const char *path)
 
 	add(w, xstrdup(path));
 	for (size_t i = 0; i < conf_endpoint_count(cfg); i++) {
-		const char *file = conf_endpoint_at(cfg, i)->secret_file;
+		const endpoint_conf *ep = conf_endpoint_at(cfg, i);
+		/* and the asymmetric providers' keys and roots (absolute once loaded) */
+		const char *files[] = {ep->secret_file, ep->pe.key_file, ep->pe.ca_file};
 
-		if (file != NULL)
-			add(w, file[0] == '/' ? xstrdup(file) : xasprintf("%s/%s", dir, file));
+		for (size_t j = 0; j < sizeof(files) / sizeof(files[0]); j++)
+			if (files[j] != NULL)
+				add(w, files[j][0] == '/' ? xstrdup(files[j])
+							  : xasprintf("%s/%s", dir, files[j]));
 	}
 	free(dir);
 	return w;

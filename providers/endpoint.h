@@ -5,7 +5,7 @@
  * The configuration (conf/conf.h) sits above providers/: its endpoint_conf
  * holds one provider_endpoint (its member pe), filled from the [endpoint]
  * section, and passes &ep->pe to the dispatchers (verify.h, envelope.h,
- * provider.h).  The providers see these five members and nothing else of
+ * provider.h).  The providers see these members and nothing else of
  * the configuration, so providers/ compiles with -Icommon -Iproviders.
  */
 #ifndef HOOKINBOX_ENDPOINT_H
@@ -39,6 +39,16 @@ typedef struct provider_endpoint {
 	int64_t tolerance;   /* replay window in seconds; 0 = the provider's default */
 	char *public_url;    /* Twilio: the URL the provider signs */
 	hmac_conf hmac;	     /* provider = hmac only */
+	/*
+	 * The asymmetric schemes (pkey.h): the provider's keys and the roots
+	 * its certificates chain to, files the operator keeps (absolute paths
+	 * once loaded), and what provider_endpoint_load made of them at start.
+	 */
+	char *key_file;	    /* Pub/Sub: Google's JWKS */
+	char *ca_file;	    /* PayPal, SNS: the CA bundle; App Store: Apple Root CA - G3 */
+	char *cert_cache;   /* PayPal, SNS: directory of fetched signing certificates */
+	char *audience;	    /* Pub/Sub: the token's aud */
+	struct pkeys *keys; /* owned: provider_endpoint_release frees it */
 } provider_endpoint;
 
 #endif

@@ -8,6 +8,7 @@
 #include "provider.h"
 
 #include "endpoint.h"
+#include "pkey.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -24,6 +25,9 @@ extern const provider_ops provider_stripe, provider_github, provider_standard, p
 extern const provider_ops provider_adyen, provider_sendgrid, provider_hubspot, provider_mailgun;
 extern const provider_ops provider_braintree, provider_trello, provider_mandrill, provider_twitter,
 	provider_dropbox, provider_asana, provider_twitch, provider_xero, provider_docusign;
+/* the asymmetric schemes (pkey.h) */
+extern const provider_ops provider_plaid, provider_pubsub, provider_paypal, provider_sns,
+	provider_apple, provider_graph;
 
 static const provider_ops *const table[PROVIDER__COUNT] = {
 	[PROVIDER_STRIPE] = &provider_stripe,
@@ -79,6 +83,13 @@ static const provider_ops *const table[PROVIDER__COUNT] = {
 	[PROVIDER_TWITCH] = &provider_twitch,
 	[PROVIDER_XERO] = &provider_xero,
 	[PROVIDER_DOCUSIGN] = &provider_docusign,
+	/* the asymmetric schemes (pkey.h) */
+	[PROVIDER_PLAID] = &provider_plaid,
+	[PROVIDER_PUBSUB] = &provider_pubsub,
+	[PROVIDER_PAYPAL] = &provider_paypal,
+	[PROVIDER_SNS] = &provider_sns,
+	[PROVIDER_APPLE] = &provider_apple,
+	[PROVIDER_GRAPH] = &provider_graph,
 };
 
 const char *const provider_common_headers[] = {"Content-Type", "User-Agent", NULL};
@@ -184,6 +195,21 @@ provider_endpoint_check(const struct provider_endpoint *ep)
 	const provider_ops *ops = table[ep->provider];
 
 	return ops->check != NULL ? ops->check(ep) : NULL;
+}
+
+int
+provider_endpoint_load(struct provider_endpoint *ep, char *errbuf, size_t errlen)
+{
+	const provider_ops *ops = table[ep->provider];
+
+	return ops->load != NULL ? ops->load(ep, errbuf, errlen) : 0;
+}
+
+void
+provider_endpoint_release(struct provider_endpoint *ep)
+{
+	pkeys_free(ep->keys);
+	ep->keys = NULL;
 }
 
 bool

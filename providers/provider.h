@@ -80,6 +80,13 @@ typedef enum provider {
 	PROVIDER_TWITCH,
 	PROVIDER_XERO,
 	PROVIDER_DOCUSIGN,
+	/* the asymmetric schemes (pkey.h) */
+	PROVIDER_PLAID,
+	PROVIDER_PUBSUB,
+	PROVIDER_PAYPAL,
+	PROVIDER_SNS,
+	PROVIDER_APPLE,
+	PROVIDER_GRAPH,
 	PROVIDER__COUNT
 } provider;
 
@@ -159,6 +166,12 @@ typedef struct provider_ops {
 	 */
 	bool bare_answers;
 	/*
+	 * Load the keys or roots the endpoint's files hold into ep->keys, once
+	 * at start (the asymmetric schemes, pkey.h): 0, or -1 with a message
+	 * in errbuf.  NULL: nothing to load.
+	 */
+	int (*load)(struct provider_endpoint *ep, char *errbuf, size_t errlen);
+	/*
 	 * A scheme that is only data needs no functions: with verify and sign
 	 * NULL, scheme.h's body_mac row (when set), stamp_mac row (when set)
 	 * or timestamped scheme verifies and signs; with extract NULL, the
@@ -231,6 +244,12 @@ const char *const *provider_kept_headers(size_t i);
 const char *const *provider_headers(provider p);
 /* what the endpoint must configure besides secret_file (provider_ops.check), or NULL */
 const char *provider_endpoint_check(const struct provider_endpoint *ep);
+/*
+ * provider_ops.load, once the secrets are loaded: 0, or -1 and errbuf;
+ * provider_endpoint_release frees what it loaded (accepts an unloaded one)
+ */
+int provider_endpoint_load(struct provider_endpoint *ep, char *errbuf, size_t errlen);
+void provider_endpoint_release(struct provider_endpoint *ep);
 /* provider_ops.sends_version: an ordered route needs event versions */
 bool provider_endpoint_sends_version(const struct provider_endpoint *ep);
 /*

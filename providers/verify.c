@@ -16,7 +16,7 @@
 int
 verify_http_status(verify_status st)
 {
-	return st == VERIFY_MALFORMED ? 400 : 401;
+	return st == VERIFY_MALFORMED ? 400 : st == VERIFY_UNAVAILABLE ? 503 : 401;
 }
 
 int

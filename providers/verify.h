@@ -33,11 +33,13 @@ typedef struct request_view {
 
 typedef enum verify_status {
 	VERIFY_OK = 0,
-	VERIFY_UNSIGNED,  /* signature header(s) missing: 401 */
-	VERIFY_MALFORMED, /* header present but unparseable: 400 */
-	VERIFY_MISMATCH,  /* no secret and no entry matched: 401 */
-	VERIFY_STALE,	  /* timestamp older than the window: 401 */
-	VERIFY_FUTURE	  /* timestamp further ahead than the window: 401 */
+	VERIFY_UNSIGNED,   /* signature header(s) missing: 401 */
+	VERIFY_MALFORMED,  /* header present but unparseable: 400 */
+	VERIFY_MISMATCH,   /* no secret and no entry matched: 401 */
+	VERIFY_STALE,	   /* timestamp older than the window: 401 */
+	VERIFY_FUTURE,	   /* timestamp further ahead than the window: 401 */
+	VERIFY_UNAVAILABLE /* a key the check needs is not at hand yet (a signing
+			    * certificate not cached): 503, the provider retries */
 } verify_status;
 
 typedef struct verify_result {
@@ -54,7 +56,7 @@ typedef struct verify_result {
 	unsigned char signed_sha256[32];
 } verify_result;
 
-/* HTTP status to answer for a status other than VERIFY_OK (401 or 400) */
+/* HTTP status to answer for a status other than VERIFY_OK (401, 400 or 503) */
 int verify_http_status(verify_status st);
 
 /*

@@ -32,7 +32,8 @@
 -- re-sent (stripe 3 days, paddle 3, github 3, hmac 3, square 3,
 -- shopify 2, standard 2, svix 2, gitlab 2, slack 1, twilio 1, adyen 30,
 -- sendgrid 1, hubspot 1, mailgun 1; docusign 15, braintree 1, trello 1, mandrill 1, twitter 1, dropbox 1,
--- asana 1, twitch 1, xero 1; docs/providers.md).
+-- asana 1, twitch 1, xero 1, plaid 1, pubsub 7 (the subscription's
+-- default retention), paypal 3, sns 1, apple 7, graph 1; docs/providers.md).
 -- Below that the script refuses (exit 3), unless run with -v force=1.
 -- Exits non-zero (3) on a usage error (need 0 <= payload_days <= dedup_days
 -- <= ledger_days).
@@ -57,7 +58,9 @@ select coalesce(string_agg(f.provider || ' (' || f.days || ' days)', ', ' order 
 	       ('standard', 2), ('svix', 2), ('gitlab', 2), ('slack', 1), ('twilio', 1),
 	       ('square', 3), ('adyen', 30), ('sendgrid', 1), ('hubspot', 1), ('mailgun', 1),
 	       ('docusign', 15), ('braintree', 1), ('trello', 1), ('mandrill', 1), ('twitter', 1),
-	       ('dropbox', 1), ('asana', 1), ('twitch', 1), ('xero', 1)) f(provider, days)
+	       ('dropbox', 1), ('asana', 1), ('twitch', 1), ('xero', 1),
+	       ('plaid', 1), ('pubsub', 7), ('paypal', 3), ('sns', 1), ('apple', 7),
+	       ('graph', 1)) f(provider, days)
  where f.days > :'dedup_days'::integer
    and exists (select 1 from hookinbox.inbox i where i.provider = f.provider) \gset
 select (:'too_short' <> '' and :'force' <> '1') as refuse \gset

@@ -29,6 +29,22 @@ static const char secrets_text[] =
 	"MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEc86dilaiHDbAsuSB6T4+FjmXUBDba4J6B77JilJMWTlqrK19lUMf1uhQi"
 	"//N4WHcJYiMNbFdCU0s44venbX4SA==\n";
 
+/* the asymmetric providers' keys: a Plaid JWK a line, Google's JWKS, a CA (a certificate) */
+static const char plaid_keys[] =
+	"{\"kty\":\"EC\",\"x\":\"nf6ylPYMFXNpmxSWYds0n5CH0dAMmL4k-YqxddEVyt0\",\"y\":\"EflnqKbJxfQUe8eWop4tqvWw99u2ABUc7by8OPJP04w\",\"crv\":\"P-256\",\"kid\":\"fuzz-ec\"}\n";
+static const char google_jwks[] =
+	"{\"keys\":[{\"kty\":\"RSA\",\"n\":\"t-jQEUmLuytq6ADnEszs4j4kzz206C5rRXfY_Z5p23c_vL051GqKrEN7C4tx1fuo_YDLS5Vvumn4hARjQvkhDnhgngzWj6xNcGLeigyE-xfC58O8PPV4LDxWYgm3nNuWeSruD8arvSF2EyPgh9sPbA3c4TekckJrNRiydvV9ae3AGrihB0P702V7_f3Z20Jic2AICK-cY5MoLUajfWMtLe9947sEmzMacbQDBN5YCBwDhxnC2Z0HPtofH5A-ufQTPtciL8BpHAxXPb8dhTZ8DWn_UxZb6_Q-ODz8wYV_CSKf8iXRf5wCs-AvT6vK0cDZQS8IzcUQFi3U-BFu8-ytUw\",\"e\":\"AQAB\",\"kid\":\"fuzz-rsa\"}]}\n";
+static const char ca_pem[] = "-----BEGIN CERTIFICATE-----\n"
+			     "MIIBdjCCARugAwIBAgIUMBuCD1+tNUh2RcS0cUadoMTslIMwCgYIKoZIzj0EAwIw\n"
+			     "DzENMAsGA1UEAwwEZnV6ejAgFw0yNjEyMDIwOTExMDVaGA8yMTI2MTEwODA5MTEw\n"
+			     "NVowDzENMAsGA1UEAwwEZnV6ejBZMBMGByqGSM49AgEGCCqGSM49AwEHA0IABD5/\n"
+			     "EVyeWOSGhKY+HeScJr/SLMhPP9XbN51Vka/EX75SSnL+aMM3wvgRfwa5Ckjip1hv\n"
+			     "j9YLgtklp1VFgC5h3WGjUzBRMB0GA1UdDgQWBBRxSoh4OAWrbDiYfNRpVBkMS18x\n"
+			     "4TAfBgNVHSMEGDAWgBRxSoh4OAWrbDiYfNRpVBkMS18x4TAPBgNVHRMBAf8EBTAD\n"
+			     "AQH/MAoGCCqGSM49BAMCA0kAMEYCIQCUhZyyacuezwORMaUYk9mt0zN5aogziBiI\n"
+			     "JcvrfOy/fwIhANynHQhIN8jl79MOMcjA7MfVOIjyh8qNTyu1ydKILvl1\n"
+			     "-----END CERTIFICATE-----\n";
+
 static const char conf_text[] =
 	"[database]\n"
 	"conninfo = dbname=none\n"
@@ -100,7 +116,20 @@ static const char conf_text[] =
 	"[endpoint asana]\nprovider = asana\nsecret_file = secrets\n"
 	"[endpoint twitch]\nprovider = twitch\nsecret_file = secrets\n"
 	"[endpoint xero]\nprovider = xero\nsecret_file = secrets\n"
-	"[endpoint docusign]\nprovider = docusign\nsecret_file = secrets\n";
+	"[endpoint docusign]\nprovider = docusign\nsecret_file = secrets\n"
+	"[endpoint plaid]\nprovider = plaid\nsecret_file = plaid-keys\n"
+	"[endpoint pubsub]\nprovider = pubsub\nsecret_file = secrets\nkey_file = google.jwks\n"
+	"audience = https://fuzz.example/ps\n"
+	"[endpoint paypal]\nprovider = paypal\nsecret_file = secrets\nca_file = ca.pem\n"
+	"cert_cache = certs\n"
+	"[endpoint sns]\nprovider = sns\nsecret_file = secrets\nca_file = ca.pem\ncert_cache = certs\n"
+	"[endpoint apple]\nprovider = apple\nsecret_file = secrets\nca_file = ca.pem\n"
+	"[endpoint graph]\nprovider = graph\nsecret_file = secrets\n";
+
+/* what the asymmetric endpoints read besides the secrets, under the temp directory */
+static const struct {
+	const char *name, *text;
+} key_files[] = {{"plaid-keys", plaid_keys}, {"google.jwks", google_jwks}, {"ca.pem", ca_pem}};
 
 static conf *the_conf;
 static char dir[] = "/tmp/hookinbox-fuzz-XXXXXX";
@@ -127,6 +156,15 @@ cleanup(void)
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/hookinbox.conf", dir);
 	unlink(path);
+	for (size_t i = 0; i < sizeof(key_files) / sizeof(key_files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, key_files[i].name);
+		unlink(path);
+	}
+	/* the certificates the asymmetric providers wanted (certsig.c) */
+	snprintf(path, sizeof(path), "%s/certs/wanted", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/certs", dir);
+	rmdir(path);
 	rmdir(dir);
 }
 
@@ -143,6 +181,15 @@ fuzz_conf(void)
 	}
 	snprintf(path, sizeof(path), "%s/secrets", dir);
 	write_file(path, secrets_text, 0600);
+	for (size_t i = 0; i < sizeof(key_files) / sizeof(key_files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, key_files[i].name);
+		write_file(path, key_files[i].text, 0600);
+	}
+	snprintf(path, sizeof(path), "%s/certs", dir);
+	if (mkdir(path, 0700) != 0) {
+		perror("mkdir");
+		abort();
+	}
 	snprintf(path, sizeof(path), "%s/hookinbox.conf", dir);
 	write_file(path, conf_text, 0600);
 	the_conf = conf_load(path, err, sizeof(err));

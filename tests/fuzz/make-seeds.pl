@@ -231,6 +231,30 @@ push @v, ['hmac-512', req('hmac-512', [['X-Signature', hmac_sha512_hex('{}', $pl
 	put('xml', 'nested', '<a><b><c>1</c></b><kind>k</kind><timestamp/><x a=">" b=\'<\'>t</x></a>');
 	put('xml', 'broken', '<a><kind>un&amp;safe</kind><kind>never closed');
 }
+# the asymmetric providers: well-formed tokens and messages (the signatures
+# are not the keys', so the fuzzer starts from the parsers: JWS, x5c, the
+# SNS canonical string, certificate URLs)
+{
+	my $b64u = sub { my $s = encode_base64($_[0], ''); $s =~ tr{+/}{-_}; $s =~ s/=+$//; $s };
+	my $jws = sub { join '.', $b64u->($_[0]), $b64u->($_[1]), $b64u->("\x5a" x $_[2]) };
+	my $pb = '{"webhook_type":"TRANSACTIONS","webhook_code":"DEFAULT_UPDATE","item_id":"it1"}';
+	push @v, ['plaid', req('plaid', [['Plaid-Verification', $jws->('{"alg":"ES256","kid":"fuzz-ec","typ":"JWT"}',
+		'{"iat":' . $now . ',"request_body_sha256":"' . Digest::SHA::sha256_hex($pb) . '"}', 64)]], $pb)];
+	my $ps = '{"message":{"data":"aGk=","messageId":"m1","publishTime":"2023-11-14T22:13:20Z"},"subscription":"projects/p/subscriptions/s"}';
+	push @v, ['pubsub', req('pubsub', [['Authorization', 'Bearer ' . $jws->('{"alg":"RS256","kid":"fuzz-rsa","typ":"JWT"}',
+		'{"aud":"https://fuzz.example/ps","iss":"https://accounts.google.com","email":"fuzz-secret-0123456789","email_verified":true,"iat":' . $now . ',"exp":' . ($now + 3600) . '}', 256)]], $ps)];
+	my $pp = '{"id":"WH-1","event_type":"PAYMENT.SALE.COMPLETED","resource":{"id":"r1"}}';
+	push @v, ['paypal', req('paypal', [['PAYPAL-TRANSMISSION-ID', 't1'], ['PAYPAL-TRANSMISSION-TIME', '2023-11-14T22:13:20Z'],
+		['PAYPAL-TRANSMISSION-SIG', encode_base64("\x5a" x 256, '')], ['PAYPAL-AUTH-ALGO', 'SHA256withRSA'],
+		['PAYPAL-CERT-URL', 'https://api.paypal.com/v1/notifications/certs/CERT-1']], $pp)];
+	push @v, ['sns', req('sns', [['x-amz-sns-message-type', 'Notification']],
+		'{"Type":"Notification","MessageId":"m1","TopicArn":"fuzz-secret-0123456789","Subject":"s","Message":"hi\\nthere","Timestamp":"2023-11-14T22:13:20.000Z","SignatureVersion":"2","Signature":"' . encode_base64("\x5a" x 256, '') . '","SigningCertURL":"https://sns.us-east-1.amazonaws.com/SimpleNotificationService-0123abcd.pem"}')];
+	my $der = encode_base64("0\x82\x01\x00" . ("\x00" x 16), '');
+	push @v, ['apple', req('apple', [], '{"signedPayload":"' . $jws->('{"alg":"ES256","x5c":["' . $der . '","' . $der . '","' . $der . '"]}',
+		'{"notificationType":"DID_RENEW","notificationUUID":"u1","data":{"bundleId":"fuzz-secret-0123456789"}}', 64) . '"}')];
+}
+push @v, ['graph', req('graph', [], '{"value":[{"subscriptionId":"s1","clientState":"fuzz-secret-0123456789","changeType":"created","resourceData":{"id":"r1"}},{"clientState":"fuzz-secret-0123456789","lifecycleEvent":"reauthorizationRequired"}]}')];
+push @v, ['graph-validation', req('graph', [['?', 'validationToken=Validation%3a+Testing+client']], '')];
 # hostile shapes
 push @v, ['deep', req('stripe', [['Stripe-Signature', "t=$now,v1=00"]], '{"id":"x","a":' . ('[' x 200) . (']' x 200) . '}')];
 push @v, ['utf8', req('github', [['X-GitHub-Delivery', "\xc3\x28\xed\xa0\x80"], ['X-GitHub-Event', "push\x7f"]], "{\"k\":\"\xff\xfe\"}")];

@@ -7,6 +7,8 @@ use strict;
 use warnings;
 use Test::More;
 use JSON::PP;
+use Digest::SHA qw(sha256_hex);
+use File::Temp qw(tempdir);
 use HookTest;
 
 my $top = HookTest::top();
@@ -17,8 +19,33 @@ my @vectors = map {
 	local $/;
 	@{ decode_json(<$fh>)->{vectors} };
 } qw(provider-vectors.json provider-vectors-more.json provider-vectors-batch.json
-      provider-vectors-hmac2.json);
+      provider-vectors-hmac2.json provider-vectors-asym.json);
 my %provider = (standardwebhooks => 'standard');
+
+# key_file and ca_file as text, cert_cache as {URL: PEM}: written under a
+# directory of the vector's, and the endpoint keys naming them
+my $files = tempdir(CLEANUP => 1);
+sub endpoint_files {
+	my ($name, $f) = @_;
+	my %keys;
+	for my $key (sort keys %$f) {
+		my $path = "$files/$name-$key";
+		if (ref $f->{$key}) {
+			mkdir $path or die "$path: $!";
+			write_file("$path/" . sha256_hex($_) . '.pem', $f->{$key}{$_}) for keys %{ $f->{$key} };
+		} else {
+			write_file($path, $f->{$key});
+		}
+		$keys{$key} = $path;
+	}
+	return %keys;
+}
+sub write_file {
+	my ($path, $text) = @_;
+	open my $fh, '>', $path or die "$path: $!";
+	print $fh $text;
+	close $fh or die "$path: $!";
+}
 
 # one endpoint per vector: its own secret (and Twilio's public URL)
 my (%endpoints, @cases);
@@ -30,6 +57,8 @@ for my $v (@vectors) {
 	my %ep = (provider => $provider{ $v->{provider} } // $v->{provider},
 		secrets => [$ver->{secret}, @{ $ver->{additional_secrets} // [] }]);
 	$ep{tolerance} = $ver->{stripe_tolerance} if $ver->{stripe_tolerance};
+	# what the asymmetric providers read from files (key_file, ca_file, cert_cache), and other keys
+	%ep = (%ep, %{ $ver->{endpoint} // {} }, endpoint_files($name, $ver->{files} // {}));
 	my $path = "/hooks/$name";
 	# the URL the provider signs (Twilio, Square) is the endpoint's public_url
 	if (defined $ver->{url}) {
@@ -66,5 +95,5 @@ for my $now (sort keys %by_now) {
 		}
 	}
 }
-is(scalar(@cases), 193, 'all 193 vectors replayed');
+is(scalar(@cases), 221, 'all 221 vectors replayed');
 done_testing();

@@ -182,6 +182,10 @@ dump(const conf *c, char *buf, size_t len)
 		    str(ep->pe.hmac.type_header), str(ep->pe.hmac.type_field));
 		put(buf, len, "endpoint.object_field=%s\nendpoint.version_field=%s\n",
 		    str(ep->pe.hmac.object_field), str(ep->pe.hmac.version_field));
+		put(buf, len, "endpoint.key_file=%s\nendpoint.ca_file=%s\n", str(ep->pe.key_file),
+		    str(ep->pe.ca_file));
+		put(buf, len, "endpoint.cert_cache=%s\nendpoint.audience=%s\n",
+		    str(ep->pe.cert_cache), str(ep->pe.audience));
 	}
 	if (r != NULL) {
 		words(buf, len, "endpoint", r->endpoints, r->n_endpoints);
@@ -345,7 +349,8 @@ static const key_case key_cases[] = {
 	    "bitbucket, typeform, calendly, woocommerce, sentry, pagerduty, vercel, checkout, "
 	    "lemonsqueezy, notion, postmark, chargebee, box, webflow, gocardless, meta, clerk, resend, okta, zendesk, "
 	    "adyen, sendgrid, hubspot, mailgun, "
-	    "braintree, trello, mandrill, twitter, dropbox, asana, twitch, xero, docusign)"),
+	    "braintree, trello, mandrill, twitter, dropbox, asana, twitch, xero, docusign, "
+	    "plaid, pubsub, paypal, sns, apple, graph)"),
 	GOOD("endpoint a", "secret_file", "secrets", "endpoint.secrets=2"),
 	GOOD("endpoint a", "account", "acct_1", "endpoint.account=acct_1"),
 	GOOD("endpoint a", "environment", "live", "endpoint.environment=live"),
@@ -377,6 +382,14 @@ static const key_case key_cases[] = {
 	GOOD("endpoint a", "object_field", "data.object.id",
 	     "endpoint.object_field=data.object.id"),
 	GOOD("endpoint a", "version_field", "created", "endpoint.version_field=created"),
+	GOOD("endpoint a", "key_file", "/etc/hookinbox/google.jwks",
+	     "endpoint.key_file=/etc/hookinbox/google.jwks"),
+	GOOD("endpoint a", "ca_file", "/etc/ssl/certs/ca-certificates.crt",
+	     "endpoint.ca_file=/etc/ssl/certs/ca-certificates.crt"),
+	GOOD("endpoint a", "cert_cache", "/var/cache/hookinbox/certs",
+	     "endpoint.cert_cache=/var/cache/hookinbox/certs"),
+	GOOD("endpoint a", "audience", "https://hooks.example.com/in/ps",
+	     "endpoint.audience=https://hooks.example.com/in/ps"),
 
 	/* [route NAME] */
 	GOOD("route r", "endpoint", "a", "route.endpoint=a"),
@@ -489,6 +502,10 @@ static const char *const defaults[] = {
 	"endpoint.type_field=(unset)",
 	"endpoint.object_field=(unset)",
 	"endpoint.version_field=(unset)",
+	"endpoint.key_file=(unset)",
+	"endpoint.ca_file=(unset)",
+	"endpoint.cert_cache=(unset)",
+	"endpoint.audience=(unset)",
 	"route.endpoint=a",
 	"route.events=*",
 	"route.url=http://example.com/hook",
@@ -613,6 +630,20 @@ static const text_case text_cases[] = {
 	{"provider twilio without public_url", CONF_ALL,
 	 DB "[endpoint a]\nprovider = twilio\nsecret_file = secrets\n", NULL,
 	 "3: endpoint \"a\": provider twilio needs public_url (the URL Twilio signs)"},
+	{"provider pubsub without key_file", CONF_ALL,
+	 DB "[endpoint a]\nprovider = pubsub\nsecret_file = secrets\naudience = x\n", NULL,
+	 "3: endpoint \"a\": provider pubsub needs key_file (Google's JWKS) and audience"},
+	{"provider pubsub with an unreadable key_file", CONF_ALL,
+	 DB "[endpoint a]\nprovider = pubsub\nsecret_file = secrets\naudience = x\n"
+	    "key_file = nokeys\n",
+	 NULL, "3: endpoint \"a\": cannot read \"DIR/nokeys\": No such file or directory"},
+	{"provider pubsub with a key_file of no keys", CONF_ALL,
+	 DB "[endpoint a]\nprovider = pubsub\nsecret_file = secrets\naudience = x\n"
+	    "key_file = secrets\n",
+	 NULL, "3: endpoint \"a\": \"DIR/secrets\": not a JSON object"},
+	{"provider plaid with secret lines that are not JWKs", CONF_ALL,
+	 DB "[endpoint a]\nprovider = plaid\nsecret_file = secrets\n", NULL,
+	 "3: endpoint \"a\": secret_file line 1: not a JSON object (one JWK a line)"},
 	{"a route without endpoint", CONF_ALL, DB EP "[route r]\nurl = http://x/\n", NULL,
 	 "6: route \"r\" has no endpoint"},
 	{"a route with an empty endpoint list", CONF_ALL,

@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * test_pkey.c - the public-key schemes' parsers (providers/pkey.h): strict
+ * base64url, compact JWS, JWK sets, the pinned certificate URLs and SNS's
+ * canonical string; and plaid's signer against its verifier with a key
+ * made here
+ */
+#include "pkey.h"
+#include "secret.h"
+#include "tap.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/core_names.h>
+#include <openssl/evp.h>
+#include <openssl/x509.h>
+
+int main(void);
+
+static bool
+jws_ok(const char *tok)
+{
+	jws j;
+	int rc = jws_parse(tok, strlen(tok), &j);
+
+	jws_release(&j);
+	return rc == 0;
+}
+
+static bool
+pinned(const char *url)
+{
+	static const char *const hosts[] = {"api.paypal.com", "api.sandbox.paypal.com", NULL};
+
+	return cert_url_pinned(url, strlen(url), hosts, "/v1/notifications/certs/");
+}
+
+static const char *
+canonical(const char *body)
+{
+	static char buf[1024];
+	char *s;
+	size_t len;
+
+	if (sns_canonical((const unsigned char *)body, strlen(body), &s, &len) != 0)
+		return "(none)";
+	snprintf(buf, sizeof(buf), "%.*s", (int)len, s);
+	free(s);
+	return buf;
+}
+
+static char *
+b64u(const unsigned char *p, size_t n)
+{
+	char *s = malloc(4 * ((n + 2) / 3) + 1);
+
+	b64url_encode(p, n, s);
+	return s;
+}
+
+static const char *
+lookup(const void *ctx, const char *name)
+{
+	const sign_output *o = ctx;
+
+	for (size_t i = 0; i < o->n; i++)
+		if (strcasecmp(o->h[i].name, name) == 0)
+			return o->h[i].value;
+	return NULL;
+}
+
+/* plaid's signer against its verifier, with an EC key made here */
+static void
+plaid_round_trip(void)
+{
+	EVP_PKEY *k = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	PKCS8_PRIV_KEY_INFO *p8 = EVP_PKEY2PKCS8(k);
+	unsigned char pt[65], *der = NULL;
+	size_t n;
+	int dl = i2d_PKCS8_PRIV_KEY_INFO(p8, &der);
+	char *x, *y, *d64 = malloc(4 * ((size_t)dl + 2) / 3 + 8), line[512], jwk[256];
+	char path[] = "/tmp/hookinbox-test-pkey-XXXXXX", err[256];
+	const char *body = "{\"webhook_code\":\"DEFAULT_UPDATE\",\"item_id\":\"i1\"}";
+	sign_input in = {.provider = PROVIDER_PLAID,
+			 .timestamp = 1700000000,
+			 .body = (const unsigned char *)body,
+			 .body_len = strlen(body)};
+	sign_output out = {.n = 0};
+	provider_endpoint ep = {.provider = PROVIDER_PLAID};
+	int fd;
+
+	EVP_PKEY_get_octet_string_param(k, OSSL_PKEY_PARAM_PUB_KEY, pt, sizeof(pt), &n);
+	x = b64u(pt + 1, 32);
+	y = b64u(pt + 33, 32);
+	snprintf(jwk, sizeof(jwk),
+		 "{\"kty\":\"EC\",\"crv\":\"P-256\",\"kid\":\"k1\",\"x\":\"%s\",\"y\":\"%s\"}\n", x,
+		 y);
+	EVP_EncodeBlock((unsigned char *)d64, der, dl);
+	snprintf(line, sizeof(line), "k1 %s", d64);
+	in.secret = (const unsigned char *)line;
+	in.secret_len = strlen(line);
+	ok(sign_headers(&in, &out, err, sizeof(err)) == 0 && out.n == 1, "plaid: signs");
+	fd = mkstemp(path);
+	ok(fd >= 0 && write(fd, jwk, strlen(jwk)) > 0 && close(fd) == 0, "plaid: the key file");
+	ep.secrets = secret_set_load(path, err, sizeof(err));
+	unlink(path);
+	ok(ep.secrets != NULL && provider_endpoint_load(&ep, err, sizeof(err)) == 0,
+	   "plaid: loads its JWK line");
+	{
+		request_view rv = {.header = lookup,
+				   .ctx = &out,
+				   .body = (const unsigned char *)body,
+				   .body_len = strlen(body),
+				   .now = 1700000000};
+		verify_result res;
+
+		ok(verify_request(&ep, &rv, &res) == 0, "plaid: what it signs verifies");
+		rv.now += 301;
+		ok(verify_request(&ep, &rv, &res) != 0 && res.status == VERIFY_STALE,
+		   "plaid: 301 s later it is stale");
+		rv.now -= 301;
+		rv.body_len--;
+		ok(verify_request(&ep, &rv, &res) != 0 && res.status == VERIFY_MISMATCH,
+		   "plaid: another body does not verify");
+	}
+	sign_release(&out);
+	provider_endpoint_release(&ep);
+	secret_set_free(ep.secrets);
+	PKCS8_PRIV_KEY_INFO_free(p8);
+	OPENSSL_free(der);
+	EVP_PKEY_free(k);
+	free(x);
+	free(y);
+	free(d64);
+}
+
+static pkeys *k;
+
+/* the keys text adds to k, or -1 */
+static int
+jwks(const char *text)
+{
+	char err[128];
+
+	return pkeys_add_jwks(k, text, strlen(text), err, sizeof(err));
+}
+
+int
+main(void)
+{
+	unsigned char buf[64];
+
+	k = pkeys_new();
+
+	/* base64url: the url alphabet, unpadded */
+	ok(b64url_decode("aGk", 3, buf, sizeof(buf)) == 2 && memcmp(buf, "hi", 2) == 0,
+	   "b64url: hi");
+	ok(b64url_decode("-_8", 3, buf, sizeof(buf)) == 2, "b64url: - and _");
+	ok(b64url_decode("aGk=", 4, buf, sizeof(buf)) < 0, "b64url: padding refused");
+	ok(b64url_decode("+/8", 3, buf, sizeof(buf)) < 0, "b64url: + and / refused");
+	ok(b64url_decode("a", 1, buf, sizeof(buf)) < 0, "b64url: one character refused");
+
+	/* compact JWS: three parts, JSON objects before the signature */
+	ok(jws_ok("eyJhbGciOiJFUzI1NiJ9.e30.AAAA"), "jws: header.payload.signature");
+	ok(!jws_ok("eyJhbGciOiJFUzI1NiJ9.e30"), "jws: two parts refused");
+	ok(!jws_ok("eyJhbGciOiJFUzI1NiJ9.e30.AAAA.AAAA"), "jws: four parts refused");
+	ok(!jws_ok("eyJhbGciOiJFUzI1NiJ9.e30."), "jws: an empty signature refused");
+	ok(!jws_ok("WyJhIl0.e30.AAAA"), "jws: a header that is not an object refused");
+	ok(!jws_ok("e30.bm90IGpzb24.AAAA"), "jws: a payload that is not JSON refused");
+
+	/* JWK sets */
+	ok(jwks("{\"keys\":[]}") == 0, "jwks: empty set: none");
+	ok(jwks("[1]") < 0, "jwks: not an object refused");
+	ok(jwks("{\"kty\":\"EC\",\"crv\":\"P-256\",\"kid\":\"a\",\"x\":\"AAAA\",\"y\":\"AAAA\"}") ==
+		   0,
+	   "jwks: an EC key with short coordinates skipped");
+	ok(jwks("{\"key\":{\"kty\":\"oct\",\"kid\":\"a\",\"k\":\"AAAA\"}}") == 0,
+	   "jwks: a symmetric key skipped (alg confusion)");
+	ok(pkeys_count(k) == 0, "jwks: nothing kept");
+
+	/* the pinned certificate URLs */
+	ok(pinned("https://api.paypal.com/v1/notifications/certs/CERT-1"), "pinned: paypal");
+	ok(pinned("https://api.sandbox.paypal.com/v1/notifications/certs/CERT-1"),
+	   "pinned: sandbox");
+	ok(!pinned("http://api.paypal.com/v1/notifications/certs/CERT-1"), "pinned: http refused");
+	ok(!pinned("https://api.paypal.com.evil.example/v1/notifications/certs/CERT-1"),
+	   "pinned: a longer host refused");
+	ok(!pinned("https://evil.example@api.paypal.com/v1/notifications/certs/CERT-1"),
+	   "pinned: user info refused");
+	ok(!pinned("https://api.paypal.com:8443/v1/notifications/certs/CERT-1"),
+	   "pinned: a port refused");
+	ok(!pinned("https://api.paypal.com/v1/notifications/certs/../../x"),
+	   "pinned: dot segments refused");
+	ok(!pinned("https://api.paypal.com/v1/notifications/certs/x?y=1"),
+	   "pinned: a query refused");
+	ok(!pinned("https://api.paypal.com/v1/other/CERT-1"), "pinned: another path refused");
+	ok(!pinned("https://api.paypal.com/v1/notifications/certs/a//b"),
+	   "pinned: an empty segment refused");
+
+	/* SNS: the fields signed, in AWS's order, Subject only when present */
+	ok(strcmp(canonical("{\"Type\":\"Notification\",\"TopicArn\":\"t\",\"Timestamp\":\"ts\","
+			    "\"MessageId\":\"m\",\"Message\":\"a\\nb\",\"Extra\":\"x\"}"),
+		  "Message\na\nb\nMessageId\nm\nTimestamp\nts\nTopicArn\nt\nType\nNotification\n") ==
+		   0,
+	   "sns: a notification without Subject");
+	ok(strcmp(canonical("{\"Type\":\"SubscriptionConfirmation\",\"TopicArn\":\"t\","
+			    "\"Timestamp\":\"ts\",\"MessageId\":\"m\",\"Message\":\"a\","
+			    "\"SubscribeURL\":\"u\",\"Token\":\"k\"}"),
+		  "Message\na\nMessageId\nm\nSubscribeURL\nu\nTimestamp\nts\nToken\nk\nTopicArn\nt\n"
+		  "Type\nSubscriptionConfirmation\n") == 0,
+	   "sns: a subscription confirmation");
+	ok(strcmp(canonical("{\"Type\":\"SubscriptionConfirmation\",\"TopicArn\":\"t\","
+			    "\"Timestamp\":\"ts\",\"MessageId\":\"m\",\"Message\":\"a\"}"),
+		  "(none)") == 0,
+	   "sns: a confirmation without Token or SubscribeURL refused");
+	ok(strcmp(canonical("{\"Type\":\"Other\"}"), "(none)") == 0,
+	   "sns: an unknown Type refused");
+	ok(strcmp(canonical("{\"Type\":\"Notification\",\"TopicArn\":1}"), "(none)") == 0,
+	   "sns: a field that is not a string refused");
+
+	plaid_round_trip();
+	pkeys_free(k);
+	return done_testing();
+}
