@@ -408,7 +408,7 @@ static void
 conf_error(conf *c, const char *fmt, ...)
 {
 	va_list ap;
-	char msg[512], one[1024];
+	char msg[2048], one[2560];
 	size_t used = c->failed ? strlen(c->err) : 0;
 	int n;
 
@@ -526,7 +526,7 @@ key_set(conf *c, const conf_key *k, void *base, const char *v, bool dflt)
 		return enum_set(c, k, dst, v);
 	case CT_PROVIDER:
 		if (provider_from_name(v, dst) != 0) {
-			char names[1024];
+			char names[2048];
 
 			provider_names(names, sizeof(names));
 			conf_error(c, "unknown provider \"%s\" (%s)", v, names);
