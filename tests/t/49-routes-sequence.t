@@ -200,6 +200,31 @@ drain();
 is_deeply([st('l2'), st('l1')], [qw(done review)], 'l1 arrived after l2 was sent: review');
 like(act('l1')->{error}, qr/order: arrived after version 2 was sent/, 'and why');
 
+# ---- a later version sent once (its worker died, its lease ran out) waits
+# behind an earlier one that arrived after it and went to review; the
+# operator's dismissal of the earlier one wakes it at once, not after the
+# claim's 5 minutes (the model checker's seed 4: it was left waiting)
+($rc, $out) = script('route', route => 'seq', do => 'pause', reason => 'test', go => 1);
+is($rc, 0, 'seq paused') or diag $out;
+ev('w2', 'obj_W', 2);
+WorkerHelp::worker($t, '--once');
+$t->sql("update hookinbox.action set attempts = 1, lease_token = gen_random_uuid(), "
+	. "lease_until = now() - interval '1 second' where id = " . act('w2')->{id});
+ev('w1', 'obj_W', 1);
+WorkerHelp::worker($t, '--once');
+($rc, $out) = script('route', route => 'seq', do => 'resume', go => 1);
+is($rc, 0, 'seq resumed') or diag $out;
+WorkerHelp::worker($t, '--once');
+is(st('w1'), 'review', 'w1 arrived after w2 was sent: review');
+is($t->sql("select state || ' ' || (due_at > now() + interval '4 minutes') from hookinbox.action "
+	. "where id = " . act('w2')->{id}), 'pending true', 'w2 (sent once) waits behind w1');
+($rc, $out) = script('order-review', action_id => act('w1')->{id}, do => 'dismiss', reason => 'late', go => 1);
+is($rc, 0, 'w1 dismissed') or diag $out;
+is($t->sql('select due_at <= now() from hookinbox.action where id = ' . act('w2')->{id}), 't',
+	'the dismissal woke w2, whose lease had run out');
+WorkerHelp::worker($t, '--once');
+is(st('w2'), 'done', 'w2 delivered at once');
+
 # ---- two worker processes at once, 4 calls each, 40 objects x 5 versions,
 # each call refused once (500) then accepted: every object's versions
 # reach the downstream complete and in order
