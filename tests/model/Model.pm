@@ -184,7 +184,10 @@ sub setup {
 sub pgbouncer {
 	my ($self, $dir, @confs) = @_;
 	my $t = $self->{t};
-	$self->{bouncer} = HookTest::PgBouncer->new(dir => $dir, pg => $t->pg, pool_size => 4)->start;
+	# (a login that failed while PostgreSQL restarted refuses every client
+	# for server_login_retry, 15 s by default: each delivery then gets a
+	# 503 and a schedule's next operations do little; 2 s here)
+	$self->{bouncer} = HookTest::PgBouncer->new(dir => $dir, pg => $t->pg, pool_size => 4, login_retry => 2)->start;
 	for my $c (@confs) {
 		my $p = "$dir/$c.conf";
 		my $text = HookTest::slurp($p);

@@ -76,7 +76,7 @@ sub table {
 		{ name => 'routes_rolling', weight => 2, run => \&Model::OpsRoutes::routes_rolling },
 		{ name => 'sequence_interleaved', weight => 3, run => \&Model::OpsOrder::sequence_interleaved },
 		{ name => 'business_twins', weight => 2, run => \&Model::OpsRoutes::business_twins },
-		{ name => 'route_key_refused', weight => 1, run => \&Model::OpsRoutes::route_key_refused },
+		{ name => 'route_key_refused', weight => 2, run => \&Model::OpsRoutes::route_key_refused },
 	);
 }
 
