@@ -469,11 +469,13 @@ sub drain {
 		# that arrived after a later version was sent) holds the later
 		# versions of its object; the operator dismisses it
 		# (order-review.sql), each once: invariant 11 then holds it closed
-		my @rev = grep { !$self->{drain_replayed}{$_} }
+		my @rev = grep { !$self->{drain_reviewed}{$_} }
 			split /\n/, $self->sql("select id from hookinbox.action where state = 'review' "
 			. "and sequenced order by id");
 		for my $id (@rev) {
-			$self->{drain_replayed}{$id} = 1;
+			# (a hash of its own: an action the drain replayed from parked
+			# may go to review at its claim: seed 151922)
+			$self->{drain_reviewed}{$id} = 1;
 			my $key = $self->sql("select idem_key from hookinbox.action where id = $id");
 			Model::Ops::operator($self, 'order-review', action_id => $id, do => 'dismiss',
 				reason => 'model drain: not placed', go => 1);
