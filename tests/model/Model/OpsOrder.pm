@@ -107,6 +107,9 @@ sub sequence_interleaved {
 	my $tag = ++$m->{nseq};
 	my %obj = map { $_->[0] => "sq_${tag}_$_->[0]" } @vers;
 	$m->quiesce(60);
+	# a paused seq sends nothing (seed 166894: twice 0 of 8): the operator
+	# resumes it first (invariant 11 keeps the pause's interval)
+	my $resumed = $m->{paused}{seq} ? ', ' . Model::Ops::resume_route($m, 'seq') . ' first' : '';
 	$m->ds->plan('/seq', $plan);
 	my @ids;
 	for my $x (@vers) {
@@ -138,7 +141,7 @@ sub sequence_interleaved {
 	}
 	return sprintf('%d objects, %d versions shuffled, /seq %s: applied %d of %d%s%s', $nobj, scalar @vers,
 		$plan, $applied // 0, scalar @vers, $inorder ? ', in order' : ', OUT OF ORDER',
-		$left ? ", $left still pending" : '');
+		$left ? ", $left still pending" : '') . $resumed;
 }
 
 # a Stripe event of a given object and version (an invoice.updated),
