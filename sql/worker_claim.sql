@@ -253,7 +253,13 @@ begin
 					   and s.event_version > r.event_version
 					   and (s.state = 'done'
 						or (s.state in ('pending', 'parked')
-						    and (s.attempts > 0 or s.lease_until > now())))
+						    and (s.attempts > 0 or s.lease_until > now()))
+						-- sent before a replay (attempts back to 0) or an
+						-- operator closed it: it may have reached the
+						-- downstream all the same
+						or (s.state in ('pending', 'parked', 'dismissed', 'resolved')
+						    and exists (select 1 from hookinbox.action_history h
+								 where h.action_id = s.id and h.attempts > 0)))
 					 order by s.event_version
 					 limit 1;
 					if v_why is null then

@@ -225,6 +225,29 @@ is($t->sql('select due_at <= now() from hookinbox.action where id = ' . act('w2'
 WorkerHelp::worker($t, '--once');
 is(st('w2'), 'done', 'w2 delivered at once');
 
+# ---- a later version sent, parked and replayed (attempts back to 0) was
+# still sent: an earlier one arriving now goes to review, never out after
+# it (the model checker's seed 33: obj_2 version 2 applied after 3)
+# (sent, its worker dead before recording it, then parked: never done, so
+# the object's applied version never moved)
+($rc, $out) = script('route', route => 'seq', do => 'pause', reason => 'test', go => 1);
+ev('rz3', 'obj_RZ', 3);
+WorkerHelp::worker($t, '--once');
+$t->sql("update hookinbox.action set state = 'parked', attempts = 1, last_error = 'test' where id = "
+	. act('rz3')->{id});
+($rc, $out) = script('replay', action_id => act('rz3')->{id}, go => 1, blind => 1);
+is($rc, 0, 'r3 replayed') or diag $out;
+ev('rz2', 'obj_RZ', 2);
+WorkerHelp::worker($t, '--once');
+($rc, $out) = script('route', route => 'seq', do => 'resume', go => 1);
+WorkerHelp::worker($t, '--once');
+is(st('rz2'), 'review', 'r2 arrived after r3 was sent (before its replay): review')
+	or diag $t->sql("select a.id, a.state, a.attempts, a.lease_until, a.event_version, a.sequenced, a.ordered, "
+		. "(select string_agg(h.step || h.attempts, ',') from hookinbox.action_history h where h.action_id = a.id) "
+		. "from hookinbox.action a where a.object_id = 'obj_RZ'");
+drain();
+is_deeply([sent('/seq', qr/^rz[23]$/)], [], 'r2 never sent (r3 waits behind it in review, as documented)');
+
 # ---- two worker processes at once, 4 calls each, 40 objects x 5 versions,
 # each call refused once (500) then accepted: every object's versions
 # reach the downstream complete and in order
