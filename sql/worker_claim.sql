@@ -253,7 +253,13 @@ begin
 					   and s.event_version > r.event_version
 					   and (s.state = 'done'
 						or (s.state in ('pending', 'parked')
-						    and (s.attempts > 0 or s.lease_until > now())))
+						    and (s.attempts > 0 or s.lease_until > now()))
+						-- sent before a replay (attempts back to 0) or an
+						-- operator closed it: it may have reached the
+						-- downstream all the same
+						or (s.state in ('pending', 'parked', 'dismissed', 'resolved')
+						    and exists (select 1 from hookinbox.action_history h
+								 where h.action_id = s.id and h.attempts > 0)))
 					 order by s.event_version
 					 limit 1;
 					if v_why is null then
@@ -423,6 +429,8 @@ $$;
 -- holds that row locked (FOR UPDATE in the claim), so this update waits
 -- for the claim's commit and then sets due_at again: the wake is not lost
 -- (it was, under ThreadSanitizer's slowness: t/49's live arrivals).
+-- One sent before whose lease ran out (its worker died) waits too: it is
+-- woken like one never sent (an in-flight one is not: its record sets due_at).
 create or replace function hookinbox.sequence_wake(p_ids bigint[])
 returns void
 language sql
@@ -433,7 +441,7 @@ as $$
 	  from hookinbox.action a
 	 where a.id = any(p_ids) and a.object_id is not null and a.event_version is not null
 	   and w.route = a.route and w.object_id = a.object_id and w.sequenced
-	   and w.state = 'pending' and w.lease_until is null
+	   and w.state = 'pending' and (w.lease_until is null or w.lease_until <= now())
 	   and w.event_version = (select min(n.event_version) from hookinbox.action n
 				   where n.route = a.route and n.object_id = a.object_id and n.sequenced
 				     and n.state = 'pending' and n.event_version > a.event_version)

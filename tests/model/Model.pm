@@ -30,6 +30,7 @@ use HookTest;
 use JSON::PP ();
 use IO::Socket::INET;
 use Downstream;
+use HookTest::PgBouncer;
 use Model::Defects;
 use Model::Providers;
 use Model::Ops;
@@ -94,6 +95,10 @@ sub new {
 		call_timeout => $ROUTE_TIMEOUT,
 	}, $class;
 	$self->{rng} = rng_new($self->{seed});
+	# every third seed runs the programs through PgBouncer in transaction
+	# mode (the seed alone decides it, so the replay line reproduces it;
+	# operators' scripts and the model's own queries go direct)
+	$self->{pgbouncer} = $self->{seed} % 3 == 0 && HookTest::PgBouncer::available();
 	$self->{defects} = { map { $_ => 1 } Model::Defects::enabled() };
 	$self->setup;
 	return $self;
@@ -111,8 +116,18 @@ sub setup {
 			max_attempts => 60 },
 		app => { endpoint => 'st', handler => 'sql:model_app.apply', timeout => $ROUTE_TIMEOUT,
 			max_attempts => 60 },
+		# each accepted (order, key) pair: ord newest x event, ev none x
+		# event, seq sequence x event, biz none x object-type (newest or
+		# sequence with object-type is refused: OpsRoutes::route_key_refused)
+		seq => { endpoint => 'st', url => $ds->url('/seq'), order => 'sequence', key => 'event',
+			timeout => $ROUTE_TIMEOUT, max_attempts => 60 },
+		biz => { endpoint => 'st', url => $ds->url('/biz'), key => 'object-type',
+			timeout => $ROUTE_TIMEOUT, max_attempts => 60 },
 	);
-	$self->{routes} = { ord => ['st'], ev => [qw(gh sh tw ac st2)], app => ['st'] };
+	$self->{routes} = { ord => ['st'], ev => [qw(gh sh tw ac st2)], app => ['st'], seq => ['st'], biz => ['st'] };
+	# each route's key (docs/configuration.md, route key): invariant 15
+	$self->{route_key} = { ord => 'event', ev => 'event', app => 'event', seq => 'event', ev2 => 'event',
+		biz => 'object-type' };
 	my $t = HookTest->new(endpoints => Model::Providers::endpoints(), routes => \%routes,
 		worker => { lease => 8, backoff_base => 1, backoff_cap => 2 }, procs => 2);
 	$self->{t} = $t;
@@ -143,6 +158,7 @@ sub setup {
 	}
 	$t->{o} = \%saved;
 	$t->write_config;
+	$self->pgbouncer($dir, 'hookinbox', sort keys %variant) if $self->{pgbouncer};
 	for my $c ('hookinbox', sort keys %variant) {
 		my $prog = HookTest::top() . '/obj/test/' . ($variant{$c} && $variant{$c}{worker_role}
 			? 'hookinbox-worker --health-check --max-pending-age 1000000 --max-parked-age 1000000'
@@ -159,6 +175,30 @@ sub setup {
 	];
 	$t->sql(Model::Invariants::AUDIT_SQL());
 	$t->sql(Model::Invariants::HANDLER_SQL());
+}
+
+# PgBouncer (transaction mode, 4 server connections a role: fewer than
+# the clients) between the responders and workers and PostgreSQL: every
+# configuration's conninfo goes through it, and the single-row responder,
+# started with the direct one, restarts on it
+sub pgbouncer {
+	my ($self, $dir, @confs) = @_;
+	my $t = $self->{t};
+	# (a login that failed while PostgreSQL restarted refuses every client
+	# for server_login_retry, 15 s by default: each delivery then gets a
+	# 503 and a schedule's next operations do little; 2 s here)
+	$self->{bouncer} = HookTest::PgBouncer->new(dir => $dir, pg => $t->pg, pool_size => 4, login_retry => 2)->start;
+	for my $c (@confs) {
+		my $p = "$dir/$c.conf";
+		my $text = HookTest::slurp($p);
+		$text =~ s/^conninfo = .*\buser=(\w+)\s*$/'conninfo = ' . $self->{bouncer}->conninfo($1)/mge;
+		open my $fh, '>', "$p.new" or die "$p.new: $!";
+		print $fh $text;
+		close $fh or die "$p.new: $!";
+		rename "$p.new", $p or die "$p: $!";
+	}
+	$t->httpd->restart if $t->httpd && $t->httpd->{running};
+	$self->note('stack: PgBouncer in transaction mode between the programs and PostgreSQL (seed % 3 == 0)');
 }
 
 sub t { $_[0]{t} }
@@ -425,10 +465,34 @@ sub drain {
 			die "replay.sql -v action_id=$id: exit $rc: $out" if $rc != 0;
 		}
 		next if @new;
+		# order = sequence: an action in review (an equal version, or one
+		# that arrived after a later version was sent) holds the later
+		# versions of its object; the operator dismisses it
+		# (order-review.sql), each once: invariant 11 then holds it closed
+		my @rev = grep { !$self->{drain_reviewed}{$_} }
+			split /\n/, $self->sql("select id from hookinbox.action where state = 'review' "
+			. "and sequenced order by id");
+		for my $id (@rev) {
+			# (a hash of its own: an action the drain replayed from parked
+			# may go to review at its claim: seed 151922)
+			$self->{drain_reviewed}{$id} = 1;
+			my $key = $self->sql("select idem_key from hookinbox.action where id = $id");
+			Model::Ops::operator($self, 'order-review', action_id => $id, do => 'dismiss',
+				reason => 'model drain: not placed', go => 1);
+			$self->{closed}{$id} = { how => 'dismiss', state => 'dismissed', key => $key, route => 'seq',
+				t => Model::Ops::db_now($self) };
+		}
+		next if @rev;
 		my $left = $self->sql("select (select count(*) from hookinbox.action where state = 'pending') "
 			. "+ (select count(*) from hookinbox.inbox where state = 'pending')");
 		last if $left == 0;
 		sleep 0.5;
+	}
+	if ($ENV{HOOKINBOX_MODEL_DEBUG}) {
+		print STDERR "# drain left: $_\n" for split /\n/, $self->sql("select a.id, a.route, a.state, a.attempts, "
+			. "round(extract(epoch from a.due_at - now())), a.object_id, a.event_version, a.inbox_id, a.inbox_horizon, "
+			. "coalesce(a.last_error, '') from hookinbox.action a where a.route = 'seq' and a.object_id in "
+			. "(select object_id from hookinbox.action where state = 'pending') order by a.object_id, a.event_version");
 	}
 }
 
@@ -462,8 +526,9 @@ sub summary {
 	my @ops = map { "$_=$c->{$_}" } sort grep { !/^exit:/ } keys %$c;
 	my @ex = map { "$_=$c->{$_}" } sort grep { /^exit:/ } keys %$c;
 	my $k = $self->{checked};
-	return sprintf("seed %d: %d operations (%s); background exits (%s); invariant checks (%s); "
-		. "deliveries %d, events %d", $self->{seed}, $self->{ops_done} // 0, join(' ', @ops),
+	return sprintf("seed %d%s: %d operations (%s); background exits (%s); invariant checks (%s); "
+		. "deliveries %d, events %d", $self->{seed}, $self->{pgbouncer} ? ' (through PgBouncer)' : '',
+		$self->{ops_done} // 0, join(' ', @ops),
 		join(' ', @ex), join(' ', map { "$_:$k->{$_}" } sort { $a <=> $b } keys %$k),
 		scalar @{ $self->{dl} }, scalar keys %{ $self->{ev} });
 }
@@ -481,6 +546,7 @@ sub DESTROY {
 	}
 	delete $self->{fe};
 	delete $self->{ds};
+	delete $self->{bouncer};
 	delete $self->{t};
 }
 

@@ -24,7 +24,8 @@ our $BIN = '/usr/sbin/pgbouncer';
 sub available { return -x $BIN }
 
 # o: dir, pg (HookTest::Pg), pool_size (server connections per user, default
-#    8), max_client_conn (default 400), ignore (ignore_startup_parameters)
+#    8), max_client_conn (default 400), ignore (ignore_startup_parameters),
+#    login_retry (server_login_retry, seconds; default PgBouncer's 15)
 sub new {
 	my ($class, %o) = @_;
 	my $self = bless { pool_size => 8, max_client_conn => 400, %o }, $class;
@@ -64,6 +65,7 @@ logfile = $d/pgbouncer.log
 pidfile = $d/pgbouncer.pid
 log_connections = 0
 log_disconnections = 0
+@{[ defined $self->{login_retry} ? "server_login_retry = $self->{login_retry}" : '' ]}
 INI
 	close $fh;
 	if ($> == 0) {

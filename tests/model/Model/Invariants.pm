@@ -50,6 +50,9 @@ sub table {
 		{ n => 12, name => 'retries and holds keep the documented bounds', cheap => 1, check => \&retry_rules },
 		{ n => 13, name => 'a breaker opens only on a route that failed for 10 s', cheap => 1,
 			check => \&breaker_dead_only },
+		{ n => 14, name => 'order = sequence applies each object\'s versions in order', cheap => 1,
+			check => \&sequence_in_order },
+		{ n => 15, name => 'each route\'s key: one effect per event, or per object and type', check => \&keys_per_route },
 	);
 }
 
@@ -271,7 +274,7 @@ sub keys_match_downstream {
 	my @v = @{ $m->{truth_bad} // [] };
 	my @req = $m->ds->requests;
 	my %act = map { $_->[0] => $_ } rows($m, q{select idem_key, state, route, id, coalesce(last_error, '') from hookinbox.action
-		where route in ('ord', 'ev', 'ev2')});
+		where route in ('ord', 'ev', 'ev2', 'seq', 'biz')});
 	my (%ok, %by_key);
 	for my $r (@req) {
 		next unless defined $r->{key};
@@ -646,6 +649,95 @@ sub failed_call {
 sub loop_survives {
 	my ($m) = @_;
 	return @{ $m->{loop_died} };
+}
+
+# 14. order = sequence (route seq, docs/configuration.md): every version
+# of each object is delivered, in version order, at most one effect per
+# object and version.  From the downstream's log: per object, the versions
+# applied on /seq (first effects, in the order the downstream applied
+# them) strictly increase.  An equal version applied under a second key is
+# excused only when purge.sql removed the first (no action is left to
+# hold the equal one for review), as invariant 6 does.
+sub sequence_in_order {
+	my ($m) = @_;
+	my @v;
+	my %ver = map { ($_->{event_id} => $_) } grep { $_->{ep} eq 'st' } values %{ $m->{ev} };
+	my (%last, %applied);
+	for my $r (grep { $_->{path} eq '/seq' && $_->{effect} } $m->ds->requests) {
+		my $e = $ver{ $r->{event_id} // '' } or next;
+		my $o = $e->{object};
+		my $k = "$o\0$e->{version}";
+		if (defined $applied{$k}) {
+			push @v, "object $o: version $e->{version} applied twice on /seq ($applied{$k}[1] and $e->{event_id})"
+				if $applied{$k}[0] ne $r->{key} && !defined $m->{purged_keys}{ $applied{$k}[0] };
+			next;
+		}
+		$applied{$k} = [$r->{key}, $e->{event_id}];
+		if (defined $last{$o} && $e->{version} < $last{$o}[0]) {
+			push @v, "object $o: version $e->{version} ($e->{event_id}) applied on /seq after "
+				. "$last{$o}[0] ($last{$o}[1])";
+		}
+		$last{$o} = [$e->{version}, $e->{event_id}] if !defined $last{$o} || $e->{version} > $last{$o}[0];
+	}
+	return @v;
+}
+
+# 15. Each route's key (docs/configuration.md, route key; docs/worker.md,
+# fan-out): key = event gives one action per (route, delivery), so no
+# event of such a route (ord, seq, ev, ev2, app) collapses into another's
+# action, and (order = sequence) none is missing: every action of seq
+# ends done, or dismissed or resolved by the operator (a version the
+# order could not place, reviewed), never stale.  key = object-type
+# (route biz) gives one per (route, object id, event type): an event
+# collapses only into the action of its own object and type, two biz
+# actions never share an object and type, and the downstream applied at
+# most one key per object and type (unless purge.sql removed the
+# first).  Every event reaching every matching route is invariant 3's
+# (a collapse counts as reaching it).  And a configuration with order =
+# newest or sequence and key = object-type is refused at load
+# (OpsRoutes::route_key_refused, $m->{key_bad}).
+sub keys_per_route {
+	my ($m) = @_;
+	my @v = @{ $m->{key_bad} // [] };
+	my %mode = %{ $m->{route_key} // {} };
+	for my $r (rows($m, q{select c.inbox_id, c.route, c.action_id, coalesce(i.object_id, ''),
+		coalesce(i.event_type, ''), coalesce(j.object_id, ''), coalesce(j.event_type, ''),
+		i.event_id is distinct from j.event_id
+		from hookinbox.action_collapse c join hookinbox.inbox i on i.id = c.inbox_id
+		left join hookinbox.action a on a.id = c.action_id left join hookinbox.inbox j on j.id = a.inbox_id})) {
+		my ($iid, $route, $aid, $o1, $t1, $o2, $t2, $other) = @$r;
+		# (a released held copy under the genuine event's id is that
+		# delivery again: it joins its action on any route)
+		if (($mode{$route} // 'event') ne 'object-type') {
+			next if $other ne 't';
+			push @v, "inbox row $iid collapsed into action $aid on route $route, whose key is per event";
+		} elsif ($o2 ne '' && ($o1 ne $o2 || $t1 ne $t2)) {
+			push @v, "inbox row $iid ($o1 $t1) collapsed into action $aid ($o2 $t2) on route $route";
+		}
+	}
+	for my $r (rows($m, q{select a.id, a.state from hookinbox.action a where a.route = 'seq'
+		and a.state not in ('done', 'dismissed', 'resolved') order by a.id})) {
+		push @v, "action $r->[0] (seq) ended $r->[1]: order = sequence delivers every version";
+	}
+	my %pair;
+	for my $r (rows($m, q{select a.id, coalesce(i.object_id, ''), coalesce(i.event_type, '')
+		from hookinbox.action a join hookinbox.inbox i on i.id = a.inbox_id
+		where a.route = 'biz' and i.object_id is not null and i.review_of is null order by a.id})) {
+		my $k = "$r->[1] $r->[2]";
+		push @v, "actions $pair{$k} and $r->[0] (biz) share object and type $k" if $pair{$k};
+		$pair{$k} //= $r->[0];
+	}
+	my %ev = map { ($_->{event_id} => $_) } grep { $_->{ep} eq 'st' } values %{ $m->{ev} };
+	my %eff;
+	for my $r (grep { $_->{path} eq '/biz' && $_->{effect} } $m->ds->requests) {
+		my $e = $ev{ $r->{event_id} // '' } or next;
+		my $k = "$e->{object} $e->{type}";
+		if (defined $eff{$k} && $eff{$k}[0] ne $r->{key} && !defined $m->{purged_keys}{ $eff{$k}[0] }) {
+			push @v, "object and type $k applied twice on /biz ($eff{$k}[1] and $e->{event_id})";
+		}
+		$eff{$k} //= [$r->{key}, $e->{event_id}];
+	}
+	return @v;
 }
 
 1;

@@ -74,6 +74,9 @@ sub table {
 		{ name => 'replay_after_purge', weight => $d->('signed-ledger', 3), run => \&Model::OpsBackfill::replay_after_purge },
 		{ name => 'backfill_run', weight => $d->('backfill-outside-defence', 3), run => \&Model::OpsBackfill::backfill_run },
 		{ name => 'routes_rolling', weight => 2, run => \&Model::OpsRoutes::routes_rolling },
+		{ name => 'sequence_interleaved', weight => 3, run => \&Model::OpsOrder::sequence_interleaved },
+		{ name => 'business_twins', weight => 2, run => \&Model::OpsRoutes::business_twins },
+		{ name => 'route_key_refused', weight => 2, run => \&Model::OpsRoutes::route_key_refused },
 	);
 }
 

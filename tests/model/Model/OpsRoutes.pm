@@ -103,4 +103,56 @@ sub routes_rolling {
 	return 'w8 (with ev2) and w10 (without) side by side';
 }
 
+# key = object-type (route biz): two provider events describing one
+# business event (one object, one event type, two event ids and versions)
+# cause one action and one effect; the second collapses into the first's
+# action (hookinbox.action_collapse), or both into an earlier one of that
+# pair.  Invariant 15 judges every pair at the end; the description says
+# whether this run saw one action for both.
+sub business_twins {
+	my ($m) = @_;
+	my $obj = $m->pick(map { "obj_$_" } 1 .. 5);
+	my $type = $m->pick(qw(invoice.paid invoice.updated customer.updated));
+	my @d = map { Model::Ops::stripe_event($m, object => $obj, type => $type) } 1, 2;
+	my @st = map { $m->deliver({ %$_, fe => $m->{fe}[ $m->{n} % 2 ] })->{status} } @d;
+	$m->worker_run('w8', {}, '--once', '--concurrency=4');
+	my $in = join ',', map { "'$_->{id}'" } @d;
+	# each event's biz outcome: its own action, or the one it collapsed into
+	my @a = split /\n/, $m->sql("select coalesce(a.id, c.action_id) from hookinbox.inbox i "
+		. "left join hookinbox.action a on a.inbox_id = i.id and a.route = 'biz' "
+		. "left join hookinbox.action_collapse c on c.inbox_id = i.id and c.route = 'biz' "
+		. "where i.endpoint = 'st' and i.review_of is null and i.event_id in ($in) order by i.id");
+	my %u = map { $_ => 1 } grep { length } @a;
+	my $what = "$obj $type: $d[0]{id} $d[1]{id} -> @st, biz actions " . join(' ', sort keys %u);
+	return $what . (@a == 2 && keys %u == 1 ? ', one action for both' : '');
+}
+
+# order = newest or sequence with key = object-type must be refused at
+# load (docs/configuration.md: the later versions would collapse into the
+# first and never be sent): hookinbox-worker --check on w8's configuration
+# with such a route must exit 78 naming it, for each spelling of the
+# order (newest, sequence, object).  Invariant 15 reports one accepted.
+sub route_key_refused {
+	my ($m) = @_;
+	my @what;
+	for my $order (qw(newest sequence object)) {
+		my $p = $m->dir . '/refused.conf';
+		my $c = HookTest::slurp($m->dir . '/w8.conf') . "\n[route refused]\nendpoint = st\nurl = "
+			. $m->ds->url('/refused') . "\norder = $order\nkey = object-type\ntimeout = $Model::ROUTE_TIMEOUT\n";
+		open my $fh, '>', $p or die "$p: $!";
+		print $fh $c;
+		close $fh or die "$p: $!";
+		my $out = `@{[ HookTest::top() ]}/obj/test/hookinbox-worker --check -c $p 2>&1`;
+		my $rc = $? >> 8;
+		unlink $p;
+		if ($rc != 78 || $out !~ /route "refused".*key = object-type/) {
+			push @{ $m->{key_bad} }, "hookinbox-worker --check with order = $order and key = object-type: "
+				. "exit $rc, " . ((split /\n/, $out)[0] // '');
+			push @what, "$order accepted (exit $rc)";
+		}
+	}
+	return 'order = newest, sequence, object with key = object-type: '
+		. (@what ? join(', ', @what) : 'refused (exit 78)');
+}
+
 1;

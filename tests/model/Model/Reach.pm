@@ -37,6 +37,9 @@ my %RULES = (
 	route_pause => { miss => qr/already paused/ },
 	route_resume => { miss => qr/^no route paused/, effect => qr/resumed$/ },
 	pg_restart => { effect => qr/^-m/ },
+	sequence_interleaved => { effect => qr/applied (\d+) of \1, in order(?:, route seq resumed first)?$/ },
+	business_twins => { effect => qr/one action for both$/ },
+	route_key_refused => { effect => qr/refused \(exit 78\)$/ },
 	sent_then_parked => { miss => qr/not sent/, effect => qr/sent then parked(?:, replayed[^;]*)?; .*, stale$/ },
 );
 
