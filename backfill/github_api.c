@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dynbuf.h"
 #include "jscan.h"
 #include "provider.h"
 #include "rfc3339.h"
@@ -103,7 +104,8 @@ set_header(bf_item *it, const char *name, char *value)
 			return;
 		}
 	}
-	it->headers = xrealloc(it->headers, (it->n_headers + 1) * sizeof(*it->headers));
+	it->headers =
+		xgrow(it->headers, it->n_headers + 1, &it->headers_alloc, sizeof(*it->headers));
 	it->headers[it->n_headers].name = xstrdup(name);
 	it->headers[it->n_headers].value = value;
 	it->n_headers++;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dynbuf.h"
 #include "jscan.h"
 #include "xalloc.h"
 
@@ -62,7 +63,7 @@ bf_page_release(bf_page *page)
 bf_item *
 bf_page_add(bf_page *page)
 {
-	page->items = xrealloc(page->items, (page->n + 1) * sizeof(*page->items));
+	page->items = xgrow(page->items, page->n + 1, &page->alloc, sizeof(*page->items));
 	memset(&page->items[page->n], 0, sizeof(page->items[0]));
 	return &page->items[page->n++];
 }

@@ -30,7 +30,7 @@ typedef struct bf_item {
 	char *body; /* the event's JSON text as the API returned it; NULL until fetched */
 	size_t body_len;
 	bf_header *headers; /* the request headers that came with it (GitHub); may be none */
-	size_t n_headers;
+	size_t n_headers, headers_alloc;
 	/* GitHub: an attempt of it was answered 2xx, so hookinbox committed it
 	 * once; absent from the inbox it was purged since: never stored again */
 	bool answered;
@@ -38,7 +38,7 @@ typedef struct bf_item {
 
 typedef struct bf_page {
 	bf_item *items;
-	size_t n;
+	size_t n, alloc;
 } bf_page;
 
 /* what to list */

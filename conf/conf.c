@@ -25,6 +25,7 @@
 
 #include "dbcheck.h"
 #include "decimal.h"
+#include "dynbuf.h"
 #include "xalloc.h"
 
 #include <ctype.h>
@@ -74,12 +75,12 @@ struct conf {
 	char section[128]; /* the section that line is in */
 	int lineno;
 	seen *sections; /* every [section] so far */
-	size_t n_sections;
+	size_t n_sections, sections_alloc;
 	seen *keys; /* the keys of the current section */
-	size_t n_keys;
+	size_t n_keys, keys_alloc;
 	bool skip_section; /* the current section is in error: its keys are not read */
 	const void **bad;  /* endpoints and routes with a key in error: not checked further */
-	size_t n_bad;
+	size_t n_bad, bad_alloc;
 	bool conninfo_unsure; /* a conninfo line was in error: "not set" would follow from it */
 	bool failed;
 	char *err; /* every problem found, one "path:line: message" a line */
@@ -428,10 +429,11 @@ split_words(const char *v, size_t *n)
 {
 	char **out = NULL;
 	char *copy = xstrdup(v), *save = NULL;
+	size_t alloc = 0;
 
 	*n = 0;
 	for (char *w = strtok_r(copy, " \t,", &save); w; w = strtok_r(NULL, " \t,", &save)) {
-		out = xrealloc(out, (*n + 1) * sizeof(*out));
+		out = xgrow(out, *n + 1, &alloc, sizeof(*out));
 		out[(*n)++] = xstrdup(w);
 	}
 	free(copy);
@@ -610,14 +612,14 @@ seen_free(seen *list, size_t n)
 
 /* 0, or -1 when name is already in list (*first: its line); else added */
 static int
-seen_add(seen **list, size_t *n, const char *name, int line, int *first)
+seen_add(seen **list, size_t *n, size_t *alloc, const char *name, int line, int *first)
 {
 	for (size_t i = 0; i < *n; i++)
 		if (strcmp((*list)[i].name, name) == 0) {
 			*first = (*list)[i].line;
 			return -1;
 		}
-	*list = xrealloc(*list, (*n + 1) * sizeof(**list));
+	*list = xgrow(*list, *n + 1, alloc, sizeof(**list));
 	(*list)[*n] = (seen){xstrdup(name), line};
 	(*n)++;
 	return 0;
@@ -631,8 +633,9 @@ section_start(conf *c, const char *name)
 
 	seen_free(c->keys, c->n_keys);
 	c->keys = NULL;
-	c->n_keys = 0;
-	if (seen_add(&c->sections, &c->n_sections, name, c->lineno, &first) == 0)
+	c->n_keys = c->keys_alloc = 0;
+	if (seen_add(&c->sections, &c->n_sections, &c->sections_alloc, name, c->lineno, &first) ==
+	    0)
 		return 0;
 	conf_error(c, "section [%s] is defined twice (first at line %d)", name, first);
 	return -1;
@@ -644,7 +647,7 @@ key_once(conf *c, const char *section, const char *key)
 {
 	int first;
 
-	if (seen_add(&c->keys, &c->n_keys, key, c->lineno, &first) == 0)
+	if (seen_add(&c->keys, &c->n_keys, &c->keys_alloc, key, c->lineno, &first) == 0)
 		return 0;
 	conf_error(c, "key \"%s\" is given twice in [%s] (first at line %d)", key, section, first);
 	return -1;
@@ -710,7 +713,7 @@ static void
 mark_in_error(conf *c, const void *obj, const char *key)
 {
 	if (obj != NULL) {
-		c->bad = xrealloc(c->bad, (c->n_bad + 1) * sizeof(*c->bad));
+		c->bad = xgrow(c->bad, c->n_bad + 1, &c->bad_alloc, sizeof(*c->bad));
 		c->bad[c->n_bad++] = obj;
 	} else if (key != NULL && strcmp(key, "conninfo") == 0) {
 		c->conninfo_unsure = true;

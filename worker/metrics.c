@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dynbuf.h"
 #include "failpoint.h"
 #include "log.h"
 #include "xalloc.h"
@@ -85,10 +86,7 @@ find(metrics *m, const char *route)
 	for (size_t i = 0; i < m->n; i++)
 		if (strcmp(m->rt[i].name, route) == 0)
 			return &m->rt[i];
-	if (m->n == m->cap) {
-		m->cap = m->cap ? m->cap * 2 : 16;
-		m->rt = xrealloc(m->rt, m->cap * sizeof(*m->rt));
-	}
+	m->rt = xgrow(m->rt, m->n + 1, &m->cap, sizeof(*m->rt));
 	memset(&m->rt[m->n], 0, sizeof(m->rt[m->n]));
 	m->rt[m->n].name = xstrdup(route);
 	return &m->rt[m->n++];

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "db.h"
+#include "dynbuf.h"
 #include "xalloc.h"
 
 static const char endpoint_sql[] =
@@ -95,13 +96,14 @@ split_array(const char *text, size_t *n)
 {
 	char *copy = xstrdup(text), *p = copy, *tok, *save = NULL;
 	char **out = xmalloc(sizeof(*out)); /* never NULL, even for "{}" */
+	size_t alloc = 1;
 
 	*n = 0;
 	if (*p == '{')
 		p++;
 	p[strcspn(p, "}")] = '\0';
 	for (tok = strtok_r(p, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
-		out = xrealloc(out, (*n + 1) * sizeof(*out));
+		out = xgrow(out, *n + 1, &alloc, sizeof(*out));
 		out[(*n)++] = xstrdup(tok);
 	}
 	free(copy);
