@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "decimal.h"
 #include "dynbuf.h"
 #include "failpoint.h"
 #include "log.h"
@@ -416,8 +418,9 @@ write_run(FILE *f, const metrics_run *run, int64_t now)
 }
 
 /*
- * One line of our own counter series: name{k="v",k2="v2"} value.  Returns
- * false for anything else (gauges, comments, a line cut short).
+ * One line of our own counter series: name{k="v",k2="v2"} value (the
+ * value without the newline).  Returns false for anything else (gauges,
+ * comments, a line cut short).
  */
 static bool
 parse_series(char *line, char **name, char *keys[2], char *vals[2], char **value)
@@ -455,6 +458,7 @@ parse_series(char *line, char **name, char *keys[2], char *vals[2], char **value
 	if (p[1] != ' ')
 		return false;
 	*value = p + 2;
+	(*value)[strcspn(*value, "\n")] = '\0';
 	return true;
 }
 
@@ -477,9 +481,10 @@ read_counters(const char *path, metrics *base)
 	if (f == NULL)
 		return;
 	while (fgets(line, sizeof(line), f) != NULL) {
-		char *name, *keys[2], *vals[2], *value, *end;
+		char *name, *keys[2], *vals[2], *value;
 		route_stat *r;
 		unsigned long long v;
+		long long n;
 		int k;
 
 		if (strncmp(line, "hookinbox_worker_", 17) != 0 ||
@@ -488,13 +493,13 @@ read_counters(const char *path, metrics *base)
 			continue;
 		r = find(base, vals[0]);
 		if (strcmp(name, "hookinbox_worker_call_duration_seconds_sum") == 0) {
-			r->sum = strtod(value, NULL);
+			if (decimal_real(value, &r->sum) != 0)
+				r->sum = 0;
 			continue;
 		}
-		errno = 0;
-		v = strtoull(value, &end, 10);
-		if (errno != 0 || end == value)
+		if (decimal_parse(value, 0, LLONG_MAX, &n) != 0)
 			continue;
+		v = (unsigned long long)n;
 		if (strcmp(name, "hookinbox_worker_calls_total") == 0 &&
 		    (k = index_of(call_names, CALL__COUNT, vals[1])) >= 0)
 			r->calls[k] = v;
