@@ -175,10 +175,10 @@ parse_options(int argc, char **argv, options *o)
 			o->credential = optarg;
 			break;
 		case OPT_REPO:
-			o->q.repo = optarg;
+			source_query_set(&o->q, "repo", optarg);
 			break;
 		case OPT_HOOK_ID:
-			o->q.hook_id = optarg;
+			source_query_set(&o->q, "hook-id", optarg);
 			break;
 		case OPT_API_URL:
 			o->api_url = optarg;
@@ -501,7 +501,7 @@ main(int argc, char **argv)
 		rc = EX_USAGE;
 		goto out;
 	}
-	if ((problem = rn.ops->check(&o.q)) != NULL) {
+	if ((problem = source_check(rn.ops, &o.q, err, sizeof(err))) != NULL) {
 		log_error("%s", problem);
 		rc = EX_USAGE;
 		goto out;
