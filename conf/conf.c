@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * conf.c - the INI configuration both programs read
+ * conf.c - the INI configuration the responder, the worker and
+ * hookinbox-backfill read
  *
  * As PgBouncer describes its settings in bouncer_params[], every key is one
  * row of keys[] below: its section, name, type, range or lookup table,
