@@ -11,11 +11,11 @@ use warnings;
 use Test::More;
 use Time::HiRes qw(sleep);
 use HookTest;
-use Downstream;
-use WorkerHelp;
+use HookTest::Downstream;
+use HookTest::Worker;
 
-my $d = Downstream->new(dir => File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1));
-my $t = WorkerHelp::setup(routes => {
+my $d = HookTest::Downstream->new(dir => File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1));
+my $t = HookTest::Worker::setup(routes => {
 	a => { endpoint => 'shop', events => '*', url => $d->url('/a'), timeout => 2 },
 	s => { endpoint => 'shop', events => 'o.*', url => $d->url('/s'), timeout => 2, order => 'sequence' },
 }, worker => { lease => 10 });
@@ -29,15 +29,15 @@ close $fh;
 
 sub run {
 	my ($conf) = @_;
-	my $out = `@{[ WorkerHelp::bin() ]} -v -c $conf --once --max-runtime 8 2>&1`;
+	my $out = `@{[ HookTest::Worker::bin() ]} -v -c $conf --once --max-runtime 8 2>&1`;
 	return ($? >> 8, $out);
 }
 
 run($conf_new); # registers route s
-WorkerHelp::accept($t, event_id => 'v1', type => 'o.updated', object_id => 'obj', version => 1);
+HookTest::Worker::accept($t, event_id => 'v1', type => 'o.updated', object_id => 'obj', version => 1);
 my ($rc, $out) = run($conf_old);
 is($t->sql("select count(*) from hookinbox.route_topup"), 1, 'old host: version 1 fanned out, recorded');
-WorkerHelp::accept($t, event_id => 'v2', type => 'o.updated', object_id => 'obj', version => 2);
+HookTest::Worker::accept($t, event_id => 'v2', type => 'o.updated', object_id => 'obj', version => 2);
 
 # another worker's top-up holds version 1's record for 3 s
 my $pid = fork // die "fork: $!";

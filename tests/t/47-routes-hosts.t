@@ -10,13 +10,13 @@ use strict;
 use warnings;
 use Test::More;
 use HookTest;
-use Downstream;
-use WorkerHelp;
+use HookTest::Downstream;
+use HookTest::Worker;
 
 my $top = HookTest::top();
 my $tmpd = File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-my $d = Downstream->new(dir => $tmpd);
-my $t = WorkerHelp::setup(routes => {
+my $d = HookTest::Downstream->new(dir => $tmpd);
+my $t = HookTest::Worker::setup(routes => {
 	a => { endpoint => 'shop', events => 'a.*', url => $d->url('/a'), timeout => 3 },
 	b => { endpoint => 'shop', events => 'b.*', url => $d->url('/b'), timeout => 3 },
 }, worker => { lease => 20 });
@@ -30,7 +30,7 @@ close $fh;
 
 sub run {
 	my ($conf) = @_;
-	my $out = `@{[ WorkerHelp::bin() ]} -v -c $conf --once 2>&1`;
+	my $out = `@{[ HookTest::Worker::bin() ]} -v -c $conf --once 2>&1`;
 	return ($? >> 8, $out);
 }
 sub reroute {
@@ -39,8 +39,8 @@ sub reroute {
 }
 
 # A alone: its fingerprint, no warning
-WorkerHelp::accept_many($t, 3, prefix => 'ea', type => 'a.x');
-WorkerHelp::accept_many($t, 4, prefix => 'eb', type => 'b.x');
+HookTest::Worker::accept_many($t, 3, prefix => 'ea', type => 'a.x');
+HookTest::Worker::accept_many($t, 4, prefix => 'eb', type => 'b.x');
 my ($rc, $out) = run($conf_a);
 is($rc, 0, 'worker A runs') or diag $out;
 unlike($out, qr/routes-differ/, 'A: nothing to compare with yet');
@@ -67,14 +67,14 @@ like($lines[0] // '', qr/other=\Q$fp_b\E/, "A: names B's fingerprint");
 
 # B again, without -v (as from cron): A ran since B's last run; that warning
 # is all it prints, on stderr, and the run still succeeds
-my $quiet = `@{[ WorkerHelp::bin() ]} -c $conf_b --once 2>&1 >/dev/null`;
+my $quiet = `@{[ HookTest::Worker::bin() ]} -c $conf_b --once 2>&1 >/dev/null`;
 is($? >> 8, 0, 'B without -v: exit 0');
 like($quiet, qr/\A[^\n]* level=warning event=routes-differ [^\n]*other=\Q$fp_a\E [^\n]*\n\z/,
 	"B without -v: the routes-differ warning naming A's fingerprint, one line on stderr, nothing else")
 	or diag $quiet;
 # and once A has stopped (its routes changed, as when the route is added there
 # too), B is quiet again at once, not for 24 h
-$quiet = `@{[ WorkerHelp::bin() ]} -c $conf_b --once 2>&1`;
+$quiet = `@{[ HookTest::Worker::bin() ]} -c $conf_b --once 2>&1`;
 is($quiet, '', 'B without -v, nobody else ran since: nothing at all') or diag $quiet;
 
 # reroute: usage error, dry run, then for real
@@ -106,7 +106,7 @@ is($t->sql("select count(*) from hookinbox.inbox where state <> 'dispatched'"), 
 		$ENV{HOOKINBOX_ROUTES_CHECK_MS} = 1000;
 		open STDERR, '>', $log or die $!;
 		open STDOUT, '>&', \*STDERR or die $!;
-		exec(WorkerHelp::bin(), '-c', $conf_a, '--loop') or POSIX::_exit(127);
+		exec(HookTest::Worker::bin(), '-c', $conf_a, '--loop') or POSIX::_exit(127);
 	}
 	my $count = sub { scalar(() = HookTest::slurp($log) =~ /event=routes-differ/g) };
 	# at its start it hears of B's runs above (since A's last run), once

@@ -14,14 +14,14 @@ use strict;
 use warnings;
 use Test::More;
 use HookTest;
-use Downstream;
-use WorkerHelp;
+use HookTest::Downstream;
+use HookTest::Worker;
 use Time::HiRes qw(sleep time);
 
 my $top = HookTest::top();
-my $da = Downstream->new(dir => File::Temp::tempdir('dsa-XXXXXX', TMPDIR => 1, CLEANUP => 1));
-my $db = Downstream->new(dir => File::Temp::tempdir('dsb-XXXXXX', TMPDIR => 1, CLEANUP => 1));
-my $t = WorkerHelp::setup(routes => {
+my $da = HookTest::Downstream->new(dir => File::Temp::tempdir('dsa-XXXXXX', TMPDIR => 1, CLEANUP => 1));
+my $db = HookTest::Downstream->new(dir => File::Temp::tempdir('dsb-XXXXXX', TMPDIR => 1, CLEANUP => 1));
+my $t = HookTest::Worker::setup(routes => {
 	a => { endpoint => 'shop', events => '*', url => $da->url('/a'), timeout => 3 },
 	b => { endpoint => 'shop', events => '*', url => $db->url('/b'), timeout => 3 },
 }, worker => { lease => 20 });
@@ -35,7 +35,7 @@ close $fh;
 
 sub run {
 	my ($conf) = @_;
-	my $out = `@{[ WorkerHelp::bin() ]} -v -c $conf --once 2>&1`;
+	my $out = `@{[ HookTest::Worker::bin() ]} -v -c $conf --once 2>&1`;
 	return ($? >> 8, $out);
 }
 sub reroute {
@@ -68,7 +68,7 @@ my $pairs_twice = "select count(*) from (select inbox_id, route from hookinbox.a
 
 # 1. before route b exists anywhere: the old host alone
 my $t_pre = $t->sql('select now()');
-WorkerHelp::accept_many($t, 5, prefix => 'pre');
+HookTest::Worker::accept_many($t, 5, prefix => 'pre');
 my ($rc, $out) = run($conf_old);
 is($rc, 0, 'old host runs') or diag $out;
 once_each($da, 'route a before the change', ids('pre', 5));
@@ -79,7 +79,7 @@ is($rc, 0, 'new host runs') or diag $out;
 none_of($db, 'route b: events received before it existed', ids('pre', 5));
 
 # 3. the old host fans out while the new one runs: dispatched, recorded
-WorkerHelp::accept_many($t, 10, prefix => 'mid');
+HookTest::Worker::accept_many($t, 10, prefix => 'mid');
 ($rc, $out) = run($conf_old);
 is($t->sql("select count(*) from hookinbox.inbox where event_id like 'mid_%' and state = 'dispatched'"),
 	10, 'old host: the events are dispatched (it routes them to a only)');
@@ -104,14 +104,14 @@ sub loop {
 	if ($pid == 0) {
 		open STDERR, '>', $t->dir . "/$name-loop.log" or die $!;
 		open STDOUT, '>&', \*STDERR or die $!;
-		exec(WorkerHelp::bin(), '-c', $conf, '-v', '--loop') or POSIX::_exit(127);
+		exec(HookTest::Worker::bin(), '-c', $conf, '-v', '--loop') or POSIX::_exit(127);
 	}
 	return $pid;
 }
 my $p_old = loop($conf_old, 'old');
 my $p_new = loop($conf_new, 'new');
 for my $burst (1 .. 6) {
-	WorkerHelp::accept_many($t, 10, prefix => "live$burst");
+	HookTest::Worker::accept_many($t, 10, prefix => "live$burst");
 	sleep 0.4;
 }
 my @live = map { ids("live$_", 10) } 1 .. 6;
@@ -139,7 +139,7 @@ once_each($da, 'route a, not a second time for any event', ids('pre', 5), ids('m
 is($t->sql($pairs_twice), 0, 'still no (route, event) pair with two actions');
 
 # 6. purge keeps an event a worker still owes actions
-WorkerHelp::accept_many($t, 3, prefix => 'old');
+HookTest::Worker::accept_many($t, 3, prefix => 'old');
 ($rc, $out) = run($conf_old);
 $t->sql("update hookinbox.inbox set received_at = now() - interval '40 days' where event_id like 'old_%'");
 ($rc, $out) = $t->pg->psql_file("$top/sql/purge.sql", role => 'hookinbox_admin',
@@ -154,7 +154,7 @@ once_each($db, 'route b gets them after all', ids('old', 3));
 
 # 7. route b removed everywhere: nothing more for it, whatever is recorded
 my $b_before = $t->sql("select count(*) from hookinbox.action where route = 'b'");
-WorkerHelp::accept_many($t, 5, prefix => 'post');
+HookTest::Worker::accept_many($t, 5, prefix => 'post');
 ($rc, $out) = run($conf_old);
 ($rc, $out) = run($conf_old);
 ($rc, $out) = reroute(endpoint => 'shop', since => $t_pre, go => 1);

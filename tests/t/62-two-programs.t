@@ -12,7 +12,7 @@ use strict;
 use warnings;
 use Test::More;
 use HookTest qw(stripe_sig);
-use Downstream;
+use HookTest::Downstream;
 use Time::HiRes qw(sleep time);
 
 my $top = HookTest::top();
@@ -20,7 +20,7 @@ my $secret = 'whsec_two_programs_0123456789';
 my $t = HookTest->new(endpoints => { shop => { provider => 'stripe', secrets => [$secret] } },
 	routes => { out => { endpoint => 'shop', url => 'http://127.0.0.1:1/placeholder', timeout => 2 } },
 	worker => { lease => 5 }, procs => 1);
-my $d = Downstream->new(dir => $t->dir);
+my $d = HookTest::Downstream->new(dir => $t->dir);
 my $conf = $t->config;
 my $text = HookTest::slurp($conf);
 my $intake = $t->pg->conninfo('hookinbox_intake');
@@ -56,7 +56,7 @@ like($out, qr/database: connected as "hookinbox_intake"/, 'the responder connect
 is($rc, 0, 'worker --check --connect: ok') or diag $out;
 like($out, qr/connects with \[worker\] conninfo\).*connected as "hookinbox_worker"/, 'the worker connects as hookinbox_worker');
 
-# the mistake of issue 15: the worker pointed at the intake role
+# a likely mistake: the worker pointed at the intake role
 write_conf($intake);
 ($rc, $out) = run_prog($worker, '-c', $conf, '--check', '--connect');
 is($rc, 78, 'worker --check --connect as hookinbox_intake: 78');

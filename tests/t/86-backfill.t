@@ -19,7 +19,7 @@ use JSON::PP ();
 use POSIX ();
 use HookTest;
 use HookTest::FakeProviderApi;
-use Downstream;
+use HookTest::Downstream;
 
 my $top = HookTest::top();
 my $bin = "$top/obj/test/hookinbox-backfill";
@@ -28,7 +28,7 @@ my $gh_token = 'ghp_backfillTokenFor86test0123456789';
 HookTest::record_secret($token, $gh_token);
 
 my $tmpd = File::Temp::tempdir('bf-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-my $d = Downstream->new(dir => $tmpd);
+my $d = HookTest::Downstream->new(dir => $tmpd);
 my $t = HookTest->new(
 	endpoints => {
 		'stripe-live' => { provider => 'stripe', secrets => ['whsec_backfill_test_1'], account => 'acct_1',

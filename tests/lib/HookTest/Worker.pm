@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: ISC
-# WorkerHelp - helpers shared by the worker's integration tests (tests/t/2*.t)
+# HookTest::Worker - helpers shared by the worker's integration tests (tests/t/2*.t)
 #
-#   my $t = WorkerHelp::setup(routes => {...}, worker => {...});
-#   WorkerHelp::accept($t, event_id => 'evt_1', type => 'invoice.paid', ...);
-#   my ($rc, $log) = WorkerHelp::worker($t, '--once');
-package WorkerHelp;
+#   my $t = HookTest::Worker::setup(routes => {...}, worker => {...});
+#   HookTest::Worker::accept($t, event_id => 'evt_1', type => 'invoice.paid', ...);
+#   my ($rc, $log) = HookTest::Worker::worker($t, '--once');
+package HookTest::Worker;
 
 use strict;
 use warnings;
