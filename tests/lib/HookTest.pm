@@ -48,7 +48,7 @@ our @EXPORT_OK = qw(top stripe_sig github_sig standard_sig);
 # the modules' names under HookTest:: too: HookTest::run ...
 BEGIN {
 	no strict 'refs';
-	for my $f (qw(slurp top free_port run shell_quote as_pg_user ensure_pg_user)) {
+	for my $f (qw(slurp top free_port run run_status write_file shell_quote as_pg_user ensure_pg_user)) {
 		*{"HookTest::$f"} = \&{"HookTest::Proc::$f"};
 	}
 	for my $f (qw(record_secret stripe_sig github_sig standard_sig)) {

@@ -13,7 +13,6 @@ use HookTest;
 use HookTest::Downstream;
 use HookTest::Worker;
 
-my $top = HookTest::top();
 my $tmpd = File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1);
 my $d = HookTest::Downstream->new(dir => $tmpd);
 my $t = HookTest::Worker::setup(routes => {
@@ -21,27 +20,12 @@ my $t = HookTest::Worker::setup(routes => {
 	b => { endpoint => 'shop', events => 'b.*', url => $d->url('/b'), timeout => 3 },
 }, worker => { lease => 20 });
 my $conf_b = $t->config;
-my $conf_a = $t->dir . '/a.conf';
-my $c = HookTest::slurp($conf_b);
-$c =~ s/\[route b\].*?(?=^\[|\z)//ms;
-open my $fh, '>', $conf_a or die $!;
-print $fh $c;
-close $fh;
-
-sub run {
-	my ($conf) = @_;
-	my $out = `@{[ HookTest::Worker::bin() ]} -v -c $conf --once 2>&1`;
-	return ($? >> 8, $out);
-}
-sub reroute {
-	my (%v) = @_;
-	return $t->pg->psql_file("$top/sql/reroute.sql", role => 'hookinbox_admin', vars => \%v);
-}
+my $conf_a = HookTest::Worker::config_without_route($t, 'b', $t->dir . '/a.conf');
 
 # A alone: its fingerprint, no warning
 HookTest::Worker::accept_many($t, 3, prefix => 'ea', type => 'a.x');
 HookTest::Worker::accept_many($t, 4, prefix => 'eb', type => 'b.x');
-my ($rc, $out) = run($conf_a);
+my ($rc, $out) = HookTest::Worker::run_once($conf_a);
 is($rc, 0, 'worker A runs') or diag $out;
 unlike($out, qr/routes-differ/, 'A: nothing to compare with yet');
 is($t->sql("select count(*) from hookinbox.inbox where state = 'unrouted'"), 4, "A: b's events unrouted");
@@ -51,7 +35,7 @@ is(scalar(grep { $_->{path} eq '/a' } $d->requests), 3, "A: a's events delivered
 # B's existed, which on one host is a configuration changed in place, not
 # hosts that disagree (else the warning, written without -v too, would go
 # on for 24 h after every route added)
-($rc, $out) = run($conf_b);
+($rc, $out) = HookTest::Worker::run_once($conf_b);
 is($rc, 0, 'worker B runs') or diag $out;
 unlike($out, qr/routes-differ/, "B's first run: nothing to say (A ran before B's routes existed)");
 my $fp_a = $t->sql("select fingerprint from hookinbox.worker_routes where routes not like '%b|order%'");
@@ -60,7 +44,7 @@ is($t->sql('select count(*) from hookinbox.worker_routes'), 2, 'two fingerprints
 is(scalar(grep { $_->{path} eq '/b' } $d->requests), 0, 'B: unrouted events are not routed by themselves');
 
 # A again: B ran since A's last run: one line, naming B's fingerprint
-($rc, $out) = run($conf_a);
+($rc, $out) = HookTest::Worker::run_once($conf_a);
 my @lines = grep { /event=routes-differ/ } split /\n/, $out;
 is(scalar @lines, 1, 'A: routes-differ said once') or diag $out;
 like($lines[0] // '', qr/other=\Q$fp_b\E/, "A: names B's fingerprint");
@@ -78,16 +62,16 @@ $quiet = `@{[ HookTest::Worker::bin() ]} -c $conf_b --once 2>&1`;
 is($quiet, '', 'B without -v, nobody else ran since: nothing at all') or diag $quiet;
 
 # reroute: usage error, dry run, then for real
-($rc, $out) = reroute();
+($rc, $out) = HookTest::Worker::reroute($t);
 isnt($rc, 0, 'reroute.sql without a filter: usage error');
-($rc, $out) = reroute(endpoint => 'shop');
+($rc, $out) = HookTest::Worker::reroute($t, endpoint => 'shop');
 is($rc, 0, 'reroute.sql dry run') or diag $out;
 like($out, qr/\b4 unrouted events match; dry run/, 'dry run: counts 4');
 is($t->sql("select count(*) from hookinbox.inbox where state = 'unrouted'"), 4, 'dry run: nothing changed');
-($rc, $out) = reroute(endpoint => 'shop', type => 'b.%', go => 1);
+($rc, $out) = HookTest::Worker::reroute($t, endpoint => 'shop', type => 'b.%', go => 1);
 is($rc, 0, 'reroute.sql go=1') or diag $out;
 like($out, qr/\b4 unrouted events are pending again/, 'go: 4 pending again');
-($rc, $out) = run($conf_b);
+($rc, $out) = HookTest::Worker::run_once($conf_b);
 is($t->sql("select count(*) from hookinbox.action where route = 'b' and state = 'done'"), 4,
 	'B routes and delivers them');
 my %eff = $d->effects;
@@ -114,7 +98,7 @@ is($t->sql("select count(*) from hookinbox.inbox where state <> 'dispatched'"), 
 	sleep 3; # three more checks: B has not run since, nothing more to say
 	is($count->(), 1, 'A in --loop, quiet: B named once at the start, not again while B does not run')
 		or diag HookTest::slurp($log);
-	($rc, $out) = run($conf_b); # B runs while A loops
+	($rc, $out) = HookTest::Worker::run_once($conf_b); # B runs while A loops
 	for (1 .. 100) { last if $count->() >= 2; select(undef, undef, undef, 0.1) }
 	my $seen = HookTest::slurp($log);
 	kill 'TERM', $pid;

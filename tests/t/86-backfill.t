@@ -42,14 +42,7 @@ my $t = HookTest->new(
 my $api = HookTest::FakeProviderApi->new(dir => $tmpd, token => $token);
 my $dir = $t->dir;
 
-sub write_file {
-	my ($name, $text, $mode) = @_;
-	open my $fh, '>', "$dir/$name" or die $!;
-	print $fh $text;
-	close $fh;
-	chmod $mode // 0600, "$dir/$name";
-	return "$dir/$name";
-}
+sub write_file { my ($name, @rest) = @_; return HookTest::write_file("$dir/$name", @rest) }
 my $cred = write_file('stripe.key', "$token\n");
 my $gh_cred = write_file('github.token', "$gh_token\n");
 

@@ -83,6 +83,32 @@ sub worker {
 	return ($rc, HookTest::slurp($log));
 }
 
+# one --once run of the worker with configuration file conf (more
+# arguments after it); returns (exit code, what it printed)
+sub run_once {
+	my ($conf, @args) = @_;
+	my $out = `@{[ bin() ]} -v -c $conf --once @args 2>&1`;
+	return ($? >> 8, $out);
+}
+
+# a copy of $t's configuration without [route NAME] at path (a host that
+# has not got the route yet); returns path
+sub config_without_route {
+	my ($t, $route, $path) = @_;
+	(my $c = HookTest::slurp($t->config)) =~ s/\[route \Q$route\E\].*?(?=^\[|\z)//ms;
+	open my $fh, '>', $path or die $!;
+	print $fh $c;
+	close $fh;
+	return $path;
+}
+
+# sql/reroute.sql as hookinbox_admin with the psql variables %v; returns
+# (exit code, output) as psql_file does
+sub reroute {
+	my ($t, %v) = @_;
+	return $t->pg->psql_file(HookTest::top() . '/sql/reroute.sql', role => 'hookinbox_admin', vars => \%v);
+}
+
 # start a worker in the background; returns (pid, logfile)
 sub worker_bg {
 	my ($t, @args) = @_;
