@@ -455,6 +455,25 @@ field(void *base, size_t off)
 	return (char *)base + off;
 }
 
+/* the name of obj, an object of the named section kind */
+static const char *
+name_of(conf_kind kind, const void *obj)
+{
+	return *(char *const *)((const char *)obj + sections[kind].name_off);
+}
+
+/* the object of the named section kind called name, or NULL */
+static void *
+find_named(const conf *c, conf_kind kind, const char *name)
+{
+	const conf_list *list = (const conf_list *)((const char *)c + sections[kind].list_off);
+
+	for (size_t i = 0; i < list->n; i++)
+		if (strcmp(name_of(kind, list->item[i]), name) == 0)
+			return list->item[i];
+	return NULL;
+}
+
 /* "a, b or c": the names of map, aliases left out */
 static void
 enum_names(const conf_enum *map, char *buf, size_t len)
@@ -685,18 +704,17 @@ named_object(conf *c, conf_kind kind, const char *name)
 	conf_list *list = field(c, s->list_off);
 	void *obj;
 
-	if (list->n > 0 && strcmp(*(char **)field(list->item[list->n - 1], s->name_off), name) == 0)
+	if (list->n > 0 && strcmp(name_of(kind, list->item[list->n - 1]), name) == 0)
 		return list->item[list->n - 1];
 	if (!valid_name(name)) {
 		conf_error(c, "%s name \"%s\" may hold only letters, digits, '-', '_' and '.'",
 			   s->name, name);
 		return NULL;
 	}
-	for (size_t i = 0; i < list->n; i++)
-		if (strcmp(*(char **)field(list->item[i], s->name_off), name) == 0) {
-			conf_error(c, "%s \"%s\" is defined twice", s->name, name);
-			return NULL;
-		}
+	if (find_named(c, kind, name) != NULL) {
+		conf_error(c, "%s \"%s\" is defined twice", s->name, name);
+		return NULL;
+	}
 	if (list->n == CONF_MAX_ITEMS) {
 		conf_error(c, "too many %ss (at most %d)", s->name, CONF_MAX_ITEMS);
 		return NULL;
@@ -776,8 +794,7 @@ line_in_error(conf *c)
 		return;
 	}
 	list = field(c, sections[kind].list_off);
-	if (list->n > 0 &&
-	    strcmp(*(char **)field(list->item[list->n - 1], sections[kind].name_off), object) == 0)
+	if (list->n > 0 && strcmp(name_of(kind, list->item[list->n - 1]), object) == 0)
 		mark_in_error(c, list->item[list->n - 1], NULL);
 }
 
@@ -1284,13 +1301,7 @@ conf_endpoint_at(const conf *c, size_t i)
 const endpoint_conf *
 conf_endpoint(const conf *c, const char *name)
 {
-	for (size_t i = 0; i < c->endpoints.n; i++) {
-		const endpoint_conf *ep = c->endpoints.item[i];
-
-		if (strcmp(ep->name, name) == 0)
-			return ep;
-	}
-	return NULL;
+	return find_named(c, K_ENDPOINT, name);
 }
 
 size_t
@@ -1308,13 +1319,7 @@ conf_route_at(const conf *c, size_t i)
 const route_conf *
 conf_route(const conf *c, const char *name)
 {
-	for (size_t i = 0; i < c->routes.n; i++) {
-		const route_conf *r = c->routes.item[i];
-
-		if (strcmp(r->name, name) == 0)
-			return r;
-	}
-	return NULL;
+	return find_named(c, K_ROUTE, name);
 }
 
 const worker_conf *
