@@ -159,9 +159,10 @@ endif
 
 # the layers in the sources: common/ includes only common/, providers/ only
 # common/ and itself, conf/ those and itself; no PROVIDER_ id outside
-# providers/ (tools/check-layers)
+# providers/ (tools/check-layers); no banned call (tools/check-banned)
 layers:
 	tools/check-layers
+	tools/check-banned
 .PHONY: layers
 
 # make soak SOAK_SECONDS=3600: the model checker (tests/model/README),

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "dynbuf.h"
 #include "wipe.h"
 #include "xalloc.h"
 
@@ -30,7 +31,7 @@ struct api_http {
 
 typedef struct transfer {
 	api_response *r;
-	size_t cap;
+	dynbuf body; /* capped at RESPONSE_MAX */
 	bool too_big;
 } transfer;
 
@@ -154,21 +155,12 @@ static size_t
 on_body(char *data, size_t size, size_t n, void *arg)
 {
 	transfer *t = arg;
-	api_response *r = t->r;
 	size_t len = size * n;
 
-	if (len > RESPONSE_MAX - r->len) {
+	if (dynbuf_add(&t->body, data, len) != 0) {
 		t->too_big = true;
 		return 0; /* curl stops the transfer */
 	}
-	if (r->len + len + 1 > t->cap) {
-		while (r->len + len + 1 > t->cap)
-			t->cap = t->cap != 0 ? t->cap * 2 : 65536;
-		r->body = xrealloc(r->body, t->cap);
-	}
-	memcpy(r->body + r->len, data, len);
-	r->len += len;
-	r->body[r->len] = '\0';
 	return len;
 }
 
@@ -255,6 +247,7 @@ api_http_get(api_http *h, const char *path_and_query, int absolute, api_response
 	size_t blen = strlen(h->base);
 
 	memset(r, 0, sizeof(*r));
+	dynbuf_init(&t.body, RESPONSE_MAX);
 	if (absolute) {
 		/* a pagination link: only to the API the credential is for */
 		if (strncmp(path_and_query, h->base, blen) != 0 || path_and_query[blen] != '/') {
@@ -287,6 +280,8 @@ api_http_get(api_http *h, const char *path_and_query, int absolute, api_response
 	curl_easy_setopt(h->easy, CURLOPT_HEADERDATA, &t);
 	rc = curl_easy_perform(h->easy);
 	free(url);
+	if (t.too_big || rc != CURLE_OK)
+		dynbuf_release(&t.body);
 	if (t.too_big) {
 		snprintf(err, errlen, "the API's answer is over %u bytes", RESPONSE_MAX);
 		return -1;
@@ -296,10 +291,7 @@ api_http_get(api_http *h, const char *path_and_query, int absolute, api_response
 		return -1;
 	}
 	curl_easy_getinfo(h->easy, CURLINFO_RESPONSE_CODE, &r->status);
-	if (r->body == NULL) {
-		r->body = xstrdup("");
-		r->len = 0;
-	}
+	r->body = dynbuf_detach(&t.body, &r->len);
 	return 0;
 }
 

@@ -5,10 +5,12 @@
 #include "bf_store.h"
 
 #include <libpq-fe.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "pgvalue.h"
 #include "xalloc.h"
 
 struct bf_store {
@@ -88,8 +90,14 @@ bf_store_known(bf_store *s, const bf_key *key, const char *const *ids, size_t n,
 	}
 	list = p = xmalloc(len);
 	*p = '\0';
-	for (size_t i = 0; i < n; i++)
-		p += sprintf(p, "%s%s", i ? "\n" : "", ids[i]);
+	for (size_t i = 0; i < n; i++) {
+		size_t l = strlen(ids[i]);
+
+		if (i > 0)
+			*p++ = '\n';
+		memcpy(p, ids[i], l + 1);
+		p += l;
+	}
 	params[0] = key->endpoint;
 	params[1] = key->provider;
 	params[2] = key->account;
@@ -124,6 +132,7 @@ bf_store_put(bf_store *s, const bf_key *key, const bf_row *row, int64_t *id, boo
 	     char *err, size_t errlen, bf_store_err *why)
 {
 	char version[24];
+	long long stored;
 	const char *params[12] = {key->endpoint,    key->provider, key->account,
 				  key->environment, row->event_id, row->event_type,
 				  row->object_id,   NULL,	   row->headers_json,
@@ -149,7 +158,12 @@ bf_store_put(bf_store *s, const bf_key *key, const bf_row *row, int64_t *id, boo
 		*why = classify(r, s->conn);
 		goto out;
 	}
-	*id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+	if (pgvalue_int(r, 0, 0, 1, INT64_MAX, &stored, "backfill_store") != 0) {
+		snprintf(err, errlen, "could not store the event: the database answered no id");
+		*why = BF_STORE_REFUSED;
+		goto out;
+	}
+	*id = stored;
 	*duplicate = strcmp(PQgetvalue(r, 0, 1), "t") == 0;
 	rc = 0;
 out:

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dynbuf.h"
 #include "jscan.h"
 #include "provider.h"
 #include "rfc3339.h"
@@ -38,17 +39,30 @@ repo_ok(const char *repo)
 	return true;
 }
 
+/* the webhook whose deliveries are listed: --repo OWNER/NAME --hook-id N */
+static const char *const params[] = {"repo", "hook-id", NULL};
+
 static const char *
 check(const source_query *q)
 {
-	if (q->repo == NULL || q->hook_id == NULL)
+	const char *repo = source_query_get(q, "repo"), *hook_id = source_query_get(q, "hook-id");
+
+	if (repo == NULL || hook_id == NULL)
 		return "provider github needs --repo OWNER/NAME and --hook-id N";
-	if (!repo_ok(q->repo))
+	if (!repo_ok(repo))
 		return "--repo must be OWNER/NAME (letters, digits, \"-_.\")";
-	if (q->hook_id[0] == '\0' || strspn(q->hook_id, "0123456789") != strlen(q->hook_id) ||
-	    strlen(q->hook_id) > 19)
+	if (hook_id[0] == '\0' || strspn(hook_id, "0123456789") != strlen(hook_id) ||
+	    strlen(hook_id) > 19)
 		return "--hook-id must be a number";
 	return NULL;
+}
+
+/* "/repos/OWNER/NAME/hooks/N/deliveries" and then rest; the caller frees it */
+static char *
+deliveries_path(const source_query *q, const char *rest)
+{
+	return xasprintf("/repos/%s/hooks/%s/deliveries%s", source_query_get(q, "repo"),
+			 source_query_get(q, "hook-id"), rest);
 }
 
 /* a string member as a new C string, or NULL */
@@ -103,7 +117,8 @@ set_header(bf_item *it, const char *name, char *value)
 			return;
 		}
 	}
-	it->headers = xrealloc(it->headers, (it->n_headers + 1) * sizeof(*it->headers));
+	it->headers =
+		xgrow(it->headers, it->n_headers + 1, &it->headers_alloc, sizeof(*it->headers));
 	it->headers[it->n_headers].name = xstrdup(name);
 	it->headers[it->n_headers].value = value;
 	it->n_headers++;
@@ -122,7 +137,7 @@ next_page(api_http *h, const source_query *q, char **cursor, bf_page *page, bool
 
 	*done = false;
 	if (*cursor == NULL) {
-		path = xasprintf("/repos/%s/hooks/%s/deliveries?per_page=100", q->repo, q->hook_id);
+		path = deliveries_path(q, "?per_page=100");
 		got = api_http_get(h, path, 0, &r, e->msg, sizeof(e->msg));
 	} else {
 		got = api_http_get(h, *cursor, 1, &r, e->msg, sizeof(e->msg));
@@ -215,7 +230,8 @@ fetch(api_http *h, const source_query *q, bf_item *it, source_error *e)
 	const char *const *keep = source_kept_headers(&source_github);
 	api_response r;
 	jscan_value root, req, hdrs, payload;
-	char *path = xasprintf("/repos/%s/hooks/%s/deliveries/%s", q->repo, q->hook_id, it->ref);
+	char *rest = xasprintf("/%s", it->ref);
+	char *path = deliveries_path(q, rest);
 	int rc = -1;
 
 	if (api_http_get(h, path, 0, &r, e->msg, sizeof(e->msg)) != 0) {
@@ -256,6 +272,7 @@ fetch(api_http *h, const source_query *q, bf_item *it, source_error *e)
 out:
 	api_response_release(&r);
 	free(path);
+	free(rest);
 	return rc;
 }
 
@@ -263,6 +280,7 @@ const source_ops source_github = {
 	.provider = "github",
 	.default_base = "https://api.github.com",
 	.headers = headers,
+	.params = params,
 	.check = check,
 	.next_page = next_page,
 	.fetch = fetch,

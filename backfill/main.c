@@ -30,6 +30,7 @@
 #include "clock.h"
 #include "conf.h"
 #include "decimal.h"
+#include "dynbuf.h"
 #include "envelope.h"
 #include "log.h"
 #include "rfc3339.h"
@@ -174,10 +175,10 @@ parse_options(int argc, char **argv, options *o)
 			o->credential = optarg;
 			break;
 		case OPT_REPO:
-			o->q.repo = optarg;
+			source_query_set(&o->q, "repo", optarg);
 			break;
 		case OPT_HOOK_ID:
-			o->q.hook_id = optarg;
+			source_query_set(&o->q, "hook-id", optarg);
 			break;
 		case OPT_API_URL:
 			o->api_url = optarg;
@@ -411,12 +412,12 @@ out:
  * itself); else it is remembered.  seen holds count cursors.
  */
 static bool
-cursor_repeats(char ***seen, long *count, const char *cursor)
+cursor_repeats(char ***seen, long *count, size_t *alloc, const char *cursor)
 {
 	for (long i = 0; i < *count; i++)
 		if (strcmp((*seen)[i], cursor) == 0)
 			return true;
-	*seen = xrealloc(*seen, (size_t)(*count + 1) * sizeof(**seen));
+	*seen = xgrow(*seen, (size_t)*count + 1, alloc, sizeof(**seen));
 	(*seen)[(*count)++] = xstrdup(cursor);
 	return false;
 }
@@ -425,6 +426,7 @@ static int
 backfill(run *rn)
 {
 	char *cursor = NULL, **seen = NULL;
+	size_t seen_alloc = 0;
 	long nseen = 0, max_pages = rn->o->max_pages ? rn->o->max_pages : MAX_PAGES_DEFAULT;
 	bool done = false;
 	int rc = 0;
@@ -441,7 +443,7 @@ backfill(run *rn)
 			rc = EXIT_PARTIAL;
 			break;
 		}
-		if (cursor != NULL && cursor_repeats(&seen, &nseen, cursor)) {
+		if (cursor != NULL && cursor_repeats(&seen, &nseen, &seen_alloc, cursor)) {
 			log_error("the API's listing went round in a loop (page %ld is one listed "
 				  "before): stopped",
 				  n);
@@ -499,7 +501,7 @@ main(int argc, char **argv)
 		rc = EX_USAGE;
 		goto out;
 	}
-	if ((problem = rn.ops->check(&o.q)) != NULL) {
+	if ((problem = source_check(rn.ops, &o.q, err, sizeof(err))) != NULL) {
 		log_error("%s", problem);
 		rc = EX_USAGE;
 		goto out;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dynbuf.h"
 #include "jscan.h"
 #include "xalloc.h"
 
@@ -28,6 +29,50 @@ source_get(provider p)
 			return table[i];
 	}
 	return NULL;
+}
+
+void
+source_query_set(source_query *q, const char *name, const char *value)
+{
+	for (size_t i = 0; i < q->n_param; i++)
+		if (strcmp(q->param[i].name, name) == 0) {
+			q->param[i].value = value;
+			return;
+		}
+	/* the caller's options name fewer params than there is room for */
+	if (q->n_param == SOURCE_PARAMS_MAX)
+		abort();
+	q->param[q->n_param++] = (source_param){name, value};
+}
+
+const char *
+source_query_get(const source_query *q, const char *name)
+{
+	for (size_t i = 0; i < q->n_param; i++)
+		if (strcmp(q->param[i].name, name) == 0)
+			return q->param[i].value;
+	return NULL;
+}
+
+static bool
+takes(const source_ops *ops, const char *name)
+{
+	for (const char *const *p = ops->params; p != NULL && *p != NULL; p++)
+		if (strcmp(*p, name) == 0)
+			return true;
+	return false;
+}
+
+const char *
+source_check(const source_ops *ops, const source_query *q, char *buf, size_t len)
+{
+	for (size_t i = 0; i < q->n_param; i++)
+		if (!takes(ops, q->param[i].name)) {
+			snprintf(buf, len, "--%s is not an option of provider %s", q->param[i].name,
+				 ops->provider);
+			return buf;
+		}
+	return ops->check != NULL ? ops->check(q) : NULL;
 }
 
 const char *const *
@@ -62,7 +107,7 @@ bf_page_release(bf_page *page)
 bf_item *
 bf_page_add(bf_page *page)
 {
-	page->items = xrealloc(page->items, (page->n + 1) * sizeof(*page->items));
+	page->items = xgrow(page->items, page->n + 1, &page->alloc, sizeof(*page->items));
 	memset(&page->items[page->n], 0, sizeof(page->items[0]));
 	return &page->items[page->n++];
 }

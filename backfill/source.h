@@ -30,7 +30,7 @@ typedef struct bf_item {
 	char *body; /* the event's JSON text as the API returned it; NULL until fetched */
 	size_t body_len;
 	bf_header *headers; /* the request headers that came with it (GitHub); may be none */
-	size_t n_headers;
+	size_t n_headers, headers_alloc;
 	/* GitHub: an attempt of it was answered 2xx, so hookinbox committed it
 	 * once; absent from the inbox it was purged since: never stored again */
 	bool answered;
@@ -38,15 +38,28 @@ typedef struct bf_item {
 
 typedef struct bf_page {
 	bf_item *items;
-	size_t n;
+	size_t n, alloc;
 } bf_page;
+
+#define SOURCE_PARAMS_MAX 4
+
+/* an option that only some providers' APIs take, by its name without "--" */
+typedef struct source_param {
+	const char *name;
+	const char *value;
+} source_param;
 
 /* what to list */
 typedef struct source_query {
 	int64_t since, until; /* unix seconds, both included */
-	const char *repo;     /* GitHub: owner/name */
-	const char *hook_id;  /* GitHub: the webhook's number */
+	source_param param[SOURCE_PARAMS_MAX];
+	size_t n_param;
 } source_query;
+
+/* set param name of q to value (both kept, not copied), replacing an earlier value */
+void source_query_set(source_query *q, const char *name, const char *value);
+/* the value of param name, or NULL */
+const char *source_query_get(const source_query *q, const char *name);
 
 /*
  * A failed API call: the HTTP status (0: no usable answer) and a one-line
@@ -61,7 +74,8 @@ typedef struct source_ops {
 	const char *provider;	    /* its name in provider.c's table: "stripe" */
 	const char *default_base;   /* the real API */
 	const char *const *headers; /* sent with every request, NULL-terminated */
-	/* what the query lacks for this provider ("needs --repo"), or NULL */
+	const char *const *params;  /* the params it takes, NULL-terminated; NULL: none */
+	/* what the query lacks for this provider ("needs --repo"), or NULL; may be NULL */
 	const char *(*check)(const source_query *q);
 	/*
 	 * The next page after *cursor (NULL: the first; the ops own what they
@@ -76,6 +90,12 @@ typedef struct source_ops {
 
 /* the row for p, or NULL when hookinbox-backfill cannot ask p's API */
 const source_ops *source_get(provider p);
+
+/*
+ * NULL when ops can list what q asks for, else why not, in buf or static:
+ * a param ops does not take, or what its check says
+ */
+const char *source_check(const source_ops *ops, const source_query *q, char *buf, size_t len);
 
 /* the request headers ops's provider sends and the responder keeps */
 const char *const *source_kept_headers(const source_ops *ops);

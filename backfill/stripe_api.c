@@ -19,14 +19,6 @@
 
 static const char *const headers[] = {"Accept: application/json", NULL};
 
-static const char *
-check(const source_query *q)
-{
-	if (q->repo != NULL || q->hook_id != NULL)
-		return "--repo and --hook-id are for provider github";
-	return NULL;
-}
-
 static int
 next_page(api_http *h, const source_query *q, char **cursor, bf_page *page, bool *done,
 	  source_error *e)
@@ -88,7 +80,6 @@ const source_ops source_stripe = {
 	.provider = "stripe",
 	.default_base = "https://api.stripe.com",
 	.headers = headers,
-	.check = check,
 	.next_page = next_page,
 	.fetch = NULL,
 };

@@ -4,6 +4,9 @@
  */
 #include "clock.h"
 
+#include "decimal.h"
+
+#include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -12,9 +15,10 @@ clock_now(void)
 {
 #ifdef HOOKINBOX_TEST
 	const char *s = getenv("HOOKINBOX_TEST_NOW");
+	long long now;
 
-	if (s != NULL && *s != '\0')
-		return strtoll(s, NULL, 10);
+	if (s != NULL && decimal_parse(s, INT64_MIN, INT64_MAX, &now) == 0)
+		return now;
 #endif
 	return (int64_t)time(NULL);
 }

@@ -9,6 +9,8 @@
  */
 #include "dbcheck.h"
 
+#include "decimal.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,16 +131,19 @@ dbcheck_connect(const char *conninfo, dbcheck_role role, const char *progname, c
 		goto out;
 	}
 	if (strcmp(schema, "readable") == 0) {
-		long v;
+		long long v;
 
 		if (query_value(conn, version_sql, version, sizeof(version), &is_null, msg,
 				msglen) != 0)
 			goto out;
-		v = strtol(version, NULL, 10);
+		if (decimal_parse(version, 0, 1000000, &v) != 0) {
+			snprintf(msg, msglen, "the schema version \"%s\" is not a number", version);
+			goto out;
+		}
 		if (v < HOOKINBOX_SCHEMA_VERSION) {
 			snprintf(
 				msg, msglen,
-				"the schema is at version %ld, this program needs %d: upgrade it with "
+				"the schema is at version %lld, this program needs %d: upgrade it with "
 				"sql/install.sql",
 				v, HOOKINBOX_SCHEMA_VERSION);
 			goto out;

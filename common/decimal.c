@@ -7,7 +7,9 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 int
 decimal_parse(const char *s, long long min, long long max, long long *out)
@@ -24,6 +26,24 @@ decimal_parse(const char *s, long long min, long long max, long long *out)
 	if (errno != 0 || *end != '\0' || n < min || n > max)
 		return -1;
 	*out = n;
+	return 0;
+}
+
+int
+decimal_real(const char *s, double *out)
+{
+	const char *digits = *s == '-' ? s + 1 : s;
+	char *end;
+	double v;
+
+	/* strtod alone would take space, '+', hex, "inf" and "nan" */
+	if (!isdigit((unsigned char)*digits) || digits[strspn(digits, "0123456789.eE+-")] != '\0')
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || *end != '\0' || !isfinite(v))
+		return -1;
+	*out = v;
 	return 0;
 }
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * decimal.h - strict decimal integers: configuration values and options,
+ * decimal.h - strict decimal numbers: configuration values and options,
  * and the digit runs of protocol fields (CONTENT_LENGTH, signature
  * timestamps, JSON integers, RFC 3339 times)
  */
@@ -16,6 +16,13 @@
  */
 int decimal_parse(const char *s, long long min, long long max, long long *out)
 	__attribute__((warn_unused_result));
+
+/*
+ * s is a finite decimal number in the form PostgreSQL's float8 and
+ * numeric output and Prometheus samples use (an optional '-', digits, an
+ * optional fraction and exponent) and nothing else.  0 (*out set) or -1.
+ */
+int decimal_real(const char *s, double *out) __attribute__((warn_unused_result));
 
 /*
  * s[0..len) is one or more ASCII digits '0'..'9' (no sign, no space; a NUL

@@ -4,6 +4,7 @@
  */
 #include "form.h"
 
+#include "dynbuf.h"
 #include "hex.h"
 #include "xalloc.h"
 
@@ -53,10 +54,7 @@ form_parse(const char *s, size_t len, form *f)
 		}
 		if (f->n == FORM_MAX_PARAMS)
 			return -1;
-		if (f->n == cap) {
-			cap = cap == 0 ? 16 : cap * 2;
-			f->params = xrealloc(f->params, cap * sizeof(*f->params));
-		}
+		f->params = xgrow(f->params, f->n + 1, &cap, sizeof(*f->params));
 		for (eq = i; eq < j && s[eq] != '='; eq++)
 			;
 		p = &f->params[f->n++];

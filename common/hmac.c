@@ -53,7 +53,8 @@ hmac_compute(hmac_alg alg, const unsigned char *key, size_t key_len, const hmac_
 	int rc = -1;
 
 	/* OSSL_PARAM wants a writable string; keep the literal const */
-	strcpy(dname, digest_name(alg));
+	if ((size_t)snprintf(dname, sizeof(dname), "%s", digest_name(alg)) >= sizeof(dname))
+		goto out;
 	params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, dname, 0);
 	params[1] = OSSL_PARAM_construct_end();
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * conf.c - the INI configuration both programs read
+ * conf.c - the INI configuration the responder, the worker and
+ * hookinbox-backfill read
  *
  * As PgBouncer describes its settings in bouncer_params[], every key is one
  * row of keys[] below: its section, name, type, range or lookup table,
@@ -25,6 +26,7 @@
 
 #include "dbcheck.h"
 #include "decimal.h"
+#include "dynbuf.h"
 #include "xalloc.h"
 
 #include <ctype.h>
@@ -74,12 +76,12 @@ struct conf {
 	char section[128]; /* the section that line is in */
 	int lineno;
 	seen *sections; /* every [section] so far */
-	size_t n_sections;
+	size_t n_sections, sections_alloc;
 	seen *keys; /* the keys of the current section */
-	size_t n_keys;
+	size_t n_keys, keys_alloc;
 	bool skip_section; /* the current section is in error: its keys are not read */
 	const void **bad;  /* endpoints and routes with a key in error: not checked further */
-	size_t n_bad;
+	size_t n_bad, bad_alloc;
 	bool conninfo_unsure; /* a conninfo line was in error: "not set" would follow from it */
 	bool failed;
 	char *err; /* every problem found, one "path:line: message" a line */
@@ -433,10 +435,11 @@ split_words(const char *v, size_t *n)
 {
 	char **out = NULL;
 	char *copy = xstrdup(v), *save = NULL;
+	size_t alloc = 0;
 
 	*n = 0;
 	for (char *w = strtok_r(copy, " \t,", &save); w; w = strtok_r(NULL, " \t,", &save)) {
-		out = xrealloc(out, (*n + 1) * sizeof(*out));
+		out = xgrow(out, *n + 1, &alloc, sizeof(*out));
 		out[(*n)++] = xstrdup(w);
 	}
 	free(copy);
@@ -455,6 +458,25 @@ static void *
 field(void *base, size_t off)
 {
 	return (char *)base + off;
+}
+
+/* the name of obj, an object of the named section kind */
+static const char *
+name_of(conf_kind kind, const void *obj)
+{
+	return *(char *const *)((const char *)obj + sections[kind].name_off);
+}
+
+/* the object of the named section kind called name, or NULL */
+static void *
+find_named(const conf *c, conf_kind kind, const char *name)
+{
+	const conf_list *list = (const conf_list *)((const char *)c + sections[kind].list_off);
+
+	for (size_t i = 0; i < list->n; i++)
+		if (strcmp(name_of(kind, list->item[i]), name) == 0)
+			return list->item[i];
+	return NULL;
 }
 
 /* "a, b or c": the names of map, aliases left out */
@@ -615,14 +637,14 @@ seen_free(seen *list, size_t n)
 
 /* 0, or -1 when name is already in list (*first: its line); else added */
 static int
-seen_add(seen **list, size_t *n, const char *name, int line, int *first)
+seen_add(seen **list, size_t *n, size_t *alloc, const char *name, int line, int *first)
 {
 	for (size_t i = 0; i < *n; i++)
 		if (strcmp((*list)[i].name, name) == 0) {
 			*first = (*list)[i].line;
 			return -1;
 		}
-	*list = xrealloc(*list, (*n + 1) * sizeof(**list));
+	*list = xgrow(*list, *n + 1, alloc, sizeof(**list));
 	(*list)[*n] = (seen){xstrdup(name), line};
 	(*n)++;
 	return 0;
@@ -636,8 +658,9 @@ section_start(conf *c, const char *name)
 
 	seen_free(c->keys, c->n_keys);
 	c->keys = NULL;
-	c->n_keys = 0;
-	if (seen_add(&c->sections, &c->n_sections, name, c->lineno, &first) == 0)
+	c->n_keys = c->keys_alloc = 0;
+	if (seen_add(&c->sections, &c->n_sections, &c->sections_alloc, name, c->lineno, &first) ==
+	    0)
 		return 0;
 	conf_error(c, "section [%s] is defined twice (first at line %d)", name, first);
 	return -1;
@@ -649,7 +672,7 @@ key_once(conf *c, const char *section, const char *key)
 {
 	int first;
 
-	if (seen_add(&c->keys, &c->n_keys, key, c->lineno, &first) == 0)
+	if (seen_add(&c->keys, &c->n_keys, &c->keys_alloc, key, c->lineno, &first) == 0)
 		return 0;
 	conf_error(c, "key \"%s\" is given twice in [%s] (first at line %d)", key, section, first);
 	return -1;
@@ -686,18 +709,17 @@ named_object(conf *c, conf_kind kind, const char *name)
 	conf_list *list = field(c, s->list_off);
 	void *obj;
 
-	if (list->n > 0 && strcmp(*(char **)field(list->item[list->n - 1], s->name_off), name) == 0)
+	if (list->n > 0 && strcmp(name_of(kind, list->item[list->n - 1]), name) == 0)
 		return list->item[list->n - 1];
 	if (!valid_name(name)) {
 		conf_error(c, "%s name \"%s\" may hold only letters, digits, '-', '_' and '.'",
 			   s->name, name);
 		return NULL;
 	}
-	for (size_t i = 0; i < list->n; i++)
-		if (strcmp(*(char **)field(list->item[i], s->name_off), name) == 0) {
-			conf_error(c, "%s \"%s\" is defined twice", s->name, name);
-			return NULL;
-		}
+	if (find_named(c, kind, name) != NULL) {
+		conf_error(c, "%s \"%s\" is defined twice", s->name, name);
+		return NULL;
+	}
 	if (list->n == CONF_MAX_ITEMS) {
 		conf_error(c, "too many %ss (at most %d)", s->name, CONF_MAX_ITEMS);
 		return NULL;
@@ -715,7 +737,7 @@ static void
 mark_in_error(conf *c, const void *obj, const char *key)
 {
 	if (obj != NULL) {
-		c->bad = xrealloc(c->bad, (c->n_bad + 1) * sizeof(*c->bad));
+		c->bad = xgrow(c->bad, c->n_bad + 1, &c->bad_alloc, sizeof(*c->bad));
 		c->bad[c->n_bad++] = obj;
 	} else if (key != NULL && strcmp(key, "conninfo") == 0) {
 		c->conninfo_unsure = true;
@@ -777,8 +799,7 @@ line_in_error(conf *c)
 		return;
 	}
 	list = field(c, sections[kind].list_off);
-	if (list->n > 0 &&
-	    strcmp(*(char **)field(list->item[list->n - 1], sections[kind].name_off), object) == 0)
+	if (list->n > 0 && strcmp(name_of(kind, list->item[list->n - 1]), object) == 0)
 		mark_in_error(c, list->item[list->n - 1], NULL);
 }
 
@@ -1316,13 +1337,7 @@ conf_endpoint_at(const conf *c, size_t i)
 const endpoint_conf *
 conf_endpoint(const conf *c, const char *name)
 {
-	for (size_t i = 0; i < c->endpoints.n; i++) {
-		const endpoint_conf *ep = c->endpoints.item[i];
-
-		if (strcmp(ep->name, name) == 0)
-			return ep;
-	}
-	return NULL;
+	return find_named(c, K_ENDPOINT, name);
 }
 
 size_t
@@ -1340,13 +1355,7 @@ conf_route_at(const conf *c, size_t i)
 const route_conf *
 conf_route(const conf *c, const char *name)
 {
-	for (size_t i = 0; i < c->routes.n; i++) {
-		const route_conf *r = c->routes.item[i];
-
-		if (strcmp(r->name, name) == 0)
-			return r;
-	}
-	return NULL;
+	return find_named(c, K_ROUTE, name);
 }
 
 const worker_conf *

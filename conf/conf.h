@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * conf.h - the INI configuration both programs read
+ * conf.h - the INI configuration the responder, the worker and
+ * hookinbox-backfill read
  *
  * conf_load parses the file (libinih), loads every secret file it names
  * and checks everything a program needs, so that a bad file stops the

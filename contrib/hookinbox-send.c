@@ -12,6 +12,7 @@
  */
 #include "endpoint.h"
 #include "decimal.h"
+#include "dynbuf.h"
 #include "hex.h"
 #include "hmac.h"
 #include "secret.h"
@@ -43,9 +44,8 @@ static const char *progname = "hookinbox-send";
 
 typedef struct job {
 	CURL *easy;
-	int n; /* 1-based send number */
-	char *resp;
-	size_t resp_len;
+	int n;	     /* 1-based send number */
+	dynbuf resp; /* capped at RESPONSE_MAX */
 	bool truncated;
 	char errbuf[CURL_ERROR_SIZE];
 } job;
@@ -126,29 +126,24 @@ read_payload(const char *path, size_t *len)
 {
 	bool own = strcmp(path, "-") != 0;
 	FILE *f = own ? fopen(path, "rb") : stdin;
-	unsigned char *buf = NULL;
-	size_t cap = 0, used = 0;
+	dynbuf b;
 
 	if (f == NULL) {
 		fprintf(stderr, "%s: could not open payload file \"%s\": %s\n", progname, path,
 			strerror(errno));
 		exit(EX_NOINPUT);
 	}
+	dynbuf_init(&b, (size_t)PAYLOAD_MAX);
 	for (;;) {
-		size_t n;
+		char chunk[65536];
+		size_t n = fread(chunk, 1, sizeof(chunk), f);
 
-		if (cap - used < 65536) {
-			cap = cap == 0 ? 65536 : cap * 2;
-			buf = xrealloc(buf, cap + 1);
-		}
-		n = fread(buf + used, 1, cap - used, f);
-		used += n;
-		if (used > (size_t)PAYLOAD_MAX) {
+		if (n == 0)
+			break;
+		if (dynbuf_add(&b, chunk, n) != 0) {
 			fprintf(stderr, "%s: payload file \"%s\" is too large\n", progname, path);
 			exit(EX_NOINPUT);
 		}
-		if (n == 0)
-			break;
 	}
 	if (ferror(f)) {
 		fprintf(stderr, "%s: could not read payload file \"%s\": %s\n", progname, path,
@@ -157,9 +152,7 @@ read_payload(const char *path, size_t *len)
 	}
 	if (own)
 		fclose(f);
-	buf[used] = '\0';
-	*len = used;
-	return buf;
+	return (unsigned char *)dynbuf_detach(&b, len);
 }
 
 static char *
@@ -189,18 +182,14 @@ static size_t
 on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
 {
 	job *j = userdata;
-	size_t n = size * nmemb, room = RESPONSE_MAX - j->resp_len;
+	size_t n = size * nmemb, room = j->resp.max - j->resp.len;
 
 	if (n > room) {
 		j->truncated = true;
 		n = room;
 	}
-	if (n > 0) {
-		j->resp = xrealloc(j->resp, j->resp_len + n + 1);
-		memcpy(j->resp + j->resp_len, ptr, n);
-		j->resp_len += n;
-		j->resp[j->resp_len] = '\0';
-	}
+	if (dynbuf_add(&j->resp, ptr, n) != 0)
+		j->truncated = true;
 	return size * nmemb; /* keep reading; the rest is dropped */
 }
 
@@ -213,12 +202,13 @@ print_result(job *j, CURLcode rc, long status)
 		       j->errbuf[0] != '\0' ? j->errbuf : curl_easy_strerror(rc));
 		return;
 	}
+	size_t len = j->resp.len;
+
 	printf("%d %ld ", j->n, status);
-	while (j->resp_len > 0 &&
-	       (j->resp[j->resp_len - 1] == '\n' || j->resp[j->resp_len - 1] == '\r'))
-		j->resp_len--;
-	for (size_t i = 0; i < j->resp_len; i++) {
-		unsigned char c = (unsigned char)j->resp[i];
+	while (len > 0 && (j->resp.buf[len - 1] == '\n' || j->resp.buf[len - 1] == '\r'))
+		len--;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)j->resp.buf[i];
 
 		putchar(c < 0x20 || c == 0x7f ? ' ' : c);
 	}
@@ -275,6 +265,7 @@ send_all(const char *url, struct curl_slist *hdrs, const unsigned char *body, si
 			job *j = xcalloc(1, sizeof(*j));
 
 			j->n = (int)++started;
+			dynbuf_init(&j->resp, RESPONSE_MAX);
 			curl_multi_add_handle(multi, make_easy(j, url, hdrs, body, len));
 			active++;
 		}
@@ -292,7 +283,7 @@ send_all(const char *url, struct curl_slist *hdrs, const unsigned char *body, si
 				failed++;
 			curl_multi_remove_handle(multi, j->easy);
 			curl_easy_cleanup(j->easy);
-			free(j->resp);
+			dynbuf_release(&j->resp);
 			free(j);
 			active--;
 			done++;
@@ -350,7 +341,7 @@ main(int argc, char **argv)
 	const char *pname = NULL, *secret_file = NULL, *url = NULL, *event_id = NULL, *type = NULL;
 	const char *payload_path = "-";
 	char **extra = NULL;
-	size_t n_extra = 0;
+	size_t n_extra = 0, extra_alloc = 0;
 	long long offset = 0;
 	long repeat = 1, conc = 1, failed;
 	provider prov = provider_unset(); /* --provider is required */
@@ -403,7 +394,7 @@ main(int argc, char **argv)
 			if (strchr(optarg, ':') == NULL || optarg[0] == ':')
 				usage_error("invalid header \"%s\": expected \"Name: value\"",
 					    optarg);
-			extra = xrealloc(extra, (n_extra + 1) * sizeof(*extra));
+			extra = xgrow(extra, n_extra + 1, &extra_alloc, sizeof(*extra));
 			extra[n_extra++] = optarg;
 			break;
 		case OPT_HMAC_HEADER:

@@ -10,6 +10,7 @@
  */
 #include "conf.h"
 #include "dbcheck.h"
+#include "decimal.h"
 #include "handler.h"
 #include "log.h"
 #include "server.h"
@@ -19,6 +20,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
@@ -337,8 +339,11 @@ main(int argc, char **argv)
 	{
 		const char *resumed = getenv(REQUESTS_ENV);
 
+		long long n;
+
 		if (resumed != NULL) {
-			handler_requests_resume(strtoull(resumed, NULL, 10));
+			if (decimal_parse(resumed, 0, LLONG_MAX, &n) == 0)
+				handler_requests_resume((unsigned long long)n);
 			unsetenv(REQUESTS_ENV);
 		}
 	}

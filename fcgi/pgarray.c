@@ -9,6 +9,7 @@
  */
 #include "pgarray.h"
 
+#include "dynbuf.h"
 #include "xalloc.h"
 
 #include <limits.h>
@@ -17,11 +18,12 @@
 
 #define HEADER_LEN 20	/* ndim, flags, element OID, length, lower bound */
 #define JSONB_VERSION 1 /* jsonb_recv: a version byte before the JSON text */
+/* a backstop: PostgreSQL takes no parameter over 1 GB */
+#define PGARRAY_MAX ((size_t)1 << 30)
 
 struct pgarray {
 	pgarray_type type;
-	char *buf;
-	size_t len, cap;
+	dynbuf b;
 	int32_t n;
 	bool has_null;
 };
@@ -38,18 +40,11 @@ put32(char *p, uint32_t v)
 static char *
 grow(pgarray *a, size_t more)
 {
-	char *p;
+	char *p = dynbuf_extend(&a->b, more);
 
-	if (a->cap - a->len < more) {
-		size_t cap = a->cap * 2;
-
-		while (cap - a->len < more)
-			cap *= 2;
-		a->buf = xrealloc(a->buf, cap);
-		a->cap = cap;
-	}
-	p = a->buf + a->len;
-	a->len += more;
+	/* the caller bounds bodies far below this (max_body) */
+	if (p == NULL)
+		abort();
 	return p;
 }
 
@@ -59,8 +54,7 @@ pgarray_new(pgarray_type type)
 	pgarray *a = xcalloc(1, sizeof(*a));
 
 	a->type = type;
-	a->cap = 256;
-	a->buf = xmalloc(a->cap);
+	dynbuf_init(&a->b, PGARRAY_MAX);
 	pgarray_reset(a);
 	return a;
 }
@@ -70,14 +64,15 @@ pgarray_free(pgarray *a)
 {
 	if (a == NULL)
 		return;
-	free(a->buf);
+	dynbuf_release(&a->b);
 	free(a);
 }
 
 void
 pgarray_reset(pgarray *a)
 {
-	a->len = HEADER_LEN;
+	dynbuf_reset(&a->b);
+	(void)grow(a, HEADER_LEN); /* filled in by pgarray_value */
 	a->n = 0;
 	a->has_null = false;
 }
@@ -144,13 +139,13 @@ pgarray_add_bool(pgarray *a, bool v)
 const char *
 pgarray_value(pgarray *a, int *len)
 {
-	put32(a->buf, 1);
-	put32(a->buf + 4, a->has_null ? 1 : 0);
-	put32(a->buf + 8, (uint32_t)a->type);
-	put32(a->buf + 12, (uint32_t)a->n);
-	put32(a->buf + 16, 1);
-	if (a->len > INT_MAX)
+	put32(a->b.buf, 1);
+	put32(a->b.buf + 4, a->has_null ? 1 : 0);
+	put32(a->b.buf + 8, (uint32_t)a->type);
+	put32(a->b.buf + 12, (uint32_t)a->n);
+	put32(a->b.buf + 16, 1);
+	if (a->b.len > INT_MAX)
 		abort();
-	*len = (int)a->len;
-	return a->buf;
+	*len = (int)a->b.len;
+	return a->b.buf;
 }

@@ -43,6 +43,7 @@
  */
 #include "server.h"
 
+#include "dynbuf.h"
 #include "handler.h"
 #include "log.h"
 #include "xalloc.h"
@@ -126,7 +127,8 @@ struct server {
 	int epfd;
 	int wakefd; /* eventfd: stop, or a kept connection returned */
 	conn **parked;
-	int nparked;  /* all parked connections */
+	int nparked; /* all parked connections */
+	size_t parked_alloc;
 	int nbodies;  /* of which waiting for their body */
 	int park_max; /* bodies waiting at most */
 	bool listening;
@@ -435,7 +437,8 @@ park(server *srv, conn *c, unsigned char *buf)
 		conn_close(c);
 		return;
 	}
-	srv->parked = xrealloc(srv->parked, (size_t)(srv->nparked + 1) * sizeof(*srv->parked));
+	srv->parked = xgrow(srv->parked, (size_t)srv->nparked + 1, &srv->parked_alloc,
+			    sizeof(*srv->parked));
 	srv->parked[srv->nparked++] = c;
 	recheck(srv, srv->nparked - 1, buf, false);
 }

@@ -8,9 +8,11 @@
 #include "failpoint.h"
 #include "log.h"
 #include "pgarray.h"
+#include "pgvalue.h"
 #include "xalloc.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <semaphore.h>
@@ -570,12 +572,15 @@ accept_call(store *s, pending **batch, int n, int64_t deadline, failure *why)
 	res = accept_exec(s, vals, lens, fmts, deadline, &late);
 	*why = FAIL_ROW;
 	if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == n && PQnfields(res) == 3) {
-		for (int i = 0; i < n; i++) {
-			batch[i]->out.id = strtoll(PQgetvalue(res, i, 0), NULL, 10);
+		rc = 0;
+		for (int i = 0; i < n && rc == 0; i++) {
+			long long id = 0;
+
+			rc = pgvalue_int(res, i, 0, 1, LLONG_MAX, &id, "accept_batch");
+			batch[i]->out.id = id;
 			batch[i]->out.duplicate = PQgetvalue(res, i, 1)[0] == 't';
 			batch[i]->out.held = PQgetvalue(res, i, 2)[0] == 't';
 		}
-		rc = 0;
 	} else {
 		*why = late ? FAIL_LATE : classify(s->conn, res);
 		if (n == 1)

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "dynbuf.h"
 #include "xalloc.h"
 
 typedef struct stamp {
@@ -24,7 +25,7 @@ typedef struct watched {
 
 struct watch {
 	watched *f;
-	size_t n;
+	size_t n, alloc;
 };
 
 static stamp
@@ -60,7 +61,7 @@ add(watch *w, char *path)
 			free(path);
 			return;
 		}
-	w->f = xrealloc(w->f, (w->n + 1) * sizeof(*w->f));
+	w->f = xgrow(w->f, w->n + 1, &w->alloc, sizeof(*w->f));
 	w->f[w->n].path = path;
 	w->f[w->n].seen = stamp_of(path);
 	w->n++;

@@ -37,6 +37,15 @@ sign_headers(const sign_input *in, sign_output *out, char *errbuf, size_t errlen
 	return scheme_sign_timestamped(ops->timestamped, in, out, errbuf, errlen);
 }
 
+int
+sign_delivery_headers(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
+{
+	sign_input std = *in;
+
+	std.provider = PROVIDER_STANDARD;
+	return sign_headers(&std, out, errbuf, errlen);
+}
+
 void
 sign_release(sign_output *out)
 {

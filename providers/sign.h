@@ -58,6 +58,14 @@ typedef struct sign_output {
  */
 int sign_headers(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 	__attribute__((warn_unused_result));
+/*
+ * The headers the worker sends with each delivery to a route that has a
+ * secret: Standard Webhooks (webhook-id, webhook-timestamp,
+ * webhook-signature), which any Standard Webhooks receiver verifies.
+ * As sign_headers, with in->provider not read.
+ */
+int sign_delivery_headers(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
+	__attribute__((warn_unused_result));
 void sign_release(sign_output *out);
 
 /*

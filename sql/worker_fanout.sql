@@ -26,6 +26,21 @@ as $$
 		end, 'UTF8')), 'hex')
 $$;
 
+-- The key of route p_route's action (key mode p_mode) for inbox row i.  A
+-- held copy (review_of set) is an event of its own, so it keys on its own
+-- row and never collapses into the delivery it copies.  No SET clause, so
+-- that the planner inlines it into fan_out's statements; every name is
+-- schema-qualified.
+create or replace function hookinbox.inbox_action_key(p_route text, p_mode text,
+	i hookinbox.inbox)
+returns text
+language sql immutable parallel safe
+as $$
+	select hookinbox.action_key(p_route, p_mode, i.provider, i.account, i.environment,
+		case when i.review_of is null then i.event_id
+		     else i.event_id || ' held ' || i.id end, i.object_id, i.event_type)
+$$;
+
 -- The configurations (fingerprints seen in the last 24 hours) that have a
 -- route named p_route: an event one of them saw has its action on it.
 create or replace function hookinbox.route_fingerprints(p_route text)
@@ -96,9 +111,7 @@ begin
 	insert into hookinbox.action (inbox_id, route, idem_key, object_id, event_type,
 		event_version, ordered, sequenced, inbox_horizon, max_attempts)
 	select v.inbox_id, v.route,
-	       hookinbox.action_key(v.route, v.mode, i.provider, i.account, i.environment,
-			case when i.review_of is null then i.event_id
-			     else i.event_id || ' held ' || i.id end, i.object_id, i.event_type),
+	       hookinbox.inbox_action_key(v.route, v.mode, i),
 	       i.object_id, i.event_type, i.event_version, v.ordered or v.sequenced, v.sequenced,
 	       case when v.sequenced then v_horizon end, v.max_attempts
 	  from unnest(p_action_inbox, p_routes, p_modes, p_ordered, p_sequenced, p_max_attempts)
@@ -115,10 +128,7 @@ begin
 		  from unnest(p_action_inbox, p_routes, p_modes) as v(inbox_id, route, mode)
 		  join hookinbox.inbox i on i.id = v.inbox_id
 		  join hookinbox.action a on a.route = v.route
-		   and a.idem_key = hookinbox.action_key(v.route, v.mode, i.provider, i.account,
-				i.environment, case when i.review_of is null then i.event_id
-						    else i.event_id || ' held ' || i.id end,
-				i.object_id, i.event_type)
+		   and a.idem_key = hookinbox.inbox_action_key(v.route, v.mode, i)
 		 where a.inbox_id <> v.inbox_id
 		on conflict do nothing;
 	end if;
@@ -165,9 +175,7 @@ begin
 	insert into hookinbox.action (inbox_id, route, idem_key, object_id, event_type,
 		event_version, ordered, sequenced, inbox_horizon, max_attempts)
 	select v.inbox_id, v.route,
-	       hookinbox.action_key(v.route, v.mode, i.provider, i.account, i.environment,
-			case when i.review_of is null then i.event_id
-			     else i.event_id || ' held ' || i.id end, i.object_id, i.event_type),
+	       hookinbox.inbox_action_key(v.route, v.mode, i),
 	       i.object_id, i.event_type, i.event_version, v.ordered or v.sequenced, v.sequenced,
 	       case when v.sequenced then v_horizon end, v.max_attempts
 	  from unnest(p_action_inbox, p_routes, p_modes, p_ordered, p_sequenced, p_max_attempts)
@@ -188,10 +196,7 @@ begin
 	  from unnest(p_action_inbox, p_routes, p_modes) as v(inbox_id, route, mode)
 	  join hookinbox.inbox i on i.id = v.inbox_id
 	  join hookinbox.action a on a.route = v.route
-	   and a.idem_key = hookinbox.action_key(v.route, v.mode, i.provider, i.account,
-			i.environment, case when i.review_of is null then i.event_id
-					    else i.event_id || ' held ' || i.id end,
-			i.object_id, i.event_type)
+	   and a.idem_key = hookinbox.inbox_action_key(v.route, v.mode, i)
 	 where a.inbox_id <> v.inbox_id
 	   and not exists (select 1 from hookinbox.action s
 			    where s.inbox_id = v.inbox_id and s.route = v.route)

@@ -3,14 +3,31 @@
 -- sql/purge.sql as hookinbox_admin.
 
 -- ---------------------------------------------------------------- retention
+-- Whether inbox row p_id, in state p_state, is finished, so the purge may
+-- touch it: dispatched or unrouted (never pending, nor a state this code
+-- does not know, such as an intake's review), none of its actions pending
+-- (waiting, in flight or retrying), parked or held for review, and no
+-- worker with other routes still owing it actions (a top-up record of the
+-- last 24 hours).  Done, stale, dismissed and resolved actions are
+-- finished.  No SET clause, so that the planner inlines it into the
+-- purge's queries as if written there; every name is schema-qualified.
+create or replace function hookinbox.inbox_finished(p_id bigint, p_state text)
+returns boolean
+language sql stable parallel safe
+as $$
+	select p_state in ('dispatched', 'unrouted')
+	   and not exists (select 1 from hookinbox.action a
+			    where a.inbox_id = p_id
+			      and a.state in ('pending', 'parked', 'review'))
+	   and not exists (select 1 from hookinbox.route_topup t
+			    where t.inbox_id = p_id
+			      and t.created_at > pg_catalog.now() - interval '24 hours')
+$$;
+
 -- Purge what is due, in batches of p_batch rows, each its own transaction
 -- (so no lock is held long and vacuum can reclaim as it goes), until
 -- nothing more is due; called by sql/purge.sql (hookinbox_admin).  Only
--- finished events are touched: an inbox row in state dispatched or unrouted
--- (never pending, nor any state this code does not know, such as an
--- intake's review) none of whose actions is pending (waiting, in flight or
--- retrying), parked or held for review.  Done, stale, dismissed and resolved actions are
--- finished.
+-- finished events are touched (inbox_finished).
 --   1. finished rows older than p_dedup_days are deleted with their actions,
 --      their history and their collapse records;
 --   2. finished rows older than p_payload_days lose their body and headers;
@@ -55,14 +72,7 @@ begin
 			  from hookinbox.inbox i
 			 where i.id > v_last and i.id <= v_max
 			   and i.received_at < v_cutoff
-			   and i.state in ('dispatched', 'unrouted')
-			   and not exists (select 1 from hookinbox.action a
-					    where a.inbox_id = i.id
-					      and a.state in ('pending', 'parked', 'review'))
-			   -- a worker with other routes may still owe it actions
-			   and not exists (select 1 from hookinbox.route_topup t
-					    where t.inbox_id = i.id
-					      and t.created_at > pg_catalog.now() - interval '24 hours')
+			   and hookinbox.inbox_finished(i.id, i.state)
 			 order by i.id
 			 limit p_batch
 			   for update skip locked
@@ -104,13 +114,7 @@ begin
 			 where i.id > v_last and i.id <= v_max
 			   and i.received_at < v_cutoff
 			   and i.body is not null
-			   and i.state in ('dispatched', 'unrouted')
-			   and not exists (select 1 from hookinbox.action a
-					    where a.inbox_id = i.id
-					      and a.state in ('pending', 'parked', 'review'))
-			   and not exists (select 1 from hookinbox.route_topup t
-					    where t.inbox_id = i.id
-					      and t.created_at > pg_catalog.now() - interval '24 hours')
+			   and hookinbox.inbox_finished(i.id, i.state)
 			 order by i.id
 			 limit p_batch
 			   for update skip locked

@@ -12,6 +12,7 @@ grant usage on sequence hookinbox.action_history_id_seq to hookinbox_admin;
 grant usage on sequence hookinbox.action_id_seq to hookinbox_worker, hookinbox_admin;
 grant select, insert, update, delete on hookinbox.action, hookinbox.object_state to hookinbox_admin;
 grant execute on function hookinbox.action_key(text, text, text, text, text, text, text, text),
+	hookinbox.inbox_action_key(text, text, hookinbox.inbox),
 	hookinbox.fan_out(bigint[], bigint[], text[], text[], boolean[], integer[]),
 	hookinbox.fan_out(bigint[], bigint[], text[], text[], boolean[], boolean[], integer[]),
 	hookinbox.fan_out(bigint[], bigint[], text[], text[], boolean[], boolean[], integer[], text),

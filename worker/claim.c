@@ -4,6 +4,7 @@
  */
 #include "claim.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "failpoint.h"
 #include "hex.h"
 #include "log.h"
+#include "pgvalue.h"
 #include "sha256.h"
 #include "xalloc.h"
 
@@ -45,17 +47,25 @@ opt_str(const PGresult *r, int row, int col)
 static job *
 job_from_row(const PGresult *r, int i, const conf *c, int64_t lease_until_ms)
 {
-	job *j = xcalloc(1, sizeof(*j));
 	const char *tok = PQgetvalue(r, i, COL_TOKEN);
+	long long id, attempt, max;
+	double age;
+	job *j;
 
-	j->action_id = strtoll(PQgetvalue(r, i, COL_ID), NULL, 10);
+	if (pgvalue_int(r, i, COL_ID, 1, LLONG_MAX, &id, "claim") != 0 ||
+	    pgvalue_int(r, i, COL_ATTEMPTS, 0, INT_MAX, &attempt, "claim") != 0 ||
+	    pgvalue_int(r, i, COL_MAX, 0, INT_MAX, &max, "claim") != 0 ||
+	    pgvalue_real(r, i, COL_AGE, &age, "claim") != 0)
+		return NULL; /* its lease runs out and it is claimed again */
+	j = xcalloc(1, sizeof(*j));
+	j->action_id = id;
 	snprintf(j->token, sizeof(j->token), "%s", tok);
 	j->route_name = xstrdup(PQgetvalue(r, i, COL_ROUTE));
 	j->route = conf_route(c, j->route_name);
 	j->idem_key = xstrdup(PQgetvalue(r, i, COL_KEY));
-	j->attempt = (int)strtol(PQgetvalue(r, i, COL_ATTEMPTS), NULL, 10);
-	j->max_attempts = (int)strtol(PQgetvalue(r, i, COL_MAX), NULL, 10);
-	j->age_s = strtod(PQgetvalue(r, i, COL_AGE), NULL);
+	j->attempt = (int)attempt;
+	j->max_attempts = (int)max;
+	j->age_s = age;
 	j->lease_until_ms = lease_until_ms;
 	j->event_id = xstrdup(PQgetvalue(r, i, COL_EVENT_ID));
 	j->event_type = opt_str(r, i, COL_TYPE);
@@ -138,8 +148,12 @@ take_row(const PGresult *r, int i, const conf *c, int64_t lease_until_ms, jobq *
 		if (counted)
 			res->route_parked[k]++;
 	} else {
-		res->claimed++;
-		jobq_push(out, job_from_row(r, i, c, lease_until_ms));
+		job *j = job_from_row(r, i, c, lease_until_ms);
+
+		if (j != NULL) {
+			res->claimed++;
+			jobq_push(out, j);
+		}
 	}
 }
 
@@ -236,7 +250,8 @@ claim_renew(PGconn *conn, job **jobs, size_t n, int lease_s)
 	n_got = (size_t)PQntuples(r);
 	got = xcalloc(n_got + 1, sizeof(*got));
 	for (size_t i = 0; i < n_got; i++)
-		got[i] = strtoll(PQgetvalue(r, (int)i, 0), NULL, 10);
+		if (pgvalue_int(r, (int)i, 0, 1, LLONG_MAX, &got[i], "renew leases") != 0)
+			goto out;
 	qsort(got, n_got, sizeof(*got), cmp_id);
 	for (size_t i = 0; i < n; i++) {
 		long long id = jobs[i]->action_id;

@@ -13,6 +13,9 @@
 #include "log.h"
 #include "xalloc.h"
 
+/* a backstop: PostgreSQL takes no parameter over 1 GB */
+#define DB_ARRAY_MAX ((size_t)1 << 30)
+
 /*
  * The worker's commits need not wait for the WAL flush: every state change
  * it makes (fan-out, claim, outcome) is keyed and replayable, so losing the
@@ -258,30 +261,20 @@ db_lost(const PGconn *conn)
 static void
 arr_put(db_array *a, const char *s, size_t n)
 {
-	if (n >= a->cap - a->len) {
-		while (n >= a->cap - a->len)
-			a->cap *= 2;
-		a->buf = xrealloc(a->buf, a->cap);
-	}
-	memcpy(a->buf + a->len, s, n);
-	a->len += n;
-	a->buf[a->len] = '\0';
+	dynbuf_xadd(&a->b, s, n);
 }
 
 void
 db_array_init(db_array *a)
 {
-	a->cap = 256;
-	a->buf = xmalloc(a->cap);
-	a->buf[0] = '{';
-	a->buf[1] = '\0';
-	a->len = 1;
+	dynbuf_init(&a->b, DB_ARRAY_MAX);
+	arr_put(a, "{", 1);
 }
 
 void
 db_array_add(db_array *a, const char *value)
 {
-	if (a->len > 1)
+	if (a->b.len > 1)
 		arr_put(a, ",", 1);
 	if (value == NULL) {
 		arr_put(a, "NULL", 4);
@@ -309,14 +302,12 @@ const char *
 db_array_get(db_array *a)
 {
 	arr_put(a, "}", 1);
-	a->len--; /* further adds overwrite the closing brace */
-	return a->buf;
+	a->b.len--; /* further adds overwrite the closing brace */
+	return a->b.buf;
 }
 
 void
 db_array_release(db_array *a)
 {
-	free(a->buf);
-	a->buf = NULL;
-	a->len = a->cap = 0;
+	dynbuf_release(&a->b);
 }

@@ -17,6 +17,8 @@
 
 #include <libpq-fe.h>
 
+#include "dynbuf.h"
+
 /*
  * While a statement of the sweep (fan-out, claim, record) runs on the
  * server, the worker keeps its calls moving: db_exec sends the statement
@@ -89,8 +91,7 @@ bool db_lost(const PGconn *conn);
  * value is the SQL NULL.
  */
 typedef struct db_array {
-	char *buf;
-	size_t len, cap;
+	dynbuf b;
 } db_array;
 
 void db_array_init(db_array *a);

@@ -176,15 +176,14 @@ add_signature(xfer *x, job *j)
 	if (r->secrets == NULL || secret_count(r->secrets) == 0)
 		return 0;
 	s = secret_get(r->secrets, 0, &slen);
-	in = (sign_input){.provider = PROVIDER_STANDARD,
-			  .secret = s,
+	in = (sign_input){.secret = s,
 			  .secret_len = slen,
 			  .event_id = j->idem_key,
 			  .timestamp = clock_now(),
 			  .body = j->body,
 			  .body_len = j->body_len,
 			  .url = r->url};
-	if (sign_headers(&in, &out, err, sizeof(err)) != 0) {
+	if (sign_delivery_headers(&in, &out, err, sizeof(err)) != 0) {
 		snprintf(j->error, sizeof(j->error), "could not sign: %s", err);
 		goto out;
 	}

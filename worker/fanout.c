@@ -9,12 +9,14 @@
 #include "fanout.h"
 
 #include <fnmatch.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "db.h"
 #include "failpoint.h"
+#include "pgvalue.h"
 
 bool
 fanout_route_matches(const route_conf *r, const char *endpoint, const char *type)
@@ -44,6 +46,7 @@ fan(PGconn *conn, const conf *c, const char *sel, bool sel_fp, const char *ins, 
 	PGresult *r = NULL;
 	char nbuf[16];
 	const char *p[8];
+	long long actions;
 	int rc = -1, in_tx = 0;
 
 	*res = (fanout_result){0, 0, 0};
@@ -105,7 +108,9 @@ fan(PGconn *conn, const conf *c, const char *sel, bool sel_fp, const char *ins, 
 	r = db_exec(conn, ins, 8, p);
 	if (db_check(conn, r, PGRES_TUPLES_OK, what) != 0 || PQntuples(r) != 1)
 		goto out;
-	res->actions = strtol(PQgetvalue(r, 0, 0), NULL, 10);
+	if (pgvalue_int(r, 0, 0, 0, LONG_MAX, &actions, what) != 0)
+		goto out;
+	res->actions = (long)actions;
 	rc = 0;
 out:
 	PQclear(r);

@@ -4,6 +4,7 @@
  */
 #include "health.h"
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <sysexits.h>
 
 #include "db.h"
+#include "pgvalue.h"
 #include "queue.h"
 
 /* " over N s" part of a health line; appends to buf */
@@ -53,13 +55,16 @@ held_deliveries(PGconn *conn, long *n, double *oldest)
 		"select count(*), coalesce(extract(epoch from now() - "
 		"min(received_at)), -1) from hookinbox.inbox where state = 'review'";
 	PGresult *r = db_exec(conn, sql, 0, NULL);
+	long long count;
 	int rc = -1;
 
 	if (r == NULL || db_check(conn, r, PGRES_TUPLES_OK, "held deliveries") != 0 ||
 	    PQntuples(r) != 1)
 		goto out;
-	*n = strtol(PQgetvalue(r, 0, 0), NULL, 10);
-	*oldest = strtod(PQgetvalue(r, 0, 1), NULL);
+	if (pgvalue_int(r, 0, 0, 0, LONG_MAX, &count, "held deliveries") != 0 ||
+	    pgvalue_real(r, 0, 1, oldest, "held deliveries") != 0)
+		goto out;
+	*n = (long)count;
 	rc = 0;
 out:
 	PQclear(r);

@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 
+#include "dynbuf.h"
 #include "xalloc.h"
 
 void
@@ -26,10 +27,7 @@ jobq_release(jobq *q)
 void
 jobq_push(jobq *q, job *j)
 {
-	if (q->n == q->cap) {
-		q->cap = q->cap ? q->cap * 2 : 64;
-		q->v = xrealloc(q->v, q->cap * sizeof(*q->v));
-	}
+	q->v = xgrow(q->v, q->n + 1, &q->cap, sizeof(*q->v));
 	q->v[q->n++] = j;
 }
 

@@ -17,7 +17,7 @@
 #include "job.h"
 
 typedef struct jobq {
-	job **v; /* v[0..n-1]; xrealloc'd */
+	job **v; /* v[0..n-1]; grown by xgrow */
 	size_t n, cap;
 } jobq;
 

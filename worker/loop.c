@@ -30,6 +30,7 @@
 #include "claim.h"
 #include "clock.h"
 #include "db.h"
+#include "decimal.h"
 #include "deliver.h"
 #include "dispatch.h"
 #include "fanout.h"
@@ -51,8 +52,9 @@ static int64_t
 routes_check_every_ms(void)
 {
 	const char *v = getenv("HOOKINBOX_ROUTES_CHECK_MS");
+	long long ms;
 
-	return v != NULL ? strtoll(v, NULL, 10) : ROUTES_CHECK_EVERY_MS;
+	return v != NULL && decimal_parse(v, 0, INT64_MAX, &ms) == 0 ? ms : ROUTES_CHECK_EVERY_MS;
 }
 #else
 #define routes_check_every_ms() ROUTES_CHECK_EVERY_MS

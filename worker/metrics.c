@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "decimal.h"
+#include "dynbuf.h"
 #include "failpoint.h"
 #include "log.h"
 #include "xalloc.h"
@@ -85,10 +88,7 @@ find(metrics *m, const char *route)
 	for (size_t i = 0; i < m->n; i++)
 		if (strcmp(m->rt[i].name, route) == 0)
 			return &m->rt[i];
-	if (m->n == m->cap) {
-		m->cap = m->cap ? m->cap * 2 : 16;
-		m->rt = xrealloc(m->rt, m->cap * sizeof(*m->rt));
-	}
+	m->rt = xgrow(m->rt, m->n + 1, &m->cap, sizeof(*m->rt));
 	memset(&m->rt[m->n], 0, sizeof(m->rt[m->n]));
 	m->rt[m->n].name = xstrdup(route);
 	return &m->rt[m->n++];
@@ -418,8 +418,9 @@ write_run(FILE *f, const metrics_run *run, int64_t now)
 }
 
 /*
- * One line of our own counter series: name{k="v",k2="v2"} value.  Returns
- * false for anything else (gauges, comments, a line cut short).
+ * One line of our own counter series: name{k="v",k2="v2"} value (the
+ * value without the newline).  Returns false for anything else (gauges,
+ * comments, a line cut short).
  */
 static bool
 parse_series(char *line, char **name, char *keys[2], char *vals[2], char **value)
@@ -457,6 +458,7 @@ parse_series(char *line, char **name, char *keys[2], char *vals[2], char **value
 	if (p[1] != ' ')
 		return false;
 	*value = p + 2;
+	(*value)[strcspn(*value, "\n")] = '\0';
 	return true;
 }
 
@@ -479,9 +481,10 @@ read_counters(const char *path, metrics *base)
 	if (f == NULL)
 		return;
 	while (fgets(line, sizeof(line), f) != NULL) {
-		char *name, *keys[2], *vals[2], *value, *end;
+		char *name, *keys[2], *vals[2], *value;
 		route_stat *r;
 		unsigned long long v;
+		long long n;
 		int k;
 
 		if (strncmp(line, "hookinbox_worker_", 17) != 0 ||
@@ -490,13 +493,13 @@ read_counters(const char *path, metrics *base)
 			continue;
 		r = find(base, vals[0]);
 		if (strcmp(name, "hookinbox_worker_call_duration_seconds_sum") == 0) {
-			r->sum = strtod(value, NULL);
+			if (decimal_real(value, &r->sum) != 0)
+				r->sum = 0;
 			continue;
 		}
-		errno = 0;
-		v = strtoull(value, &end, 10);
-		if (errno != 0 || end == value)
+		if (decimal_parse(value, 0, LLONG_MAX, &n) != 0)
 			continue;
+		v = (unsigned long long)n;
 		if (strcmp(name, "hookinbox_worker_calls_total") == 0 &&
 		    (k = index_of(call_names, CALL__COUNT, vals[1])) >= 0)
 			r->calls[k] = v;

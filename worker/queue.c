@@ -7,10 +7,14 @@
  */
 #include "queue.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "db.h"
+#include "decimal.h"
+#include "dynbuf.h"
+#include "pgvalue.h"
 #include "xalloc.h"
 
 static const char endpoint_sql[] =
@@ -76,17 +80,24 @@ static const char duration_sql[] =
 static double
 opt_double(const PGresult *r, int row, int col)
 {
+	double v;
+
 	if (PQgetisnull(r, row, col))
 		return -1;
-	double v = strtod(PQgetvalue(r, row, col), NULL);
-
+	if (pgvalue_real(r, row, col, &v, "queue") != 0)
+		return 0;
 	return v < 0 ? 0 : v; /* clock skew between rows' writers */
 }
 
 static long
 get_long(const PGresult *r, int row, int col)
 {
-	return PQgetisnull(r, row, col) ? 0 : strtol(PQgetvalue(r, row, col), NULL, 10);
+	long long v;
+
+	if (PQgetisnull(r, row, col) ||
+	    pgvalue_int(r, row, col, LONG_MIN, LONG_MAX, &v, "queue") != 0)
+		return 0;
+	return (long)v;
 }
 
 /* "{a,b,c}" (an array's text, no quoting: numbers) into its n elements */
@@ -95,13 +106,14 @@ split_array(const char *text, size_t *n)
 {
 	char *copy = xstrdup(text), *p = copy, *tok, *save = NULL;
 	char **out = xmalloc(sizeof(*out)); /* never NULL, even for "{}" */
+	size_t alloc = 1;
 
 	*n = 0;
 	if (*p == '{')
 		p++;
 	p[strcspn(p, "}")] = '\0';
 	for (tok = strtok_r(p, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
-		out = xrealloc(out, (*n + 1) * sizeof(*out));
+		out = xgrow(out, *n + 1, &alloc, sizeof(*out));
 		out[(*n)++] = xstrdup(tok);
 	}
 	free(copy);
@@ -175,8 +187,10 @@ take_durations(PGconn *conn, queue_snapshot *q)
 		d->status = (int)get_long(r, i, 3);
 		d->buckets = xcalloc(nb, sizeof(*d->buckets));
 		for (size_t k = 0; k < nb; k++)
-			d->buckets[k] = strtoll(b[k], NULL, 10);
-		d->sum = strtod(PQgetvalue(r, i, 5), NULL);
+			if (decimal_parse(b[k], 0, LLONG_MAX, &d->buckets[k]) != 0)
+				d->buckets[k] = 0;
+		if (pgvalue_real(r, i, 5, &d->sum, "queue: request durations") != 0)
+			d->sum = 0;
 		free_strings(b, nb);
 		q->n_dur++;
 	}
@@ -229,7 +243,7 @@ queue_snapshot_take(PGconn *conn, queue_snapshot *q)
 	for (int i = 0; i < n; i++, q->n_rej++) {
 		q->rej[i].endpoint = xstrdup(PQgetvalue(r, i, 0));
 		q->rej[i].reason = xstrdup(PQgetvalue(r, i, 1));
-		q->rej[i].count = strtoll(PQgetvalue(r, i, 2), NULL, 10);
+		q->rej[i].count = get_long(r, i, 2);
 	}
 	PQclear(r);
 	r = NULL;

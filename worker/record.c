@@ -4,11 +4,13 @@
  */
 #include "record.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "db.h"
 #include "failpoint.h"
+#include "pgvalue.h"
 #include "xalloc.h"
 
 static const char *
@@ -85,7 +87,8 @@ record_run(PGconn *conn, job **jobs, size_t n)
 	n_ids = (size_t)PQntuples(r);
 	ids = xcalloc(n_ids + 1, sizeof(*ids));
 	for (size_t i = 0; i < n_ids; i++)
-		ids[i] = strtoll(PQgetvalue(r, (int)i, 0), NULL, 10);
+		if (pgvalue_int(r, (int)i, 0, 1, LLONG_MAX, &ids[i], "record outcomes") != 0)
+			goto out;
 	qsort(ids, n_ids, sizeof(*ids), cmp_id);
 	PQclear(r);
 	r = NULL;

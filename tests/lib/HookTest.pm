@@ -23,8 +23,8 @@ package HookTest;
 
 use strict;
 use warnings;
-# what this file loaded (and imported) before the split, which scripts and
-# modules such as WorkerHelp (MIME::Base64, POSIX) rely on
+# loaded (and imported) here for the scripts and modules that rely on
+# them, such as HookTest::Worker (MIME::Base64, POSIX)
 use Cwd qw(abs_path);
 use File::Path qw(make_path remove_tree);
 use File::Temp qw(tempdir);
@@ -45,10 +45,10 @@ use HookTest::Sign;
 
 our @EXPORT_OK = qw(top stripe_sig github_sig standard_sig);
 
-# the names of the modules, as they have always been called: HookTest::run ...
+# the modules' names under HookTest:: too: HookTest::run ...
 BEGIN {
 	no strict 'refs';
-	for my $f (qw(slurp top free_port run shell_quote as_pg_user ensure_pg_user)) {
+	for my $f (qw(slurp top free_port run run_status write_file shell_quote as_pg_user ensure_pg_user)) {
 		*{"HookTest::$f"} = \&{"HookTest::Proc::$f"};
 	}
 	for my $f (qw(record_secret stripe_sig github_sig standard_sig)) {

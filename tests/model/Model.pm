@@ -10,7 +10,7 @@
 # The stack: one PostgreSQL cluster, lighttpd with the test-build responder
 # twice (single-row commits, and group commit with request threads), the
 # test-build worker with several configurations (lease, concurrency), and a
-# real downstream HTTP server (tests/lib/Downstream.pm) whose plans make it
+# real downstream HTTP server (tests/lib/HookTest/Downstream.pm) whose plans make it
 # slow, failing, timing out, resetting, answering 409/429 with Retry-After,
 # and which honours idempotency keys.  Operations: Model/Ops.pm.
 # Invariants: Model/Invariants.pm.  Known defects: Model/Defects.pm.
@@ -29,7 +29,7 @@ use Time::HiRes qw(sleep time);
 use HookTest;
 use JSON::PP ();
 use IO::Socket::INET;
-use Downstream;
+use HookTest::Downstream;
 use HookTest::PgBouncer;
 use Model::Defects;
 use Model::Providers;
@@ -107,7 +107,7 @@ sub new {
 sub setup {
 	my ($self) = @_;
 	my $tmp = File::Temp::tempdir('model-ds-XXXXXX', TMPDIR => 1, CLEANUP => !$ENV{HOOKINBOX_KEEP});
-	$self->{ds} = Downstream->new(dir => $tmp, default => '200');
+	$self->{ds} = HookTest::Downstream->new(dir => $tmp, default => '200');
 	my $ds = $self->{ds};
 	my %routes = (
 		ord => { endpoint => 'st', url => $ds->url('/ord'), order => 'object',

@@ -12,34 +12,21 @@ use HookTest;
 my $top = HookTest::top();
 my $dir = tempdir(CLEANUP => 1);
 
-sub run_prog {
-	my (@cmd) = @_;
-	my $out = `@{[ join ' ', map { HookTest::shell_quote($_) } @cmd ]} 2>&1`;
-	return ($? >> 8, $out);
-}
-
 for my $prog ("$top/fcgi/hookinbox.fcgi", "$top/worker/hookinbox-worker", "$top/backfill/hookinbox-backfill",
 	"$top/contrib/hookinbox-send") {
 	my $name = $prog =~ s{.*/}{}r;
-	my ($rc, $out) = run_prog($prog, '--help');
+	my ($rc, $out) = HookTest::run_status($prog, '--help');
 	is($rc, 0, "$name --help exits 0");
 	like($out, qr/Usage/i, "$name --help prints usage");
-	($rc, $out) = run_prog($prog, '--version');
+	($rc, $out) = HookTest::run_status($prog, '--version');
 	is($rc, 0, "$name --version exits 0");
 	like($out, qr/\d+\.\d+/, "$name --version prints a version");
-	($rc, $out) = run_prog($prog, '--no-such-option');
+	($rc, $out) = HookTest::run_status($prog, '--no-such-option');
 	is($rc, 64, "$name with a bad option exits 64");
 	like($out, qr/Usage|--help/i, "$name with a bad option points to the usage");
 }
 
-sub write_file {
-	my ($name, $text, $mode) = @_;
-	open my $fh, '>', "$dir/$name" or die $!;
-	print $fh $text;
-	close $fh;
-	chmod $mode // 0600, "$dir/$name";
-	return "$dir/$name";
-}
+sub write_file { my ($name, @rest) = @_; return HookTest::write_file("$dir/$name", @rest) }
 
 write_file('secret', "s3cr3t-value-1\n");
 write_file('open-secret', "s3cr3t-value-2\n", 0644);
@@ -84,12 +71,12 @@ for my $case (@bad) {
 	for my $prog ("$top/fcgi/hookinbox.fcgi", "$top/worker/hookinbox-worker") {
 		my $name = $prog =~ s{.*/}{}r;
 		if ($only && $only ne $name) {
-			my ($rc, $out) = run_prog($prog, '-c', $conf, '--check');
+			my ($rc, $out) = HookTest::run_status($prog, '-c', $conf, '--check');
 			is($rc, 0, "$name: config $i holds nothing $name reads: --check exits 0") or diag $out;
 			next;
 		}
 		# the responder checks and exits; the worker stops at start, before any database work
-		my ($rc, $out) = run_prog($prog, '-c', $conf, $name eq 'hookinbox.fcgi' ? '--check' : '--once');
+		my ($rc, $out) = HookTest::run_status($prog, '-c', $conf, $name eq 'hookinbox.fcgi' ? '--check' : '--once');
 		is($rc, 78, "$name: bad config $i exits 78");
 		like($out, qr/\Q$conf\E:$line: /, "$name: bad config $i names $conf:$line");
 		like($out, $re, "$name: bad config $i says what is wrong");
@@ -98,38 +85,38 @@ for my $case (@bad) {
 }
 {
 	local $ENV{HOOKINBOX_CONFIG} = "$dir/nonexistent.conf";
-	my ($rc, $out) = run_prog("$top/fcgi/hookinbox.fcgi", '--check');
+	my ($rc, $out) = HookTest::run_status("$top/fcgi/hookinbox.fcgi", '--check');
 	is($rc, 78, 'missing config (from $HOOKINBOX_CONFIG): exits 78');
 	like($out, qr/nonexistent\.conf: could not open/, 'missing config: names the file');
 }
 {
 	my $conf = write_file('badconninfo.conf', "[database]\nconninfo = host=/run 's3cr3t\n[endpoint a]\nprovider = stripe\nsecret_file = secret\n");
-	my ($rc, $out) = run_prog("$top/fcgi/hookinbox.fcgi", '-c', $conf, '--check');
+	my ($rc, $out) = HookTest::run_status("$top/fcgi/hookinbox.fcgi", '-c', $conf, '--check');
 	is($rc, 78, 'unparsable [database] conninfo: --check exits 78');
 	like($out, qr/\Q$conf\E:2: \[database\] conninfo cannot be parsed by libpq/, 'and names file and line');
 	unlike($out, qr/s3cr3t/, 'without echoing the string');
 }
 my $good = write_file('good.conf', $base . "[endpoint a]\nprovider = stripe\nsecret_file = secret\n");
-my ($rc, $out) = run_prog("$top/fcgi/hookinbox.fcgi", '-c', $good, '--check');
+my ($rc, $out) = HookTest::run_status("$top/fcgi/hookinbox.fcgi", '-c', $good, '--check');
 is($rc, 0, 'good config: --check exits 0');
-($rc, $out) = run_prog("$top/worker/hookinbox-worker", '-c', $good, '--check');
+($rc, $out) = HookTest::run_status("$top/worker/hookinbox-worker", '-c', $good, '--check');
 is($rc, 0, 'good config: worker --check exits 0');
 like($out, qr/ok \(0 routes; connects with \[database\] conninfo\)/, 'worker --check: which conninfo it uses');
 my $two = write_file('two.conf', $base . "[worker]\nconninfo = dbname=x user=hookinbox_worker\n$route");
-($rc, $out) = run_prog("$top/worker/hookinbox-worker", '-c', $two, '--check');
+($rc, $out) = HookTest::run_status("$top/worker/hookinbox-worker", '-c', $two, '--check');
 like($out, qr/ok \(1 routes; connects with \[worker\] conninfo\)/, 'worker --check: [worker] conninfo');
 for my $args (['--check', '--once'], ['--connect'], ['--check', '--loop']) {
-	($rc, $out) = run_prog("$top/worker/hookinbox-worker", '-c', $good, @$args);
+	($rc, $out) = HookTest::run_status("$top/worker/hookinbox-worker", '-c', $good, @$args);
 	is($rc, 64, "worker @$args: usage error");
 }
-($rc, $out) = run_prog("$top/fcgi/hookinbox.fcgi", '-c', $good, '--connect');
+($rc, $out) = HookTest::run_status("$top/fcgi/hookinbox.fcgi", '-c', $good, '--connect');
 is($rc, 64, 'responder --connect without --check: usage error');
 
 # by hand, from a shell: stdin no socket, no CGI environment
 {
 	local $ENV{GATEWAY_INTERFACE};
 	delete $ENV{GATEWAY_INTERFACE};
-	($rc, $out) = run_prog("$top/fcgi/hookinbox.fcgi", '-c', $good);
+	($rc, $out) = HookTest::run_status("$top/fcgi/hookinbox.fcgi", '-c', $good);
 	is($rc, 64, 'the responder run by hand exits 64');
 	like($out, qr/not started by a web server: .*--check/, 'and says how it is meant to be run');
 	unlike($out, qr/Status:/, 'instead of answering a request');

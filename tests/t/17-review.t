@@ -13,7 +13,8 @@ use strict;
 use warnings;
 use Test::More;
 use HookTest;
-use WorkerHelp;
+use HookTest::Sign qw(twilio_sig);
+use HookTest::Worker;
 use Digest::SHA qw(hmac_sha1 hmac_sha256);
 use JSON::PP;
 use MIME::Base64 qw(encode_base64);
@@ -28,24 +29,13 @@ my $t = HookTest->new(
 	},
 	routes => { apply => { endpoint => 'shop', handler => 'sql:app.apply' } },
 );
-$t->sql($WorkerHelp::APPLY_SQL);
+$t->sql($HookTest::Worker::APPLY_SQL);
 my $top = HookTest::top();
 
-# Twilio's signature: the URL, then each parameter's name and value, sorted
-# by name then value, exact repeats once (as providers/twilio.c and twilio-node)
-sub twilio_sig {
-	my ($body) = @_;
-	my %seen;
-	my @p = grep { !$seen{"$_->[0]\0$_->[1]"}++ }
-		map { [map { my $x = $_ // ''; $x =~ tr/+/ /; $x =~ s/%([0-9A-Fa-f]{2})/chr(hex($1))/ge; $x } split /=/, $_, 2] }
-		split /&/, $body;
-	@p = sort { $a->[0] cmp $b->[0] || $a->[1] cmp $b->[1] } @p;
-	return encode_base64(hmac_sha1($tw_url . join('', map { $_->[0] . $_->[1] } @p), $tw_token), '');
-}
 
 sub twilio {
 	my ($body, $token) = @_;
-	return $t->post('tw', $body, { 'X-Twilio-Signature' => twilio_sig($body),
+	return $t->post('tw', $body, { 'X-Twilio-Signature' => twilio_sig($tw_token, $tw_url, $body),
 		'Content-Type' => 'application/x-www-form-urlencoded', 'I-Twilio-Idempotency-Token' => $token });
 }
 
@@ -64,7 +54,7 @@ sub twilio {
 	for my $v (@variants) {
 		my ($what, $b) = @$v;
 		isnt($b, $body, "twilio $what: other bytes");
-		is(twilio_sig($b), twilio_sig($body), "twilio $what: the same signature");
+		is(twilio_sig($tw_token, $tw_url, $b), twilio_sig($tw_token, $tw_url, $body), "twilio $what: the same signature");
 		my $r = twilio($b, 'tok-replay-' . ++$n);
 		is($r->{status}, 200, "twilio $what under a fresh token: 200");
 		is($r->{json}{id}, $r1->{json}{id}, "twilio $what: the first delivery's id");

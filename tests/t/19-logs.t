@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: ISC
-# The responder's log lines (issue 15, "quiet when well, loud when not"):
+# The responder's log lines ("quiet when well, loud when not"):
 # a start line per process with version, configuration file, endpoints as
 # name:provider and the commit mode, never a secret; one request line per
 # request with a request id unique in the run, the web server's

@@ -8,21 +8,21 @@ use Test::More;
 use POSIX qw(:sys_wait_h);
 use Time::HiRes qw(sleep time);
 use HookTest;
-use Downstream;
-use WorkerHelp;
+use HookTest::Downstream;
+use HookTest::Worker;
 
 sub together {
 	my ($t, $d, $workers, $n, $prefix, @args) = @_;
-	WorkerHelp::accept_many($t, $n, prefix => $prefix);
+	HookTest::Worker::accept_many($t, $n, prefix => $prefix);
 	my $t0 = time();
-	my @p = map { [WorkerHelp::worker_bg($t, '--once', @args)] } 1 .. $workers;
+	my @p = map { [HookTest::Worker::worker_bg($t, '--once', @args)] } 1 .. $workers;
 	my $fail = 0;
 	for my $p (@p) {
 		waitpid $p->[0], 0;
 		$fail++ if $? != 0;
 	}
 	# a worker may finish before another's retries are due: sweep up
-	WorkerHelp::drain($t, timeout => 60);
+	HookTest::Worker::drain($t, timeout => 60);
 	my $logs = join '', map { HookTest::slurp($_->[1]) } @p;
 	is($fail, 0, "$workers workers exit 0") or diag $logs;
 	is($t->sql("select count(*) from hookinbox.action a join hookinbox.inbox i on i.id = a.inbox_id "
@@ -44,8 +44,8 @@ sub together {
 }
 
 my $tmpd = File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-my $d = Downstream->new(dir => $tmpd);
-my $t = WorkerHelp::setup(routes => {
+my $d = HookTest::Downstream->new(dir => $tmpd);
+my $t = HookTest::Worker::setup(routes => {
 	bulk => { endpoint => 'shop', url => $d->url('/bulk'), timeout => 3 },
 }, worker => { batch => 50, concurrency => 16 });
 
@@ -54,15 +54,15 @@ together($t, $d, 8, 2000, 'eight');
 
 # ---- --max-runtime and SIGTERM: stop claiming, finish in flight, record, exit
 $d->plan('/bulk', 'sleep 1');
-WorkerHelp::accept_many($t, 200, prefix => 'rt');
+HookTest::Worker::accept_many($t, 200, prefix => 'rt');
 my $t0 = time();
-my ($rc, $log) = WorkerHelp::worker($t, '--loop', '--max-runtime', '2', '--concurrency', '8');
+my ($rc, $log) = HookTest::Worker::worker($t, '--loop', '--max-runtime', '2', '--concurrency', '8');
 my $took = time() - $t0;
 is($rc, 0, '--max-runtime ends a --loop run with 0') or diag $log;
 cmp_ok($took, '<', 5, 'within max-runtime plus one call');
 is($t->sql("select count(*) from hookinbox.action where lease_token is not null"), 0,
 	'--max-runtime: no claim left dangling');
-my ($pid, $lf) = WorkerHelp::worker_bg($t, '--loop', '--concurrency', '8');
+my ($pid, $lf) = HookTest::Worker::worker_bg($t, '--loop', '--concurrency', '8');
 sleep 1.5;
 kill 'TERM', $pid;
 waitpid $pid, 0;
@@ -71,7 +71,7 @@ like(HookTest::slurp($lf), qr/event=summary/, 'SIGTERM: summary line');
 is($t->sql("select count(*) from hookinbox.action where lease_token is not null"), 0,
 	'SIGTERM: no claim left dangling');
 $d->plan('/bulk', '200');
-WorkerHelp::drain($t);
+HookTest::Worker::drain($t);
 is($t->sql("select count(*) from hookinbox.action where state <> 'done'"), 0, 'the rest done later');
 
 done_testing();

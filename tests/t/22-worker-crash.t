@@ -7,14 +7,14 @@ use warnings;
 use Test::More;
 use Time::HiRes qw(sleep time);
 use HookTest;
-use Downstream;
-use WorkerHelp;
+use HookTest::Downstream;
+use HookTest::Worker;
 
 my $LEASE = 5;
 my $tmpd = File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-my $d = Downstream->new(dir => $tmpd, plan => { '/slow' => 'sleep 3', '/reset' => 'reset,200',
+my $d = HookTest::Downstream->new(dir => $tmpd, plan => { '/slow' => 'sleep 3', '/reset' => 'reset,200',
 	'/garbage' => 'garbage,200' });
-my $t = WorkerHelp::setup(routes => {
+my $t = HookTest::Worker::setup(routes => {
 	r => { endpoint => 'shop', events => 'crash.*', url => $d->url('/r'), timeout => 2 },
 	slow => { endpoint => 'shop', events => 'slow.*', url => $d->url('/slow'), timeout => 1 },
 	reset => { endpoint => 'shop', events => 'reset.*', url => $d->url('/reset'), timeout => 2 },
@@ -25,20 +25,20 @@ sub calls { my ($ev) = @_; return grep { ($_->{event_id} // '') eq $ev } $d->req
 
 sub crash_case {
 	my ($fp, $ev, %o) = @_;
-	WorkerHelp::accept($t, event_id => $ev, type => 'crash.x');
-	my ($rc, $log) = WorkerHelp::worker($t, { HOOKINBOX_FAILPOINT => $fp }, '--once');
+	HookTest::Worker::accept($t, event_id => $ev, type => 'crash.x');
+	my ($rc, $log) = HookTest::Worker::worker($t, { HOOKINBOX_FAILPOINT => $fp }, '--once');
 	is($rc, 99, "$fp: the worker died there") or diag $log;
 	my @c = calls($ev);
 	is(scalar @c, $o{calls_before}, "$fp: downstream calls before the rerun");
-	my $a = WorkerHelp::action($t, $ev);
+	my $a = HookTest::Worker::action($t, $ev);
 	is($a->{state}, 'pending', "$fp: the action is still pending");
 	if ($o{leased}) {
-		(undef, $log) = WorkerHelp::worker($t, '--once');
+		(undef, $log) = HookTest::Worker::worker($t, '--once');
 		like($log, qr/sent=0/, "$fp: nothing is sent while the lease holds");
 		sleep $LEASE + 0.5;
 	}
-	WorkerHelp::drain($t);
-	$a = WorkerHelp::action($t, $ev);
+	HookTest::Worker::drain($t);
+	$a = HookTest::Worker::action($t, $ev);
 	is($a->{state}, 'done', "$fp: done after the rerun");
 	@c = calls($ev);
 	is(scalar(keys %{ { map { $_->{key} => 1 } @c } }), 1, "$fp: every call carried the same key");
@@ -51,7 +51,7 @@ sub crash_case {
 my $c = crash_case('worker-after-call', 'evt_call', calls_before => 1, leased => 1);
 is(scalar @$c, 2, 'after-call: called again after the lease expired');
 is($c->[1]{replay}, 1, 'after-call: the second call was answered from the stored response');
-is(WorkerHelp::action($t, 'evt_call')->{attempts}, 2, 'after-call: both attempts counted');
+is(HookTest::Worker::action($t, 'evt_call')->{attempts}, 2, 'after-call: both attempts counted');
 
 $c = crash_case('worker-after-claim', 'evt_claim', calls_before => 0, leased => 1);
 is(scalar @$c, 1, 'after-claim: taken over after the lease, one call');
@@ -63,7 +63,7 @@ $c = crash_case('worker-after-fanout', 'evt_fan', calls_before => 0, leased => 0
 is(scalar @$c, 1, 'after-fanout: the committed actions are sent by the next run');
 
 # ---- a lease that expired and was taken over cannot be overwritten
-WorkerHelp::accept($t, event_id => 'evt_lease', type => 'other.x');   # no route: make one by hand
+HookTest::Worker::accept($t, event_id => 'evt_lease', type => 'other.x');   # no route: make one by hand
 my $inbox = $t->sql("select id from hookinbox.inbox where event_id = 'evt_lease'");
 my $aid = $t->sql("insert into hookinbox.action (inbox_id, route, idem_key, max_attempts) "
 	. "values ($inbox, 'r', 'hookinbox:r:manual', 5) returning id");
@@ -80,15 +80,15 @@ is($t->sql("select state || ' ' || last_status from hookinbox.action where id = 
 	'the newer outcome stands');
 
 # ---- timeout after the request was sent: outcome unknown, retried with the same key
-WorkerHelp::accept($t, event_id => 'evt_slow', type => 'slow.x');
-my (undef, $log) = WorkerHelp::worker($t, '--once');
-my $a = WorkerHelp::action($t, 'evt_slow');
+HookTest::Worker::accept($t, event_id => 'evt_slow', type => 'slow.x');
+my (undef, $log) = HookTest::Worker::worker($t, '--once');
+my $a = HookTest::Worker::action($t, 'evt_slow');
 is($a->{state}, 'pending', 'timeout: pending');
 is($a->{error}, 'timeout (outcome unknown)', 'timeout: recorded as outcome unknown');
 like($log, qr/outcome=retry retry_in_s=[\d.]+ error="timeout \(outcome unknown\)"/, 'timeout: logged');
 sleep 3;
-WorkerHelp::drain($t);
-is(WorkerHelp::action($t, 'evt_slow')->{state}, 'done', 'timeout: done later');
+HookTest::Worker::drain($t);
+is(HookTest::Worker::action($t, 'evt_slow')->{state}, 'done', 'timeout: done later');
 my @s = calls('evt_slow');
 is(scalar(keys %{ { map { $_->{key} => 1 } @s } }), 1, 'timeout: same key');
 my $eff = 0;
@@ -96,15 +96,15 @@ $eff += $_->{effect} for @s;
 is($eff, 1, 'timeout: one effect downstream');
 
 # ---- connection reset and a garbage answer are retried
-WorkerHelp::accept($t, event_id => 'evt_reset', type => 'reset.x');
-WorkerHelp::accept($t, event_id => 'evt_garbage', type => 'garbage.x');
-(undef, $log) = WorkerHelp::worker($t, '--once');
-like(WorkerHelp::action($t, 'evt_reset')->{error}, qr/outcome unknown|nothing|recv|reply/i,
+HookTest::Worker::accept($t, event_id => 'evt_reset', type => 'reset.x');
+HookTest::Worker::accept($t, event_id => 'evt_garbage', type => 'garbage.x');
+(undef, $log) = HookTest::Worker::worker($t, '--once');
+like(HookTest::Worker::action($t, 'evt_reset')->{error}, qr/outcome unknown|nothing|recv|reply/i,
 	'reset: retried with an error') or diag $log;
-like(WorkerHelp::action($t, 'evt_garbage')->{state}, qr/pending/, 'garbage: retried');
-WorkerHelp::drain($t);
-is(WorkerHelp::action($t, 'evt_reset')->{state}, 'done', 'reset: then done');
-is(WorkerHelp::action($t, 'evt_garbage')->{state}, 'done', 'garbage: then done');
+like(HookTest::Worker::action($t, 'evt_garbage')->{state}, qr/pending/, 'garbage: retried');
+HookTest::Worker::drain($t);
+is(HookTest::Worker::action($t, 'evt_reset')->{state}, 'done', 'reset: then done');
+is(HookTest::Worker::action($t, 'evt_garbage')->{state}, 'done', 'garbage: then done');
 
 # ---- a claim is on disk before its call: the worker's session commits
 # without waiting for the WAL flush, the claim must not.  The WAL writer is
@@ -116,12 +116,12 @@ is(WorkerHelp::action($t, 'evt_garbage')->{state}, 'done', 'garbage: then done')
 $t->sql("alter system set wal_writer_delay = '10s'");
 $t->sql('select pg_reload_conf()');
 sleep 0.5;
-WorkerHelp::accept($t, event_id => 'evt_durable', type => 'crash.x'); # the intake flushes
+HookTest::Worker::accept($t, event_id => 'evt_durable', type => 'crash.x'); # the intake flushes
 my $before_claim = $t->sql('select now()');
-my ($rc_d, $log_d) = WorkerHelp::worker($t, { HOOKINBOX_FAILPOINT => 'worker-after-claim' }, '--once');
+my ($rc_d, $log_d) = HookTest::Worker::worker($t, { HOOKINBOX_FAILPOINT => 'worker-after-claim' }, '--once');
 is($rc_d, 99, 'durable claim: the worker died after its claim') or diag $log_d;
 $t->pg->restart('immediate');
-my $ad = WorkerHelp::action($t, 'evt_durable');
+my $ad = HookTest::Worker::action($t, 'evt_durable');
 is($ad->{attempts}, 1, 'durable claim: after an immediate stop the attempt is still counted');
 # the lease the claim wrote (not whether it has run out since: a slow
 # restart under a sanitizer may take longer than the lease)

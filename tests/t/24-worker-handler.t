@@ -7,10 +7,10 @@ use warnings;
 use Test::More;
 use Time::HiRes qw(sleep);
 use HookTest;
-use WorkerHelp;
+use HookTest::Worker;
 
 my $LEASE = 5;
-my $t = WorkerHelp::setup(routes => {
+my $t = HookTest::Worker::setup(routes => {
 	local => { endpoint => 'shop', events => 'local.*', handler => 'sql:app.apply_event', timeout => 2,
 		max_attempts => 3 },
 }, worker => { lease => $LEASE });
@@ -35,41 +35,41 @@ SQL
 
 sub effects { my ($ev) = @_; return $t->sql("select count(*) from app.effect where event_id = '$ev'") }
 
-WorkerHelp::accept($t, event_id => 'l1', type => 'local.paid', body => '{"id":"l1","amount":42}');
-my ($rc, $log) = WorkerHelp::worker($t, '--once');
+HookTest::Worker::accept($t, event_id => 'l1', type => 'local.paid', body => '{"id":"l1","amount":42}');
+my ($rc, $log) = HookTest::Worker::worker($t, '--once');
 is($rc, 0, 'handler run exits 0') or diag $log;
-is(WorkerHelp::action($t, 'l1')->{state}, 'done', 'handler: done');
+is(HookTest::Worker::action($t, 'l1')->{state}, 'done', 'handler: done');
 is($t->sql("select type || ' ' || body_amount from app.effect where event_id = 'l1'"), 'local.paid 42',
 	'the function got the envelope and the body');
 like($log, qr/event=call route=local action=\d+ attempt=1 status=0 duration_ms=\d+ outcome=done/, 'logged');
 
 # ---- killed inside the handler transaction
-WorkerHelp::accept($t, event_id => 'l2', type => 'local.paid', body => '{"amount":1}');
-($rc, $log) = WorkerHelp::worker($t, { HOOKINBOX_FAILPOINT => 'worker-in-handler' }, '--once');
+HookTest::Worker::accept($t, event_id => 'l2', type => 'local.paid', body => '{"amount":1}');
+($rc, $log) = HookTest::Worker::worker($t, { HOOKINBOX_FAILPOINT => 'worker-in-handler' }, '--once');
 is($rc, 99, 'killed inside the handler');
 is(effects('l2'), 0, 'no half effect');
-is(WorkerHelp::action($t, 'l2')->{state}, 'pending', 'still pending');
+is(HookTest::Worker::action($t, 'l2')->{state}, 'pending', 'still pending');
 sleep $LEASE + 0.5;
-WorkerHelp::drain($t);
-is(WorkerHelp::action($t, 'l2')->{state}, 'done', 'the rerun applies it');
+HookTest::Worker::drain($t);
+is(HookTest::Worker::action($t, 'l2')->{state}, 'done', 'the rerun applies it');
 is(effects('l2'), 1, 'exactly once');
-WorkerHelp::drain($t);
+HookTest::Worker::drain($t);
 is(effects('l2'), 1, 'and a further run changes nothing');
 
 # ---- the function fails: rolled back, retried, parked after max_attempts
 $t->sql("insert into app.fail values ('l3'), ('l4')");
-WorkerHelp::accept($t, event_id => 'l3', type => 'local.paid', body => '{"amount":3}');
-WorkerHelp::accept($t, event_id => 'l4', type => 'local.paid', body => '{"amount":4}');
-WorkerHelp::worker($t, '--once');
-my $a = WorkerHelp::action($t, 'l3');
+HookTest::Worker::accept($t, event_id => 'l3', type => 'local.paid', body => '{"amount":3}');
+HookTest::Worker::accept($t, event_id => 'l4', type => 'local.paid', body => '{"amount":4}');
+HookTest::Worker::worker($t, '--once');
+my $a = HookTest::Worker::action($t, 'l3');
 is($a->{state}, 'pending', 'handler error: retried');
 like($a->{error}, qr/^handler: SQLSTATE P0001: downstream rule says no/, 'handler error recorded with SQLSTATE');
 is(effects('l3'), 0, 'handler error: nothing applied');
 $t->sql("delete from app.fail where event_id = 'l3'");
-WorkerHelp::drain($t);
-is(WorkerHelp::action($t, 'l3')->{state}, 'done', 'then succeeds');
+HookTest::Worker::drain($t);
+is(HookTest::Worker::action($t, 'l3')->{state}, 'done', 'then succeeds');
 is(effects('l3'), 1, 'once');
-$a = WorkerHelp::action($t, 'l4');
+$a = HookTest::Worker::action($t, 'l4');
 is_deeply([$a->{state}, $a->{attempts}], ['parked', 3], 'always failing: parked after max_attempts');
 is(effects('l4'), 0, 'nothing applied');
 

@@ -5,20 +5,20 @@ use strict;
 use warnings;
 use Test::More;
 use HookTest;
-use Downstream;
-use WorkerHelp;
+use HookTest::Downstream;
+use HookTest::Worker;
 
 my $tmpd = File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-my $d = Downstream->new(dir => $tmpd, plan => { '/no' => '422' });
-my $t = WorkerHelp::setup(routes => {
+my $d = HookTest::Downstream->new(dir => $tmpd, plan => { '/no' => '422' });
+my $t = HookTest::Worker::setup(routes => {
 	yes => { endpoint => 'shop', events => 'yes.*', url => $d->url('/yes'), timeout => 2 },
 	no => { endpoint => 'shop', events => 'no.*', url => $d->url('/no'), timeout => 2 },
 });
 my $sql = HookTest::top() . '/sql';
 
-WorkerHelp::accept($t, event_id => "y$_", type => 'yes.x') for 1 .. 3;
-WorkerHelp::accept($t, event_id => "n$_", type => 'no.x') for 1 .. 2;
-WorkerHelp::drain($t);
+HookTest::Worker::accept($t, event_id => "y$_", type => 'yes.x') for 1 .. 3;
+HookTest::Worker::accept($t, event_id => "n$_", type => 'no.x') for 1 .. 2;
+HookTest::Worker::drain($t);
 is($t->sql("select count(*) from hookinbox.action where state = 'parked'"), 2, '422 parks');
 
 my ($rc, $out) = $t->pg->psql_file("$sql/stats.sql");
@@ -43,14 +43,14 @@ my $keys = $t->sql("select string_agg(idem_key, ',' order by id) from hookinbox.
 ($rc, $out) = $t->pg->psql_file("$sql/replay.sql", vars => { route => 'no', since => '2000-01-01', go => 1 },
 	role => 'hookinbox_admin');
 is($rc, 0, 'replay.sql by route and since') or diag $out;
-WorkerHelp::drain($t);
+HookTest::Worker::drain($t);
 is($t->sql("select count(*) from hookinbox.action where route = 'no' and state = 'done'"), 2,
 	'replayed by route: done');
 is($t->sql("select string_agg(idem_key, ',' order by id) from hookinbox.action where route = 'no'"), $keys,
 	'same keys');
 
 # ---- purge: bodies after the payload horizon, keys after the dedup horizon
-WorkerHelp::accept($t, event_id => 'p_pending', type => 'yes.x');     # not fanned out yet
+HookTest::Worker::accept($t, event_id => 'p_pending', type => 'yes.x');     # not fanned out yet
 ($rc, $out) = $t->pg->psql_file("$sql/purge.sql", vars => { payload_days => 0, dedup_days => 30 },
 	role => 'hookinbox_admin');
 is($rc, 0, 'purge.sql runs') or diag $out;
@@ -59,7 +59,7 @@ is($t->sql("select body is not null from hookinbox.inbox where event_id = 'p_pen
 	'a pending event keeps its body');
 is($t->sql("select duplicate from hookinbox.accept('shop', 'stripe', 'shop', 'default', 'y1', 'yes.x', null, null, "
 	. "'{}', convert_to('{}', 'UTF8'), false)"), 't', 'a redelivery after the body purge is still a duplicate');
-my (undef, $log) = WorkerHelp::worker($t, '--once');
+my (undef, $log) = HookTest::Worker::worker($t, '--once');
 is(scalar(grep { $_->{event_id} eq 'y1' } $d->requests), 1, 'and is not delivered again');
 
 ($rc, $out) = $t->pg->psql_file("$sql/purge.sql", vars => { payload_days => 0, dedup_days => 0, force => 1 });

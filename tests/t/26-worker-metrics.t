@@ -10,16 +10,16 @@ use JSON::PP;
 use POSIX ();
 use Time::HiRes qw(sleep time);
 use HookTest;
-use Downstream;
-use WorkerHelp;
+use HookTest::Downstream;
+use HookTest::Worker;
 
 my $tmpd = File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-my $d = Downstream->new(dir => $tmpd, secret => $WorkerHelp::SECRET,
+my $d = HookTest::Downstream->new(dir => $tmpd, secret => $HookTest::Worker::SECRET,
 	plan => { '/bad' => '400', '/flaky' => '500', '/slow' => 'sleep 3' });
 my $refused = 'http://127.0.0.1:' . HookTest::free_port() . '/nobody';
-my $t = WorkerHelp::setup(routes => {
+my $t = HookTest::Worker::setup(routes => {
 	ok => { endpoint => 'shop', events => 'ok.*', url => $d->url('/ok'), timeout => 2,
-		secrets => [$WorkerHelp::SECRET] },
+		secrets => [$HookTest::Worker::SECRET] },
 	bad => { endpoint => 'shop', events => 'bad.*', url => $d->url('/bad'), timeout => 2 },
 	flaky => { endpoint => 'shop', events => 'flaky.*', url => $d->url('/flaky'), timeout => 2 },
 	slow => { endpoint => 'shop', events => 'slow.*', url => $d->url('/slow'), timeout => 1 },
@@ -69,18 +69,18 @@ sub family {
 
 my $marker = 'body-marker-7f3a9c';
 for my $i (1 .. 3) {
-	WorkerHelp::accept($t, event_id => "evt_ok$i", type => 'ok.x', body => qq({"id":"evt_ok$i","note":"$marker"}));
+	HookTest::Worker::accept($t, event_id => "evt_ok$i", type => 'ok.x', body => qq({"id":"evt_ok$i","note":"$marker"}));
 }
-WorkerHelp::accept($t, event_id => 'evt_bad', type => 'bad.x', body => qq({"id":"evt_bad","note":"$marker"}));
-WorkerHelp::accept($t, event_id => 'evt_flaky', type => 'flaky.x');
-WorkerHelp::accept($t, event_id => 'evt_slow', type => 'slow.x');
-WorkerHelp::accept($t, event_id => 'evt_refused', type => 'refused.x');
-WorkerHelp::accept($t, event_id => 'evt_none', type => 'nothing.x');   # unrouted
+HookTest::Worker::accept($t, event_id => 'evt_bad', type => 'bad.x', body => qq({"id":"evt_bad","note":"$marker"}));
+HookTest::Worker::accept($t, event_id => 'evt_flaky', type => 'flaky.x');
+HookTest::Worker::accept($t, event_id => 'evt_slow', type => 'slow.x');
+HookTest::Worker::accept($t, event_id => 'evt_refused', type => 'refused.x');
+HookTest::Worker::accept($t, event_id => 'evt_none', type => 'nothing.x');   # unrouted
 
 my $prom = "$tmpd/run1.prom";
 my $t0 = time();
 my $umask = umask 077; # an administrator's strict umask (node_exporter is another user)
-my ($rc, $log) = WorkerHelp::worker($t, '--once', '--metrics-file', $prom);
+my ($rc, $log) = HookTest::Worker::worker($t, '--once', '--metrics-file', $prom);
 umask $umask;
 is($rc, 0, 'worker --once exits 0') or diag $log;
 ok(-s $prom, '--metrics-file written');
@@ -163,9 +163,9 @@ cmp_ok(abs(value($p, 'hookinbox_worker_last_run_timestamp_seconds') - time()), '
 $t->sql("update hookinbox.action set created_at = now() - interval '1000 seconds', due_at = now() + interval '1 hour' "
 	. "where state = 'pending'");
 $t->sql("update hookinbox.action set updated_at = now() - interval '5000 seconds' where state = 'parked'");
-WorkerHelp::accept($t, event_id => 'evt_gh', endpoint => 'gh', provider => 'github', account => 'gh', type => 'push');
+HookTest::Worker::accept($t, event_id => 'evt_gh', endpoint => 'gh', provider => 'github', account => 'gh', type => 'push');
 $t->sql("update hookinbox.inbox set received_at = now() - interval '300 seconds' where event_id = 'evt_gh'");
-($rc, $log) = WorkerHelp::worker($t, '--once', '--batch', '1', '--metrics-file', $prom);
+($rc, $log) = HookTest::Worker::worker($t, '--once', '--batch', '1', '--metrics-file', $prom);
 is($rc, 0, 'second run exits 0') or diag $log;
 $p = parse_prom($prom);
 my $age = value($p, 'hookinbox_oldest_pending_action_age_seconds');
@@ -182,7 +182,7 @@ is(value($p, 'hookinbox_inbox_accepted_last_hour', endpoint => 'gh'), 1, 'accept
 # a pending inbox row, held by another transaction so that the fan-out
 # (FOR UPDATE SKIP LOCKED) passes it by: its count and age come from the
 # partial index inbox_pending
-WorkerHelp::accept($t, event_id => 'evt_wait', type => 'nothing.x');
+HookTest::Worker::accept($t, event_id => 'evt_wait', type => 'nothing.x');
 $t->sql("update hookinbox.inbox set received_at = now() - interval '700 seconds' where event_id = 'evt_wait'");
 my $holder = fork // die "fork: $!";
 if ($holder == 0) {
@@ -191,7 +191,7 @@ if ($holder == 0) {
 	POSIX::_exit(0);
 }
 sleep 1;
-($rc, $log) = WorkerHelp::worker($t, '--once', '--metrics-file', $prom);
+($rc, $log) = HookTest::Worker::worker($t, '--once', '--metrics-file', $prom);
 is($rc, 0, 'third run exits 0') or diag $log;
 $p = parse_prom($prom);
 is(value($p, 'hookinbox_inbox_pending_events', endpoint => 'shop'), 1, 'inbox_pending_events{endpoint=shop} = 1');
@@ -212,7 +212,7 @@ ok((grep { ($_->{route} // '') eq 'idle' && $_->{status} eq '200' && $_->{outcom
 	'a call line has route, status and outcome');
 ok((grep { ($_->{event} // '') eq 'summary' && defined $_->{done} } @objs), 'a summary line');
 unlike($all, qr/\Q$marker\E/, 'no body in the logs');
-unlike($all, qr/\Q$WorkerHelp::SECRET\E|whsec_/, 'no secret in the logs');
+unlike($all, qr/\Q$HookTest::Worker::SECRET\E|whsec_/, 'no secret in the logs');
 like($all, qr/"event":"call".*"route":"slow".*"error":"timeout/, 'the timeout is logged as such');
 # numbers are JSON numbers (200, not "200"); a run's first line (-v) names version and configuration
 my @raw_calls = grep { /"event":"call"/ } @lines;

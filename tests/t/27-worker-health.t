@@ -11,21 +11,21 @@ use Test::More;
 use POSIX ();
 use Time::HiRes qw(sleep time);
 use HookTest;
-use Downstream;
-use WorkerHelp;
+use HookTest::Downstream;
+use HookTest::Worker;
 
 my $tmpd = File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-my $d = Downstream->new(dir => $tmpd, plan => { '/bad' => '400', '/down' => '500', '/slow' => 'sleep 2' });
-my $t = WorkerHelp::setup(routes => {
+my $d = HookTest::Downstream->new(dir => $tmpd, plan => { '/bad' => '400', '/down' => '500', '/slow' => 'sleep 2' });
+my $t = HookTest::Worker::setup(routes => {
 	bad => { endpoint => 'shop', events => 'bad.*', url => $d->url('/bad'), timeout => 2 },
 	down => { endpoint => 'shop', events => 'down.*', url => $d->url('/down'), timeout => 2 },
 	slow => { endpoint => 'shop', events => 'slow.*', url => $d->url('/slow'), timeout => 4 },
 }, worker => { health_max_pending_age => 600 });
-my $bin = WorkerHelp::bin();
+my $bin = HookTest::Worker::bin();
 
 sub health {
 	my (@args) = @_;
-	my ($rc, $out) = WorkerHelp::worker($t, '--health-check', @args);
+	my ($rc, $out) = HookTest::Worker::worker($t, '--health-check', @args);
 	chomp $out;
 	return ($rc, $out);
 }
@@ -48,21 +48,21 @@ like($out, qr/^ok: .*limit 600 s.*limit 86400 s\)$/, 'one ok line with the thres
 is(scalar(split /\n/, $out), 1, 'exactly one line');
 
 # ---- an event not fanned out for 700 s
-WorkerHelp::accept($t, event_id => 'e_old', type => 'nothing.x');
+HookTest::Worker::accept($t, event_id => 'e_old', type => 'nothing.x');
 $t->sql("update hookinbox.inbox set received_at = now() - interval '700 seconds' where event_id = 'e_old'");
 ($rc, $out) = health();
 is($rc, 1, 'pending event older than health_max_pending_age: 1');
 like($out, qr/^unhealthy: oldest pending event is 7\d\d s old \(endpoint "shop"\), over 600 s$/, 'says what') or diag $out;
 ($rc, $out) = health('--max-pending-age', '900');
 is($rc, 0, '--max-pending-age 900 overrides the configuration: 0') or diag $out;
-WorkerHelp::worker($t, '--once');
+HookTest::Worker::worker($t, '--once');
 ($rc, $out) = health();
 is($rc, 0, 'fanned out (unrouted): healthy again') or diag $out;
 
 # ---- a retrying action made 1000 s ago
-WorkerHelp::accept($t, event_id => 'e_down', type => 'down.x');
-WorkerHelp::worker($t, '--once');
-is(WorkerHelp::action($t, 'e_down')->{state}, 'pending', 'the 500 leaves it pending');
+HookTest::Worker::accept($t, event_id => 'e_down', type => 'down.x');
+HookTest::Worker::worker($t, '--once');
+is(HookTest::Worker::action($t, 'e_down')->{state}, 'pending', 'the 500 leaves it pending');
 $t->sql("update hookinbox.action set created_at = now() - interval '1000 seconds' where route = 'down'");
 ($rc, $out) = health();
 is($rc, 1, 'pending action older than the threshold: 1');
@@ -70,9 +70,9 @@ like($out, qr/^unhealthy: oldest pending action is 10\d\d s old \(route "down"\)
 $t->sql("update hookinbox.action set state = 'done', done_at = now() where route = 'down'");
 
 # ---- a parked action, parked 2 days ago
-WorkerHelp::accept($t, event_id => 'e_bad', type => 'bad.x');
-WorkerHelp::worker($t, '--once');
-is(WorkerHelp::action($t, 'e_bad')->{state}, 'parked', '400 parks');
+HookTest::Worker::accept($t, event_id => 'e_bad', type => 'bad.x');
+HookTest::Worker::worker($t, '--once');
+is(HookTest::Worker::action($t, 'e_bad')->{state}, 'parked', '400 parks');
 ($rc, $out) = health();
 is($rc, 0, 'a fresh parked action is healthy') or diag $out;
 $t->sql("update hookinbox.action set updated_at = now() - interval '2 days' where route = 'bad'");
@@ -83,7 +83,7 @@ like($out, qr/^unhealthy: oldest parked action is 172\d\d\d s old \(route "bad"\
 is($rc, 0, '--max-parked-age 3 days: 0') or diag $out;
 
 # ---- both at once: one line naming both
-WorkerHelp::accept($t, event_id => 'e_old2', type => 'nothing.x');
+HookTest::Worker::accept($t, event_id => 'e_old2', type => 'nothing.x');
 $t->sql("update hookinbox.inbox set received_at = now() - interval '2000 seconds' where event_id = 'e_old2'");
 ($rc, $out) = health();
 is($rc, 1, 'two problems: 1');
@@ -95,7 +95,7 @@ is($src, 0, 'stats.sql runs') or diag $sout;
 like($sout, qr/oldest_pending_event_age.*oldest_parked_action_age/s, 'stats.sql: the oldest ages');
 like($sout, qr/00:33:2\d\s*\|[^\n]*\|\s*2 days/, 'stats.sql: 2000 s pending event, parked 2 days') or diag $sout;
 like($sout, qr/retrying.*retried_last_hour/s, 'stats.sql: retrying and retried in the last hour');
-WorkerHelp::worker($t, '--once');
+HookTest::Worker::worker($t, '--once');
 $t->sql("update hookinbox.action set updated_at = now() where route = 'bad'");
 
 # ---- database unreachable: 75
@@ -115,15 +115,15 @@ sub wait_for {
 	while (time() < $until) { return 1 if $cond->(); sleep 0.2 }
 	return 0;
 }
-my ($pid, $log) = WorkerHelp::worker_bg($t, '--loop');
+my ($pid, $log) = HookTest::Worker::worker_bg($t, '--loop');
 sleep 1;
 $t->{o}{routes}{fresh} = { endpoint => 'shop', events => 'fresh.*', url => $d->url('/fresh'), timeout => 2 };
 $t->write_config;
 kill 'HUP', $pid;
 ok(wait_for(sub { HookTest::slurp($log) =~ /event=reload/ }), 'SIGHUP: the configuration is reloaded')
 	or diag HookTest::slurp($log);
-WorkerHelp::accept($t, event_id => 'e_fresh', type => 'fresh.x');
-ok(wait_for(sub { (WorkerHelp::action($t, 'e_fresh')->{state} // '') eq 'done' }), 'a route added by the reload delivers');
+HookTest::Worker::accept($t, event_id => 'e_fresh', type => 'fresh.x');
+ok(wait_for(sub { (HookTest::Worker::action($t, 'e_fresh')->{state} // '') eq 'done' }), 'a route added by the reload delivers');
 open my $fh, '>>', $t->config or die;
 print $fh "[route broken]\nno_such_key = 1\n";
 close $fh;
@@ -131,11 +131,11 @@ kill 'HUP', $pid;
 ok(wait_for(sub { HookTest::slurp($log) =~ /reload failed, keeping the running configuration\n.*hookinbox\.conf:\d+: / }),
 	'a bad file: logged with file:line, the running configuration kept') or diag HookTest::slurp($log);
 ok(kill(0, $pid), 'the worker keeps running');
-WorkerHelp::accept($t, event_id => 'e_fresh2', type => 'fresh.x');
-ok(wait_for(sub { (WorkerHelp::action($t, 'e_fresh2')->{state} // '') eq 'done' }), 'and keeps delivering with it');
+HookTest::Worker::accept($t, event_id => 'e_fresh2', type => 'fresh.x');
+ok(wait_for(sub { (HookTest::Worker::action($t, 'e_fresh2')->{state} // '') eq 'done' }), 'and keeps delivering with it');
 
 # ---- SIGTERM with a call in flight: it finishes and is recorded
-WorkerHelp::accept($t, event_id => 'e_slow', type => 'slow.x');
+HookTest::Worker::accept($t, event_id => 'e_slow', type => 'slow.x');
 ok(wait_for(sub { $t->sql("select count(*) from hookinbox.action where route = 'slow' and lease_until > now()") == 1 }),
 	'the slow call is in flight');
 my $t0 = time();
@@ -146,7 +146,7 @@ my $took = time() - $t0;
 ok($gone, sprintf('SIGTERM: exited after %.1f s', $took));
 is($rc2 >> 8, 0, 'exit 0');
 cmp_ok($took, '<=', 4 + 1, 'within the route timeout (the bound)');
-is(WorkerHelp::action($t, 'e_slow')->{state}, 'done', 'the call in flight finished and was recorded');
+is(HookTest::Worker::action($t, 'e_slow')->{state}, 'done', 'the call in flight finished and was recorded');
 like(HookTest::slurp($log), qr/event=summary .*exit=0/, 'summary line at exit');
 
 done_testing();

@@ -6,18 +6,18 @@ use strict;
 use warnings;
 use Test::More;
 use HookTest;
-use Downstream;
-use WorkerHelp;
+use HookTest::Downstream;
+use HookTest::Worker;
 
 my $tmpd = File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-my $d = Downstream->new(dir => $tmpd, plan => { '/slow' => 'sleep 0.05 200' });
-my $t = WorkerHelp::setup(routes => {
+my $d = HookTest::Downstream->new(dir => $tmpd, plan => { '/slow' => 'sleep 0.05 200' });
+my $t = HookTest::Worker::setup(routes => {
 	remote => { endpoint => 'shop', events => 'invoice.*', url => $d->url('/slow'), timeout => 3 },
 	local => { endpoint => 'shop', events => 'invoice.*', handler => 'sql:app.apply', timeout => 3 },
 }, worker => { concurrency => 8, batch => 20 });
-$t->sql($WorkerHelp::APPLY_SQL);
-WorkerHelp::accept_many($t, 120, prefix => 'mix');
-my ($rc, $log) = WorkerHelp::worker($t, '--once');
+$t->sql($HookTest::Worker::APPLY_SQL);
+HookTest::Worker::accept_many($t, 120, prefix => 'mix');
+my ($rc, $log) = HookTest::Worker::worker($t, '--once');
 is($rc, 0, 'one run exits 0') or diag $log;
 
 my %calls;

@@ -11,21 +11,21 @@ use strict;
 use warnings;
 use Test::More;
 use HookTest;
-use Downstream;
-use WorkerHelp;
+use HookTest::Downstream;
+use HookTest::Worker;
 
 my $tmpd = File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-my $d = Downstream->new(dir => $tmpd);
-my $t = WorkerHelp::setup(routes => {
+my $d = HookTest::Downstream->new(dir => $tmpd);
+my $t = HookTest::Worker::setup(routes => {
 	ord => { endpoint => 'shop', events => 'ord.*', url => $d->url('/ord'), timeout => 2, order => 'newest' },
 });
 my $sql = HookTest::top() . '/sql';
 
-sub st { return WorkerHelp::action($t, $_[0])->{state} }
+sub st { return HookTest::Worker::action($t, $_[0])->{state} }
 sub applied { return map { $_->{event_id} } grep { $_->{effect} } $d->requests }
 sub accept_v {
 	my ($ev, $obj, $v) = @_;
-	WorkerHelp::accept($t, event_id => $ev, type => 'ord.updated', object_id => $obj, version => $v);
+	HookTest::Worker::accept($t, event_id => $ev, type => 'ord.updated', object_id => $obj, version => $v);
 }
 
 # the one pending action is sent, the worker dies before recording the
@@ -33,9 +33,9 @@ sub accept_v {
 # (the next claim parks it, as a retry window running out would)
 sub sent_unrecorded {
 	my ($ev, %o) = @_;
-	my ($rc, $log) = WorkerHelp::worker($t, { HOOKINBOX_FAILPOINT => 'worker-after-call' }, '--once');
+	my ($rc, $log) = HookTest::Worker::worker($t, { HOOKINBOX_FAILPOINT => 'worker-after-call' }, '--once');
 	is($rc, 99, "$ev: sent, and its worker died before recording it") or diag $log;
-	my $id = WorkerHelp::action($t, $ev)->{id};
+	my $id = HookTest::Worker::action($t, $ev)->{id};
 	$t->sql("update hookinbox.action set lease_until = now() - interval '1 second', due_at = now()"
 		. ($o{park} ? ', max_attempts = attempts' : '') . " where id = $id");
 	return $id;
@@ -44,10 +44,10 @@ sub sent_unrecorded {
 # ---- 1. version 9 sent, parked without an outcome; version 8 arrives
 accept_v('a9', 'obj_A', 9);
 sent_unrecorded('a9', park => 1);
-WorkerHelp::drain($t);
+HookTest::Worker::drain($t);
 is(st('a9'), 'parked', 'version 9: parked (attempts used up, outcome unknown)');
 accept_v('a8', 'obj_A', 8);
-WorkerHelp::drain($t);
+HookTest::Worker::drain($t);
 is(st('a8'), 'stale', 'version 8 after a parked version 9: stale');
 is_deeply([grep { /^a/ } applied()], ['a9'], 'the downstream applied version 9 only');
 
@@ -55,7 +55,7 @@ is_deeply([grep { /^a/ } applied()], ['a9'], 'the downstream applied version 9 o
 accept_v('b5', 'obj_B', 5);
 sent_unrecorded('b5');
 accept_v('b5bis', 'obj_B', 5);
-WorkerHelp::drain($t);
+HookTest::Worker::drain($t);
 is(st('b5'), 'done', 'the retry of the version sent goes on: done');
 is(st('b5bis'), 'review', 'the equal version that came after it: review');
 is_deeply([grep { /^b/ } applied()], ['b5'], 'applied once');
@@ -63,13 +63,13 @@ is_deeply([grep { /^b/ } applied()], ['b5'], 'applied once');
 # ---- 3. version 6 sent, parked; an equal version arrives; the operator replays the first
 accept_v('c6', 'obj_C', 6);
 my $c6 = sent_unrecorded('c6', park => 1);
-WorkerHelp::drain($t);
+HookTest::Worker::drain($t);
 accept_v('c6bis', 'obj_C', 6);
-WorkerHelp::drain($t);
+HookTest::Worker::drain($t);
 is_deeply([st('c6'), st('c6bis')], ['parked', 'review'], 'parked, and the equal version in review');
 my ($rc, $out) = $t->pg->psql_file("$sql/replay.sql", vars => { action_id => $c6, go => 1 }, role => 'hookinbox_admin');
 is($rc, 0, 'replay.sql of the parked one') or diag $out;
-WorkerHelp::drain($t);
+HookTest::Worker::drain($t);
 is(st('c6'), 'done', 'the replay of the version sent goes on: done');
 my @c = grep { ($_->{event_id} // '') =~ /^c/ } $d->requests;
 is_deeply([map { $_->{event_id} } @c], ['c6', 'c6'], 'called twice, with one key');

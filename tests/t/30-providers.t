@@ -11,6 +11,7 @@ use strict;
 use warnings;
 use Test::More;
 use HookTest qw(stripe_sig github_sig standard_sig);
+use HookTest::Sign qw(form_encode twilio_sig);
 use JSON::PP;
 use Digest::SHA qw(hmac_sha256 hmac_sha256_hex hmac_sha1 hmac_sha512 sha256_hex);
 use MIME::Base64 qw(encode_base64 decode_base64);
@@ -75,36 +76,6 @@ sub row {
 }
 
 # ---------------------------------------------------------------- signers, as each provider documents
-
-sub form_decode {
-	my ($s) = @_;
-	my @p;
-	for my $kv (split /&/, $s) {
-		my ($k, $v) = split /=/, $kv, 2;
-		for ($k, $v) { $_ //= ''; tr/+/ /; s/%([0-9A-Fa-f]{2})/chr(hex $1)/ge }
-		push @p, [$k, $v];
-	}
-	return @p;
-}
-
-sub form_encode {
-	my (@kv) = @_;
-	my @out;
-	while (my ($k, $v) = splice @kv, 0, 2) {
-		for ($k, $v) { s/([^A-Za-z0-9_.~-])/sprintf('%%%02X', ord $1)/ge }
-		push @out, "$k=$v";
-	}
-	return join '&', @out;
-}
-
-sub twilio_sig {
-	my ($token, $url, $body) = @_;
-	my $data = $url;
-	if (defined $body) {
-		$data .= join '', map { $_->[0] . $_->[1] } sort { $a->[0] cmp $b->[0] } form_decode($body);
-	}
-	return encode_base64(hmac_sha1($data, $token), '');
-}
 
 sub ed25519_sig {
 	my ($pem, $msg) = @_;

@@ -12,29 +12,29 @@ use warnings;
 use Test::More;
 use Time::HiRes qw(time);
 use HookTest;
-use Downstream;
-use WorkerHelp;
+use HookTest::Downstream;
+use HookTest::Worker;
 
 my $top = HookTest::top();
 my $tmpd = File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-my $d = Downstream->new(dir => $tmpd, plan => { '/slow' => 'sleep 8 200', '/busy' => '409' });
-my $t = WorkerHelp::setup(routes => {
+my $d = HookTest::Downstream->new(dir => $tmpd, plan => { '/slow' => 'sleep 8 200', '/busy' => '409' });
+my $t = HookTest::Worker::setup(routes => {
 	slow => { endpoint => 'shop', events => 'slow.*', url => $d->url('/slow'), timeout => 1, max_attempts => 1 },
 	busy => { endpoint => 'shop', events => 'busy.*', url => $d->url('/busy'), timeout => 2, max_attempts => 1 },
 });
-sub act { return WorkerHelp::action($t, $_[0]) }
+sub act { return HookTest::Worker::action($t, $_[0]) }
 
 # ---- the model's schedule: a timeout, a replay, the key still in progress
-WorkerHelp::accept($t, event_id => 's1', type => 'slow.x');
+HookTest::Worker::accept($t, event_id => 's1', type => 'slow.x');
 my $t0 = time;
-WorkerHelp::worker($t, '--once');
+HookTest::Worker::worker($t, '--once');
 like(act('s1')->{error}, qr/outcome unknown/, 'the call timed out: parked, outcome unknown');
 my $id = $t->sql("select a.id from hookinbox.action a join hookinbox.inbox i on i.id = a.inbox_id "
 	. "where i.event_id = 's1'");
 my ($rc, $out) = $t->pg->psql_file("$top/sql/replay.sql", role => 'hookinbox_admin',
 	vars => { action_id => $id, go => 1 });
 is($rc, 0, 'replayed') or diag $out;
-WorkerHelp::worker($t, '--once');
+HookTest::Worker::worker($t, '--once');
 my @calls = $d->requests;
 SKIP: {
 	skip 'the replay came after the first call ended (a slow machine)', 2
@@ -45,8 +45,8 @@ SKIP: {
 ok((grep { $_->{effect} } @calls) == 1, 'the downstream applied it once');
 
 # ---- a plain 409 on the last attempt
-WorkerHelp::accept($t, event_id => 'b1', type => 'busy.x');
-WorkerHelp::worker($t, '--once');
+HookTest::Worker::accept($t, event_id => 'b1', type => 'busy.x');
+HookTest::Worker::worker($t, '--once');
 is(act('b1')->{state}, 'parked', '409 on the last attempt: parked');
 like(act('b1')->{error}, qr/^http status 409 .*outcome unknown.*; attempts exhausted$/,
 	'says the status, that the outcome is unknown, and why it parked');

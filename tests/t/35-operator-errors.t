@@ -13,16 +13,16 @@ use strict;
 use warnings;
 use Test::More;
 use HookTest;
-use Downstream;
-use WorkerHelp;
+use HookTest::Downstream;
+use HookTest::Worker;
 
 my $top = HookTest::top();
-my $d = Downstream->new(dir => File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1));
-my $t = WorkerHelp::setup(routes => {
+my $d = HookTest::Downstream->new(dir => File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1));
+my $t = HookTest::Worker::setup(routes => {
 	h => { endpoint => 'shop', events => 'h.*', handler => 'sql:app.apply', timeout => 2 },
 	u => { endpoint => 'shop', events => 'u.*', url => $d->url('/u'), timeout => 2 },
 });
-$t->sql($WorkerHelp::APPLY_SQL);
+$t->sql($HookTest::Worker::APPLY_SQL);
 
 sub script {
 	my ($name, %v) = @_;
@@ -31,12 +31,12 @@ sub script {
 sub action_row { my ($id) = @_; return $t->sql("select state || ' ' || attempts from hookinbox.action where id = $id") }
 
 # ---- one done action (through the handler), one parked (a 400)
-WorkerHelp::accept($t, event_id => 'h1', type => 'h.x');
+HookTest::Worker::accept($t, event_id => 'h1', type => 'h.x');
 $d->plan('/u', '400');
-WorkerHelp::accept($t, event_id => 'u1', type => 'u.x');
-WorkerHelp::drain($t);
-my $done = WorkerHelp::action($t, 'h1')->{id};
-my $parked = WorkerHelp::action($t, 'u1')->{id};
+HookTest::Worker::accept($t, event_id => 'u1', type => 'u.x');
+HookTest::Worker::drain($t);
+my $done = HookTest::Worker::action($t, 'h1')->{id};
+my $parked = HookTest::Worker::action($t, 'u1')->{id};
 is(action_row($done), 'done 1', 'h1 done');
 is(action_row($parked), 'parked 1', 'u1 parked');
 
@@ -60,8 +60,8 @@ is(action_row($done) . ', ' . action_row($parked), 'done 1, parked 1', 'nothing 
 # ---- the handler's unique violation after resend.sql: parked at once
 ($rc, $out) = script('resend', action_id => $done, reason => 'test', go => 1);
 is($rc, 0, 'resend.sql the handler action') or diag $out;
-($rc, $out) = WorkerHelp::worker($t, '--once');
-my $a = WorkerHelp::action($t, 'h1');
+($rc, $out) = HookTest::Worker::worker($t, '--once');
+my $a = HookTest::Worker::action($t, 'h1');
 is("$a->{state} $a->{attempts}", 'parked 1', 'unique violation: parked at the first attempt, not retried');
 like($a->{error}, qr/23505.*unique violation: the row exists already.*resend\.sql/, 'the error says what happened')
 	or diag $a->{error};
@@ -99,12 +99,12 @@ sub conf_with_role {
 for my $role (qw(no_such_role lowly)) {
 	$t->sql('create role lowly login') if $role eq 'lowly';
 	my $conf = conf_with_role($role);
-	my $log = `@{[ WorkerHelp::bin() ]} -c $conf --once 2>&1`;
+	my $log = `@{[ HookTest::Worker::bin() ]} -c $conf --once 2>&1`;
 	is($? >> 8, 78, "worker as $role: a configuration error (78)") or diag $log;
 	like($log, qr/check (the role in )?\[worker\] conninfo/, "worker as $role: told to check [worker] conninfo")
 		or diag $log;
 	unlike($log, qr/\[database\] conninfo/, "worker as $role: not told about [database] conninfo");
-	$log = `@{[ WorkerHelp::bin() ]} -c $conf --check --connect 2>&1`;
+	$log = `@{[ HookTest::Worker::bin() ]} -c $conf --check --connect 2>&1`;
 	is($? >> 8, 78, "--check --connect as $role: 78") or diag $log;
 	like($log, qr/with \[worker\] conninfo/, "--check --connect as $role: names [worker] conninfo") or diag $log;
 }

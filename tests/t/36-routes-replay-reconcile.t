@@ -10,12 +10,12 @@ use warnings;
 use Test::More;
 use Time::HiRes qw(sleep);
 use HookTest;
-use Downstream;
-use WorkerHelp;
+use HookTest::Downstream;
+use HookTest::Worker;
 
 my $top = HookTest::top();
-my $d = Downstream->new(dir => File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1));
-my $t = WorkerHelp::setup(routes => {
+my $d = HookTest::Downstream->new(dir => File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1));
+my $t = HookTest::Worker::setup(routes => {
 	rc => { endpoint => 'shop', events => 'rc.*', url => $d->url('/rc'), timeout => 1, max_attempts => 1,
 		reconcile_url => $d->url('/_reconcile/{key}') },
 	plain => { endpoint => 'shop', events => 'plain.*', url => $d->url('/plain'), timeout => 1,
@@ -32,22 +32,22 @@ my %k = (rc => key_of('rc', 'e_rc', 'rc.x'), plain => key_of('plain', 'e_plain',
 # the effect happens, the answer comes after the call's timeout
 $d->plan("key:$k{rc}", 'sleep 2 201');
 $d->plan("key:$k{plain}", 'sleep 2 201');
-WorkerHelp::accept($t, event_id => 'e_rc', type => 'rc.x');
-WorkerHelp::accept($t, event_id => 'e_plain', type => 'plain.x');
-my ($rc, $out) = WorkerHelp::worker($t, '--once');
+HookTest::Worker::accept($t, event_id => 'e_rc', type => 'rc.x');
+HookTest::Worker::accept($t, event_id => 'e_plain', type => 'plain.x');
+my ($rc, $out) = HookTest::Worker::worker($t, '--once');
 for my $e (qw(e_rc e_plain)) {
-	my $a = WorkerHelp::action($t, $e);
+	my $a = HookTest::Worker::action($t, $e);
 	like("$a->{state} $a->{error}", qr/^parked .*outcome unknown/, "$e: parked, outcome unknown") or diag $out;
 }
 sleep 2.2; # the slow answers are over
 
 for my $e (qw(e_rc e_plain)) {
 	($rc, $out) = $t->pg->psql_file("$top/sql/replay.sql", role => 'hookinbox_admin',
-		vars => { action_id => WorkerHelp::action($t, $e)->{id}, go => 1 });
+		vars => { action_id => HookTest::Worker::action($t, $e)->{id}, go => 1 });
 	is($rc, 0, "replay.sql $e") or diag $out;
 }
-($rc, $out) = WorkerHelp::worker($t, '--once');
-my $a = WorkerHelp::action($t, 'e_rc');
+($rc, $out) = HookTest::Worker::worker($t, '--once');
+my $a = HookTest::Worker::action($t, 'e_rc');
 is($a->{state}, 'done', 'reconcile route: done after the replay') or diag $out;
 is(scalar(reqs($k{rc}, 'GET')), 1, 'reconcile route: the downstream was asked first');
 is(scalar(reqs($k{rc}, 'POST')), 1, 'reconcile route: the event was sent once in all, never again blind');

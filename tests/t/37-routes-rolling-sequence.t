@@ -11,33 +11,22 @@ use warnings;
 use Test::More;
 use Time::HiRes qw(sleep);
 use HookTest;
-use Downstream;
-use WorkerHelp;
+use HookTest::Downstream;
+use HookTest::Worker;
 
-my $d = Downstream->new(dir => File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1));
-my $t = WorkerHelp::setup(routes => {
+my $d = HookTest::Downstream->new(dir => File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1));
+my $t = HookTest::Worker::setup(routes => {
 	a => { endpoint => 'shop', events => '*', url => $d->url('/a'), timeout => 2 },
 	s => { endpoint => 'shop', events => 'o.*', url => $d->url('/s'), timeout => 2, order => 'sequence' },
 }, worker => { lease => 10 });
 my $conf_new = $t->config;
-my $conf_old = $t->dir . '/old.conf';
-my $c = HookTest::slurp($conf_new);
-$c =~ s/\[route s\].*?(?=^\[|\z)//ms;
-open my $fh, '>', $conf_old or die $!;
-print $fh $c;
-close $fh;
+my $conf_old = HookTest::Worker::config_without_route($t, 's', $t->dir . '/old.conf');
 
-sub run {
-	my ($conf) = @_;
-	my $out = `@{[ WorkerHelp::bin() ]} -v -c $conf --once --max-runtime 8 2>&1`;
-	return ($? >> 8, $out);
-}
-
-run($conf_new); # registers route s
-WorkerHelp::accept($t, event_id => 'v1', type => 'o.updated', object_id => 'obj', version => 1);
-my ($rc, $out) = run($conf_old);
+HookTest::Worker::run_once($conf_new, '--max-runtime', 8); # registers route s
+HookTest::Worker::accept($t, event_id => 'v1', type => 'o.updated', object_id => 'obj', version => 1);
+my ($rc, $out) = HookTest::Worker::run_once($conf_old, '--max-runtime', 8);
 is($t->sql("select count(*) from hookinbox.route_topup"), 1, 'old host: version 1 fanned out, recorded');
-WorkerHelp::accept($t, event_id => 'v2', type => 'o.updated', object_id => 'obj', version => 2);
+HookTest::Worker::accept($t, event_id => 'v2', type => 'o.updated', object_id => 'obj', version => 2);
 
 # another worker's top-up holds version 1's record for 3 s
 my $pid = fork // die "fork: $!";
@@ -47,9 +36,9 @@ if ($pid == 0) {
 	POSIX::_exit(0);
 }
 sleep 0.5;
-($rc, $out) = run($conf_new);
+($rc, $out) = HookTest::Worker::run_once($conf_new, '--max-runtime', 8);
 waitpid $pid, 0;
-($rc, $out) = run($conf_new) if $t->sql("select count(*) from hookinbox.action where route = 's' and state = 'pending'") > 0;
+($rc, $out) = HookTest::Worker::run_once($conf_new, '--max-runtime', 8) if $t->sql("select count(*) from hookinbox.action where route = 's' and state = 'pending'") > 0;
 my @s = map { $_->{event_id} } grep { $_->{path} eq '/s' && $_->{effect} } $d->requests;
 is_deeply(\@s, [qw(v1 v2)], 'route s: version 1, then version 2') or diag $out;
 is($t->sql("select count(*) from hookinbox.action where state = 'review'"), 0, 'nothing held for review as too late');

@@ -12,12 +12,12 @@ use warnings;
 use Test::More;
 use Time::HiRes qw(sleep time);
 use HookTest;
-use Downstream;
-use WorkerHelp;
+use HookTest::Downstream;
+use HookTest::Worker;
 
 my $tmpd = File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-my $d = Downstream->new(dir => $tmpd, plan => { '/slow' => 'sleep 2.5', '/ord' => 'sleep 2.5' });
-my $t = WorkerHelp::setup(routes => {
+my $d = HookTest::Downstream->new(dir => $tmpd, plan => { '/slow' => 'sleep 2.5', '/ord' => 'sleep 2.5' });
+my $t = HookTest::Worker::setup(routes => {
 	slow => { endpoint => 'shop', events => 'slow.*', url => $d->url('/slow'), timeout => 3 },
 	ord => { endpoint => 'shop', events => 'ord.*', url => $d->url('/ord'), timeout => 3, order => 'object' },
 	apply => { endpoint => 'shop', events => 'apply.*', handler => 'sql:app.slow', timeout => 3 },
@@ -25,10 +25,10 @@ my $t = WorkerHelp::setup(routes => {
 
 sub two_workers {
 	my ($conc) = @_;
-	my @p = map { [WorkerHelp::worker_bg($t, '--once', '--concurrency', $conc // 2)] } 1 .. 2;
+	my @p = map { [HookTest::Worker::worker_bg($t, '--once', '--concurrency', $conc // 2)] } 1 .. 2;
 	waitpid $_->[0], 0 for @p;
 	my $logs = join '', map { HookTest::slurp($_->[1]) } @p;
-	return $logs . WorkerHelp::drain($t, timeout => 60, args => ['--concurrency', '2']);
+	return $logs . HookTest::Worker::drain($t, timeout => 60, args => ['--concurrency', '2']);
 }
 
 # lease-lost reports: a recorded outcome refused because the lease was gone
@@ -38,7 +38,7 @@ sub lost_in_time {
 }
 
 # ---- queued behind slow calls
-WorkerHelp::accept($t, event_id => "s$_", type => 'slow.x') for 1 .. 10;
+HookTest::Worker::accept($t, event_id => "s$_", type => 'slow.x') for 1 .. 10;
 my $log = two_workers();
 my %calls;
 $calls{ $_->{key} }++ for grep { $_->{path} eq '/slow' } $d->requests;
@@ -54,15 +54,15 @@ like($log, qr/claim_ahead=0/, 'the run says how far it claims ahead (lease 5 s, 
 # six objects (three rounds of two calls); version 2 arrives, worker B
 # starts and claims whatever is due
 $d->plan('/ord', 'sleep 2.8');
-WorkerHelp::accept($t, event_id => "o${_}_1", type => 'ord.updated', object_id => "obj$_", version => 1)
+HookTest::Worker::accept($t, event_id => "o${_}_1", type => 'ord.updated', object_id => "obj$_", version => 1)
 	for 1 .. 6;
-my @p = ([WorkerHelp::worker_bg($t, '--loop', '--max-runtime', '10', '--concurrency', '2')]);
+my @p = ([HookTest::Worker::worker_bg($t, '--loop', '--max-runtime', '10', '--concurrency', '2')]);
 sleep 1;
-WorkerHelp::accept($t, event_id => "o${_}_2", type => 'ord.updated', object_id => "obj$_", version => 2)
+HookTest::Worker::accept($t, event_id => "o${_}_2", type => 'ord.updated', object_id => "obj$_", version => 2)
 	for 1 .. 6;
-push @p, [WorkerHelp::worker_bg($t, '--loop', '--max-runtime', '9', '--concurrency', '2')];
+push @p, [HookTest::Worker::worker_bg($t, '--loop', '--max-runtime', '9', '--concurrency', '2')];
 waitpid $_->[0], 0 for @p;
-$log = join('', map { HookTest::slurp($_->[1]) } @p) . WorkerHelp::drain($t, timeout => 60);
+$log = join('', map { HookTest::slurp($_->[1]) } @p) . HookTest::Worker::drain($t, timeout => 60);
 my %got;
 my $ordcalls = 0;
 for my $r (sort { $a->{seq} <=> $b->{seq} } grep { $_->{path} eq '/ord' } $d->requests) {
@@ -93,7 +93,7 @@ $t->sql(q{create schema app;
 	grant usage on schema app to hookinbox_worker;
 	grant insert on app.applied to hookinbox_worker;
 	grant execute on function app.slow(jsonb) to hookinbox_worker;});
-WorkerHelp::accept($t, event_id => "h$_", type => 'apply.x') for 1 .. 6;
+HookTest::Worker::accept($t, event_id => "h$_", type => 'apply.x') for 1 .. 6;
 $log = two_workers(8);
 is($t->sql("select count(*) from app.applied"), 6, 'handler: each event applied once');
 is($t->sql("select count(*) from hookinbox.action where route = 'apply' and state = 'done' and attempts = 1"),
@@ -110,7 +110,7 @@ $text =~ s/^\[worker\]\n/[worker]\nclaim_ahead = 2\n/m or die "no [worker] secti
 open my $fh, '>', $t->config or die $!;
 print $fh $text;
 close $fh;
-my ($rc, $out) = WorkerHelp::worker($t, '--once');
+my ($rc, $out) = HookTest::Worker::worker($t, '--once');
 is($rc, 78, 'claim_ahead = 2 with timeout 3 s and lease 5 s: configuration error');
 like($out, qr/claim_ahead = 2 with a route timeout of 3 s needs a lease of at least 9 s, not 5 s/,
 	'and says what would fit');

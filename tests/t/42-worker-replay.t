@@ -9,12 +9,12 @@ use strict;
 use warnings;
 use Test::More;
 use HookTest;
-use Downstream;
-use WorkerHelp;
+use HookTest::Downstream;
+use HookTest::Worker;
 
 my $tmpd = File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-my $d = Downstream->new(dir => $tmpd, plan => { '/no' => '422' });
-my $t = WorkerHelp::setup(routes => {
+my $d = HookTest::Downstream->new(dir => $tmpd, plan => { '/no' => '422' });
+my $t = HookTest::Worker::setup(routes => {
 	no => { endpoint => 'shop', events => 'no.*', url => $d->url('/no'), timeout => 2 },
 	ord => { endpoint => 'shop', events => 'ord.*', url => $d->url('/ord'), timeout => 2, order => 'object' },
 	biz => { endpoint => 'shop', events => 'biz.*', url => $d->url('/biz'), timeout => 2, key => 'object-type' },
@@ -25,13 +25,13 @@ sub script {
 	my ($name, %vars) = @_;
 	return $t->pg->psql_file("$sql/$name.sql", vars => \%vars, role => 'hookinbox_admin');
 }
-sub st { my $a = WorkerHelp::action($t, $_[0]); return "$a->{state}/$a->{attempts}" }
+sub st { my $a = HookTest::Worker::action($t, $_[0]); return "$a->{state}/$a->{attempts}" }
 
-WorkerHelp::accept($t, event_id => "n$_", type => 'no.x') for 1 .. 4;
-WorkerHelp::drain($t);
+HookTest::Worker::accept($t, event_id => "n$_", type => 'no.x') for 1 .. 4;
+HookTest::Worker::drain($t);
 is($t->sql("select count(*) from hookinbox.action where route = 'no' and state = 'parked'"), 4, '422: four parked');
 # n1 was made two days ago and parked a day ago: past its 20 h retry window
-my $n1 = WorkerHelp::action($t, 'n1')->{id};
+my $n1 = HookTest::Worker::action($t, 'n1')->{id};
 $t->sql("update hookinbox.action set created_at = now() - interval '2 days', updated_at = now() - interval '25 hours' "
 	. "where id = $n1");
 
@@ -58,7 +58,7 @@ $d->plan('/no', '200');
 ($rc, $out) = script('replay', action_id => $n1, go => 1, reason => 'downstream fixed');
 is($rc, 0, 'replay.sql -v go=1') or diag $out;
 like($out, qr/\b$n1\b.*parked.*pending/, 'it reports what it was and is');
-WorkerHelp::worker($t, '--once');
+HookTest::Worker::worker($t, '--once');
 is(st('n1'), 'done/1', 'replayed after its retry window: called at once and done, not parked again with 0 calls');
 is($t->sql("select string_agg(step || '/' || state || '/' || attempts || '/' || last_status || '/' || reason || '/' "
 	. "|| (since < now() - interval '1 day')::text, ',') from hookinbox.action_history where action_id = $n1"),
@@ -75,8 +75,8 @@ like($out, qr/parked_actions_matching\s*\n-+\n\s*0\s*\n/, 'another endpoint: non
 like($out, qr/\(0 rows\)/, 'the filters are values, not SQL (nor LIKE patterns)') or diag $out;
 
 # ---- dismiss and resolve, with their reasons
-my $n2 = WorkerHelp::action($t, 'n2')->{id};
-my $n3 = WorkerHelp::action($t, 'n3')->{id};
+my $n2 = HookTest::Worker::action($t, 'n2')->{id};
+my $n3 = HookTest::Worker::action($t, 'n3')->{id};
 ($rc, $out) = script('dismiss', action_id => $n2, reason => 'order cancelled', go => 1);
 is($rc, 0, 'dismiss.sql') or diag $out;
 ($rc, $out) = script('resolve', action_id => $n3, reason => 'applied by hand, ticket 7', go => 1);
@@ -96,37 +96,37 @@ like($out, qr/action $n2 is dismissed, not parked: an operator closed it/, 'sayi
 is(st('n2'), 'dismissed/1', 'and stays dismissed');
 
 # ---- resend a done action: same key (the downstream answers from its store), or a fresh one
-my $key = WorkerHelp::action($t, 'n1')->{key};
+my $key = HookTest::Worker::action($t, 'n1')->{key};
 ($rc, $out) = script('resend', action_id => $n1, go => 1, reason => 'check');
 is($rc, 0, 'resend.sql') or diag $out;
-WorkerHelp::worker($t, '--once');
+HookTest::Worker::worker($t, '--once');
 my @r = grep { ($_->{key} // '') eq $key && $_->{status} == 200 } $d->requests;
 is(scalar @r, 2, 'resent with the same key');
 is($r[-1]{replay}, 1, 'which the downstream answered from its store, without a second effect');
 ($rc, $out) = script('resend', action_id => $n1, go => 1, new_key => 1);
-WorkerHelp::worker($t, '--once');
-my $a = WorkerHelp::action($t, 'n1');
+HookTest::Worker::worker($t, '--once');
+my $a = HookTest::Worker::action($t, 'n1');
 like($a->{key}, qr/^\Q$key\E:resend-\d+$/, 'new_key: a fresh key');
 is($a->{state}, 'done', 'done again');
 is(scalar(grep { ($_->{key} // '') eq $a->{key} && $_->{effect} } $d->requests), 1, 'and a new effect');
 
 # ---- resend a stale action on purpose: sent, outside its object's order
-WorkerHelp::accept($t, event_id => 'o2', type => 'ord.u', object_id => 'obj', version => 2);
-WorkerHelp::drain($t);
-WorkerHelp::accept($t, event_id => 'o1', type => 'ord.u', object_id => 'obj', version => 1);
-WorkerHelp::drain($t);
+HookTest::Worker::accept($t, event_id => 'o2', type => 'ord.u', object_id => 'obj', version => 2);
+HookTest::Worker::drain($t);
+HookTest::Worker::accept($t, event_id => 'o1', type => 'ord.u', object_id => 'obj', version => 1);
+HookTest::Worker::drain($t);
 is(st('o1'), 'stale/0', 'an older version is stale');
-($rc, $out) = script('resend', action_id => WorkerHelp::action($t, 'o1')->{id}, go => 1);
-WorkerHelp::drain($t);
+($rc, $out) = script('resend', action_id => HookTest::Worker::action($t, 'o1')->{id}, go => 1);
+HookTest::Worker::drain($t);
 is(st('o1'), 'done/1', 'resent on purpose: done');
 is(scalar(grep { $_->{event_id} eq 'o1' } $d->requests), 1, 'it reached the downstream');
 is($t->sql("select applied_version from hookinbox.object_state where route = 'ord' and object_id = 'obj'"), 2,
 	'the object\'s applied version is still 2');
 
 # ---- event.sql: an event collapsed by business dedup shows into what
-WorkerHelp::accept($t, event_id => 'b1', type => 'biz.paid', object_id => 'inv');
-WorkerHelp::accept($t, event_id => 'b2', type => 'biz.paid', object_id => 'inv');
-WorkerHelp::drain($t);
+HookTest::Worker::accept($t, event_id => 'b1', type => 'biz.paid', object_id => 'inv');
+HookTest::Worker::accept($t, event_id => 'b2', type => 'biz.paid', object_id => 'inv');
+HookTest::Worker::drain($t);
 ($rc, $out) = script('event', event_id => 'b2');
 is($rc, 0, 'event.sql') or diag $out;
 like($out, qr/b2.*dispatched.*biz.*collapsed into action \d+ \(event b1, done\)/, 'b2: collapsed into b1\'s action')

@@ -8,13 +8,13 @@ use strict;
 use warnings;
 use Test::More;
 use HookTest;
-use Downstream;
-use WorkerHelp;
+use HookTest::Downstream;
+use HookTest::Worker;
 
 my $N = 25000;
 my $tmpd = File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-my $d = Downstream->new(dir => $tmpd, plan => { '/no' => '422', '/later' => '503' });
-my $t = WorkerHelp::setup(routes => {
+my $d = HookTest::Downstream->new(dir => $tmpd, plan => { '/no' => '422', '/later' => '503' });
+my $t = HookTest::Worker::setup(routes => {
 	yes => { endpoint => 'shop', events => 'yes.*', url => $d->url('/yes'), timeout => 2 },
 	no => { endpoint => 'shop', events => 'no.*', url => $d->url('/no'), timeout => 2 },
 	later => { endpoint => 'shop', events => 'later.*', url => $d->url('/later'), timeout => 2 },
@@ -28,21 +28,21 @@ sub purge {
 }
 
 # the protected: parked, retrying, waiting (not fanned out), in review
-WorkerHelp::accept($t, event_id => 'parked1', type => 'no.x');
-WorkerHelp::accept($t, event_id => 'retry1', type => 'later.x');
-WorkerHelp::accept($t, event_id => 'done1', type => 'yes.x');
-WorkerHelp::drain($t, timeout => 5);
-is(WorkerHelp::action($t, 'parked1')->{state}, 'parked', 'a parked action');
-is(WorkerHelp::action($t, 'retry1')->{state} . '/' . WorkerHelp::action($t, 'retry1')->{attempts}, 'pending/1',
+HookTest::Worker::accept($t, event_id => 'parked1', type => 'no.x');
+HookTest::Worker::accept($t, event_id => 'retry1', type => 'later.x');
+HookTest::Worker::accept($t, event_id => 'done1', type => 'yes.x');
+HookTest::Worker::drain($t, timeout => 5);
+is(HookTest::Worker::action($t, 'parked1')->{state}, 'parked', 'a parked action');
+is(HookTest::Worker::action($t, 'retry1')->{state} . '/' . HookTest::Worker::action($t, 'retry1')->{attempts}, 'pending/1',
 	'a retrying action');
-WorkerHelp::accept($t, event_id => 'waiting1', type => 'yes.x');
+HookTest::Worker::accept($t, event_id => 'waiting1', type => 'yes.x');
 # an inbox state this version does not know (the intake's review, migration 004)
 $t->sql(q{alter table hookinbox.inbox drop constraint inbox_state_check});
-WorkerHelp::accept($t, event_id => 'review1', type => 'yes.x');
+HookTest::Worker::accept($t, event_id => 'review1', type => 'yes.x');
 $t->sql(q{update hookinbox.inbox set state = 'review' where event_id = 'review1'});
 
 # the finished: $N unrouted events, aged past both horizons
-WorkerHelp::accept_many($t, $N, prefix => 'old', type => 'nobody.x');
+HookTest::Worker::accept_many($t, $N, prefix => 'old', type => 'nobody.x');
 $t->sql(q{update hookinbox.inbox set state = 'unrouted', dispatched_at = now() where event_id like 'old\_%'});
 $t->sql(q{update hookinbox.inbox set received_at = now() - interval '40 days'});
 $t->sql(q{insert into hookinbox.rejection (hour, endpoint, reason, count)
@@ -50,7 +50,7 @@ $t->sql(q{insert into hookinbox.rejection (hour, endpoint, reason, count)
 
 my ($rc, $out) = purge(batch => 1000);
 is($rc, 0, 'purge.sql runs') or diag $out;
-my $done_id = WorkerHelp::action($t, 'done1')->{id};
+my $done_id = HookTest::Worker::action($t, 'done1')->{id};
 like($out, qr/purged this run: bodies 0 , events @{[ $N + 1 ]} , actions 1 , rejection counts 1 in (\d+) batches/,
 	"one run: all $N aged events and the finished one, with its action") or diag $out;
 is($t->sql(q{select string_agg(hour::text || ':' || count, ',') from hookinbox.rejection
@@ -73,8 +73,8 @@ is($rc, 0, 'quiet run: exit 0');
 is($out, '', 'quiet run: no output (cron mails nothing)');
 
 # payload horizon only: bodies of finished events go, rows stay
-WorkerHelp::accept($t, event_id => 'done2', type => 'yes.x');
-WorkerHelp::worker($t, '--once');
+HookTest::Worker::accept($t, event_id => 'done2', type => 'yes.x');
+HookTest::Worker::worker($t, '--once');
 $t->sql(q{update hookinbox.inbox set received_at = now() - interval '10 days'});
 ($rc, $out) = purge();
 like($out, qr/bodies 2 , events 0 ,/, 'payload horizon: two bodies stripped') or diag $out;
@@ -85,8 +85,8 @@ is($t->sql(q{select count(*) from hookinbox.inbox}), 5, 'no row deleted');
 # the parked action can still be replayed, with its payload
 $d->plan('/no', '200');
 ($rc, $out) = $t->pg->psql_file("$sql/replay.sql", vars => { route => 'no', go => 1 }, role => 'hookinbox_admin');
-WorkerHelp::worker($t, '--once');
-is(WorkerHelp::action($t, 'parked1')->{state}, 'done', 'a parked action kept past both horizons is replayed and done');
+HookTest::Worker::worker($t, '--once');
+is(HookTest::Worker::action($t, 'parked1')->{state}, 'done', 'a parked action kept past both horizons is replayed and done');
 
 ($rc, $out) = purge(payload_days => 5, dedup_days => 1);
 isnt($rc, 0, 'payload_days > dedup_days: non-zero exit');
@@ -95,7 +95,7 @@ like($out, qr/need 0 <= payload_days <= dedup_days/, 'and says why');
 # the folded rejection total, as the metrics export it after the purges
 {
 	my $prom = $t->dir . '/purge.prom';
-	WorkerHelp::worker($t, '--once', '--metrics-file', $prom);
+	HookTest::Worker::worker($t, '--once', '--metrics-file', $prom);
 	like(HookTest::slurp($prom), qr/^hookinbox_rejections_total\{endpoint="shop",reason="signature"\} 3$/m,
 		'the exported counter does not go down after a purge (no false reset for rate())');
 }

@@ -11,12 +11,12 @@ use warnings;
 use Test::More;
 use Time::HiRes qw(sleep time);
 use HookTest;
-use Downstream;
-use WorkerHelp;
+use HookTest::Downstream;
+use HookTest::Worker;
 
 my $tmpd = File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-my $d = Downstream->new(dir => $tmpd, plan => { '/dead' => 'sleep 3', '/ok' => '200' });
-my $t = WorkerHelp::setup(routes => {
+my $d = HookTest::Downstream->new(dir => $tmpd, plan => { '/dead' => 'sleep 3', '/ok' => '200' });
+my $t = HookTest::Worker::setup(routes => {
 	dead => { endpoint => 'shop', events => 'dead.*', url => $d->url('/dead'), timeout => 2,
 		breaker_failures => 4, breaker_cooldown => 60 },
 	ok => { endpoint => 'shop', events => 'ok.*', url => $d->url('/ok'), timeout => 2 },
@@ -25,9 +25,9 @@ my $t = WorkerHelp::setup(routes => {
 # the healthy route's latency: from the worker's start until its last action is done
 sub healthy_run {
 	my ($prefix, $n) = @_;
-	WorkerHelp::accept_many($t, $n, prefix => $prefix, type => 'ok.x');
+	HookTest::Worker::accept_many($t, $n, prefix => $prefix, type => 'ok.x');
 	my $t0 = $t->sql('select extract(epoch from clock_timestamp())');
-	my ($pid, $log) = WorkerHelp::worker_bg($t, '--once');
+	my ($pid, $log) = HookTest::Worker::worker_bg($t, '--once');
 	my $latency;
 	my $until = time() + 60;
 	while (time() < $until) {
@@ -48,7 +48,7 @@ my ($alone, $log_alone) = healthy_run('alone', 16);
 ok(defined $alone, "healthy route alone: every action done in ${\ ($alone // 'n/a')} s") or diag $log_alone;
 
 # 32 actions of the dead route, older than the healthy ones: claimed first by due_at
-WorkerHelp::accept_many($t, 32, prefix => 'dead', type => 'dead.x');
+HookTest::Worker::accept_many($t, 32, prefix => 'dead', type => 'dead.x');
 $t->sql("update hookinbox.inbox set received_at = received_at - interval '1 minute' where event_id like 'dead_%'");
 my ($with, $log_with) = healthy_run('beside', 16);
 ok(defined $with, "healthy route beside a dead one: every action done in ${\ ($with // 'n/a')} s")
@@ -80,7 +80,7 @@ is($t->sql("select sum(attempts) from hookinbox.action where route = 'dead'"), $
 	'the held actions kept their attempts: attempts used = calls made');
 
 # another run while the breaker is open: nothing of the dead route is claimed
-my ($rc, $out) = WorkerHelp::worker($t, '--once');
+my ($rc, $out) = HookTest::Worker::worker($t, '--once');
 is($rc, 0, 'a run while the breaker is open') or diag $out;
 is(scalar(grep { $_->{path} eq '/dead' } $d->requests), $calls, 'no call to the held route');
 
@@ -89,7 +89,7 @@ is(scalar(grep { $_->{path} eq '/dead' } $d->requests), $calls, 'no call to the 
 # replays its answer to the retry: the breaker closes at once, then opens
 # again once fresh calls time out for the window
 $t->sql("update hookinbox.route_state set hold_until = now() where route = 'dead'");
-($rc, $out) = WorkerHelp::worker($t, '--once');
+($rc, $out) = HookTest::Worker::worker($t, '--once');
 my @after = (grep { $_->{path} eq '/dead' } $d->requests)[$calls .. $#{[grep { $_->{path} eq '/dead' } $d->requests]}];
 ok(@after && $after[0]{attempt} >= 2 && $after[0]{status} == 200,
 	"after the cool-down: the probe is a retry, answered (attempt $after[0]{attempt}, status $after[0]{status})")
@@ -104,7 +104,7 @@ is($t->sql("select breaker from hookinbox.route_state where route = 'dead'"), 'o
 # the downstream recovers: the probe closes the breaker and the rest follows
 $d->plan('/dead', '200');
 $t->sql("update hookinbox.route_state set hold_until = now() where route = 'dead'");
-WorkerHelp::drain($t, timeout => 60);
+HookTest::Worker::drain($t, timeout => 60);
 is($t->sql("select count(*) from hookinbox.action where route = 'dead' and state = 'done'"), 32,
 	'after recovery: every dead-route action done');
 is($t->sql("select breaker || coalesce(hold_until::text, '') from hookinbox.route_state where route = 'dead'"),

@@ -10,13 +10,13 @@ use warnings;
 use Test::More;
 use Time::HiRes qw(sleep time);
 use HookTest;
-use Downstream;
-use WorkerHelp;
+use HookTest::Downstream;
+use HookTest::Worker;
 
 my $top = HookTest::top();
 my $tmpd = File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-my $d = Downstream->new(dir => $tmpd, plan => { '/slow' => 'sleep 0.3 200' });
-my $t = WorkerHelp::setup(routes => {
+my $d = HookTest::Downstream->new(dir => $tmpd, plan => { '/slow' => 'sleep 0.3 200' });
+my $t = HookTest::Worker::setup(routes => {
 	p => { endpoint => 'shop', events => 'p.*', url => $d->url('/p'), timeout => 3 },
 	r => { endpoint => 'shop', events => 'r.*', url => $d->url('/r'), timeout => 3, rate => 4 },
 	h => { endpoint => 'shop', events => 'h.*', url => $d->url('/h'), timeout => 3, concurrency => 1 },
@@ -34,7 +34,7 @@ my ($rc, $out) = route_sql(route => 'q', do => 'pause');
 isnt($rc, 0, 'route.sql: an unknown route is refused');
 like($out, qr/no worker has registered a route named "q"/, 'and says so');
 is($t->sql("select count(*) from hookinbox.route_state"), 0, 'nothing was paused');
-($rc, $out) = WorkerHelp::worker($t, '--once');
+($rc, $out) = HookTest::Worker::worker($t, '--once');
 is($rc, 0, 'a worker registers its routes') or diag $out;
 ($rc, $out) = route_sql(route => 'p', do => 'pause', reason => 'downstream migration');
 is($rc, 0, 'route.sql without go=1: a dry run') or diag $out;
@@ -45,8 +45,8 @@ is($rc, 0, 'route.sql pauses a route') or diag $out;
 like($out, qr/\bp\s*\|\s*t\b/, 'route.sql shows it paused');
 ($rc, $out) = route_sql(route => 'p');
 isnt($rc, 0, 'route.sql: a route without do= is a usage error');
-WorkerHelp::accept_many($t, 5, prefix => 'pp', type => 'p.x');
-($rc, $out) = WorkerHelp::worker($t, '--once');
+HookTest::Worker::accept_many($t, 5, prefix => 'pp', type => 'p.x');
+($rc, $out) = HookTest::Worker::worker($t, '--once');
 is($rc, 0, 'a run with the route paused') or diag $out;
 is(scalar(calls('/p')), 0, 'paused: no call');
 is($t->sql("select count(*) || ' ' || sum(attempts) from hookinbox.action where route = 'p' and state = 'pending'"),
@@ -55,14 +55,14 @@ is($t->sql("select count(*) || ' ' || sum(attempts) from hookinbox.action where 
 like($out, qr/^\s*p\s*\|\s*t\s*\|\s*closed\s*\|.*downstream migration/m, 'stats.sql shows the paused route');
 ($rc, $out) = route_sql(route => 'p', do => 'resume', go => 1);
 is($rc, 0, 'route.sql resumes') or diag $out;
-($rc, $out) = WorkerHelp::worker($t, '--once');
+($rc, $out) = HookTest::Worker::worker($t, '--once');
 is($t->sql("select count(*) || ' ' || sum(attempts) from hookinbox.action where route = 'p' and state = 'done'"),
 	'5 5', 'resumed: every action done at its first attempt');
 is(scalar(calls('/p')), 5, 'resumed: one call each');
 
 # ---- rate: 4 calls/s, burst 4
-WorkerHelp::accept_many($t, 12, prefix => 'rr', type => 'r.x');
-($rc, $out) = WorkerHelp::worker($t, '--once');
+HookTest::Worker::accept_many($t, 12, prefix => 'rr', type => 'r.x');
+($rc, $out) = HookTest::Worker::worker($t, '--once');
 my @t = sort { $a <=> $b } map { $_->{t} } calls('/r');
 is(scalar @t, 12, 'rate: every call made');
 my $worst = 0;
@@ -76,18 +76,18 @@ cmp_ok($worst, '<=', 1, 'rate: between any two calls, at most burst + rate x ela
 is($t->sql("select count(*) from hookinbox.action where route = 'r' and state = 'done'"), 12, 'rate: all done');
 
 # ---- 429 with Retry-After holds the whole route
-WorkerHelp::accept_many($t, 4, prefix => 'hh', type => 'h.x');
+HookTest::Worker::accept_many($t, 4, prefix => 'hh', type => 'h.x');
 my $key = $t->sql("select hookinbox.action_key('h', 'event', 'stripe', 'shop', 'default', 'hh_1', null, 'h.x')");
 $d->plan("key:$key", '429 Retry-After: 2,200');
 $t->sql("update hookinbox.inbox set received_at = received_at - interval '1 minute' where event_id = 'hh_1'");
-($rc, $out) = WorkerHelp::worker($t, '--once');
+($rc, $out) = HookTest::Worker::worker($t, '--once');
 my @h = calls('/h');
 is(scalar @h, 1, '429: one call; the rest of the route waits (this run ends)');
 is($h[0]{key} . ' ' . $h[0]{status}, "$key 429", '429: answered to the first call');
 like($out, qr/route=h state=hold/, 'the hold is logged');
 is($t->sql("select (hold_until > now())::text || ' ' || breaker from hookinbox.route_state where route = 'h'"),
 	'true closed', 'route_state: the route is held for every worker (breaker closed)');
-WorkerHelp::drain($t, timeout => 30);
+HookTest::Worker::drain($t, timeout => 30);
 @h = sort { $a->{t} <=> $b->{t} } calls('/h');
 cmp_ok($h[1]{t} - $h[0]{t}, '>=', 1.9, sprintf('no call to the route during its Retry-After (next after %.2f s)',
 	$h[1]{t} - $h[0]{t}));
@@ -97,14 +97,14 @@ is($t->sql("select count(*) from hookinbox.action where route = 'h' and state = 
 
 # ---- a Retry-After of years: the route is held an hour at most, the action
 # not parked; do=clear ends the hold at once
-WorkerHelp::accept_many($t, 3, prefix => 'hy', type => 'h.x');
+HookTest::Worker::accept_many($t, 3, prefix => 'hy', type => 'h.x');
 $key = $t->sql("select hookinbox.action_key('h', 'event', 'stripe', 'shop', 'default', 'hy_1', null, 'h.x')");
 $d->plan("key:$key", '503 Retry-After: 999999999,200');
 $t->sql("update hookinbox.inbox set received_at = received_at - interval '1 minute' where event_id = 'hy_1'");
-($rc, $out) = WorkerHelp::worker($t, '--once');
+($rc, $out) = HookTest::Worker::worker($t, '--once');
 is($t->sql("select (hold_until between now() + interval '59 minutes' and now() + interval '61 minutes')::text "
 	. "from hookinbox.route_state where route = 'h'"), 'true', 'Retry-After 999999999: the route is held one hour');
-my $a1 = WorkerHelp::action($t, 'hy_1');
+my $a1 = HookTest::Worker::action($t, 'hy_1');
 is($a1->{state}, 'pending', 'the action that got it is not parked');
 is($t->sql("select (due_at <= now() + interval '6 hours 1 minute')::text from hookinbox.action where id = $a1->{id}"),
 	'true', 'and is due again within 6 hours');
@@ -112,13 +112,13 @@ is($t->sql("select (due_at <= now() + interval '6 hours 1 minute')::text from ho
 is($rc, 0, 'route.sql do=clear') or diag $out;
 is($t->sql("select coalesce(hold_until::text, 'none') || ' ' || breaker from hookinbox.route_state where route = 'h'"),
 	'none closed', 'cleared: no hold, breaker closed');
-($rc, $out) = WorkerHelp::worker($t, '--once');
+($rc, $out) = HookTest::Worker::worker($t, '--once');
 is($t->sql("select count(*) from hookinbox.action a join hookinbox.inbox i on i.id = a.inbox_id "
 	. "where i.event_id in ('hy_2', 'hy_3') and a.state = 'done'"), 2, 'after the clear, the route delivers again');
 
 # ---- concurrency cap: never more than 3 in flight on /slow
-WorkerHelp::accept_many($t, 12, prefix => 'ss', type => 's.x');
-($rc, $out) = WorkerHelp::worker($t, '--once');
+HookTest::Worker::accept_many($t, 12, prefix => 'ss', type => 's.x');
+($rc, $out) = HookTest::Worker::worker($t, '--once');
 my @s = calls('/slow');
 is(scalar @s, 12, 'cap: every call made');
 my $max = 0;

@@ -9,7 +9,7 @@ use warnings;
 use Test::More;
 use File::Temp qw(tempdir);
 use HookTest;
-use WorkerHelp;
+use HookTest::Worker;
 
 my $dir = tempdir('conf-XXXXXX', TMPDIR => 1, CLEANUP => 1);
 open my $sf, '>', "$dir/secret" or die $!;
@@ -25,7 +25,7 @@ sub load {
 		. "[endpoint ep]\nsecret_file = $dir/secret\n$endpoint\n"
 		. "[route r]\nendpoint = ep\nurl = http://127.0.0.1:9/x\n$route\n";
 	close $fh;
-	my $out = `@{[ WorkerHelp::bin() ]} -c $dir/c.conf --once 2>&1`;
+	my $out = `@{[ HookTest::Worker::bin() ]} -c $dir/c.conf --once 2>&1`;
 	return ($? >> 8, $out);
 }
 
@@ -100,7 +100,7 @@ print $fh "[database]\nconninfo = host=/nonexistent dbname=none connect_timeout=
 	. "[endpoint ep]\nprovider = stripe\nsecret_file = $dir/secret\n"
 	. "[route r]\nendpoint = ep\nhandler = sql:app.apply\nreconcile_url = https://x/{key}\n";
 close $fh;
-$out = `@{[ WorkerHelp::bin() ]} -c $dir/h.conf --once 2>&1`;
+$out = `@{[ HookTest::Worker::bin() ]} -c $dir/h.conf --once 2>&1`;
 like($out, qr/reconcile_url needs url/, 'reconcile_url on a handler route: refused');
 
 # the sample configuration: its fulfilment route keeps every event

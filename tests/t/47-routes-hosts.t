@@ -10,38 +10,22 @@ use strict;
 use warnings;
 use Test::More;
 use HookTest;
-use Downstream;
-use WorkerHelp;
+use HookTest::Downstream;
+use HookTest::Worker;
 
-my $top = HookTest::top();
 my $tmpd = File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-my $d = Downstream->new(dir => $tmpd);
-my $t = WorkerHelp::setup(routes => {
+my $d = HookTest::Downstream->new(dir => $tmpd);
+my $t = HookTest::Worker::setup(routes => {
 	a => { endpoint => 'shop', events => 'a.*', url => $d->url('/a'), timeout => 3 },
 	b => { endpoint => 'shop', events => 'b.*', url => $d->url('/b'), timeout => 3 },
 }, worker => { lease => 20 });
 my $conf_b = $t->config;
-my $conf_a = $t->dir . '/a.conf';
-my $c = HookTest::slurp($conf_b);
-$c =~ s/\[route b\].*?(?=^\[|\z)//ms;
-open my $fh, '>', $conf_a or die $!;
-print $fh $c;
-close $fh;
-
-sub run {
-	my ($conf) = @_;
-	my $out = `@{[ WorkerHelp::bin() ]} -v -c $conf --once 2>&1`;
-	return ($? >> 8, $out);
-}
-sub reroute {
-	my (%v) = @_;
-	return $t->pg->psql_file("$top/sql/reroute.sql", role => 'hookinbox_admin', vars => \%v);
-}
+my $conf_a = HookTest::Worker::config_without_route($t, 'b', $t->dir . '/a.conf');
 
 # A alone: its fingerprint, no warning
-WorkerHelp::accept_many($t, 3, prefix => 'ea', type => 'a.x');
-WorkerHelp::accept_many($t, 4, prefix => 'eb', type => 'b.x');
-my ($rc, $out) = run($conf_a);
+HookTest::Worker::accept_many($t, 3, prefix => 'ea', type => 'a.x');
+HookTest::Worker::accept_many($t, 4, prefix => 'eb', type => 'b.x');
+my ($rc, $out) = HookTest::Worker::run_once($conf_a);
 is($rc, 0, 'worker A runs') or diag $out;
 unlike($out, qr/routes-differ/, 'A: nothing to compare with yet');
 is($t->sql("select count(*) from hookinbox.inbox where state = 'unrouted'"), 4, "A: b's events unrouted");
@@ -51,7 +35,7 @@ is(scalar(grep { $_->{path} eq '/a' } $d->requests), 3, "A: a's events delivered
 # B's existed, which on one host is a configuration changed in place, not
 # hosts that disagree (else the warning, written without -v too, would go
 # on for 24 h after every route added)
-($rc, $out) = run($conf_b);
+($rc, $out) = HookTest::Worker::run_once($conf_b);
 is($rc, 0, 'worker B runs') or diag $out;
 unlike($out, qr/routes-differ/, "B's first run: nothing to say (A ran before B's routes existed)");
 my $fp_a = $t->sql("select fingerprint from hookinbox.worker_routes where routes not like '%b|order%'");
@@ -60,34 +44,34 @@ is($t->sql('select count(*) from hookinbox.worker_routes'), 2, 'two fingerprints
 is(scalar(grep { $_->{path} eq '/b' } $d->requests), 0, 'B: unrouted events are not routed by themselves');
 
 # A again: B ran since A's last run: one line, naming B's fingerprint
-($rc, $out) = run($conf_a);
+($rc, $out) = HookTest::Worker::run_once($conf_a);
 my @lines = grep { /event=routes-differ/ } split /\n/, $out;
 is(scalar @lines, 1, 'A: routes-differ said once') or diag $out;
 like($lines[0] // '', qr/other=\Q$fp_b\E/, "A: names B's fingerprint");
 
 # B again, without -v (as from cron): A ran since B's last run; that warning
 # is all it prints, on stderr, and the run still succeeds
-my $quiet = `@{[ WorkerHelp::bin() ]} -c $conf_b --once 2>&1 >/dev/null`;
+my $quiet = `@{[ HookTest::Worker::bin() ]} -c $conf_b --once 2>&1 >/dev/null`;
 is($? >> 8, 0, 'B without -v: exit 0');
 like($quiet, qr/\A[^\n]* level=warning event=routes-differ [^\n]*other=\Q$fp_a\E [^\n]*\n\z/,
 	"B without -v: the routes-differ warning naming A's fingerprint, one line on stderr, nothing else")
 	or diag $quiet;
 # and once A has stopped (its routes changed, as when the route is added there
 # too), B is quiet again at once, not for 24 h
-$quiet = `@{[ WorkerHelp::bin() ]} -c $conf_b --once 2>&1`;
+$quiet = `@{[ HookTest::Worker::bin() ]} -c $conf_b --once 2>&1`;
 is($quiet, '', 'B without -v, nobody else ran since: nothing at all') or diag $quiet;
 
 # reroute: usage error, dry run, then for real
-($rc, $out) = reroute();
+($rc, $out) = HookTest::Worker::reroute($t);
 isnt($rc, 0, 'reroute.sql without a filter: usage error');
-($rc, $out) = reroute(endpoint => 'shop');
+($rc, $out) = HookTest::Worker::reroute($t, endpoint => 'shop');
 is($rc, 0, 'reroute.sql dry run') or diag $out;
 like($out, qr/\b4 unrouted events match; dry run/, 'dry run: counts 4');
 is($t->sql("select count(*) from hookinbox.inbox where state = 'unrouted'"), 4, 'dry run: nothing changed');
-($rc, $out) = reroute(endpoint => 'shop', type => 'b.%', go => 1);
+($rc, $out) = HookTest::Worker::reroute($t, endpoint => 'shop', type => 'b.%', go => 1);
 is($rc, 0, 'reroute.sql go=1') or diag $out;
 like($out, qr/\b4 unrouted events are pending again/, 'go: 4 pending again');
-($rc, $out) = run($conf_b);
+($rc, $out) = HookTest::Worker::run_once($conf_b);
 is($t->sql("select count(*) from hookinbox.action where route = 'b' and state = 'done'"), 4,
 	'B routes and delivers them');
 my %eff = $d->effects;
@@ -106,7 +90,7 @@ is($t->sql("select count(*) from hookinbox.inbox where state <> 'dispatched'"), 
 		$ENV{HOOKINBOX_ROUTES_CHECK_MS} = 1000;
 		open STDERR, '>', $log or die $!;
 		open STDOUT, '>&', \*STDERR or die $!;
-		exec(WorkerHelp::bin(), '-c', $conf_a, '--loop') or POSIX::_exit(127);
+		exec(HookTest::Worker::bin(), '-c', $conf_a, '--loop') or POSIX::_exit(127);
 	}
 	my $count = sub { scalar(() = HookTest::slurp($log) =~ /event=routes-differ/g) };
 	# at its start it hears of B's runs above (since A's last run), once
@@ -114,7 +98,7 @@ is($t->sql("select count(*) from hookinbox.inbox where state <> 'dispatched'"), 
 	sleep 3; # three more checks: B has not run since, nothing more to say
 	is($count->(), 1, 'A in --loop, quiet: B named once at the start, not again while B does not run')
 		or diag HookTest::slurp($log);
-	($rc, $out) = run($conf_b); # B runs while A loops
+	($rc, $out) = HookTest::Worker::run_once($conf_b); # B runs while A loops
 	for (1 .. 100) { last if $count->() >= 2; select(undef, undef, undef, 0.1) }
 	my $seen = HookTest::slurp($log);
 	kill 'TERM', $pid;

@@ -12,14 +12,14 @@ use Test::More;
 use List::Util qw(shuffle);
 use Time::HiRes qw(sleep time);
 use HookTest;
-use Downstream;
-use WorkerHelp;
+use HookTest::Downstream;
+use HookTest::Worker;
 
 my $tmpd = File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-my $d = Downstream->new(dir => $tmpd);
+my $d = HookTest::Downstream->new(dir => $tmpd);
 my $tmpm = File::Temp::tempdir('dm-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-my $dm = Downstream->new(dir => $tmpm, latency => 0.02, plan => { '/many' => '500,200' });
-my $t = WorkerHelp::setup(routes => {
+my $dm = HookTest::Downstream->new(dir => $tmpm, latency => 0.02, plan => { '/many' => '500,200' });
+my $t = HookTest::Worker::setup(routes => {
 	seq => { endpoint => 'shop', events => 'seq.*', url => $d->url('/seq'), timeout => 2,
 		order => 'sequence', max_attempts => 3 },
 	many => { endpoint => 'shop', events => 'many.*', url => $dm->url('/many'), timeout => 2,
@@ -37,7 +37,7 @@ sub script {
 	my ($name, %vars) = @_;
 	return $t->pg->psql_file("$sql/$name.sql", vars => \%vars, role => 'hookinbox_admin');
 }
-sub act { return WorkerHelp::action($t, $_[0]) }
+sub act { return HookTest::Worker::action($t, $_[0]) }
 sub st { return act($_[0])->{state} }
 sub sent {
 	my ($path, $re) = @_;
@@ -52,7 +52,7 @@ sub drain {
 	my (%o) = @_;
 	my $until = time() + 30;
 	while (time() < $until) {
-		WorkerHelp::worker($t, '--once');
+		HookTest::Worker::worker($t, '--once');
 		last if $t->sql("select count(*) from hookinbox.inbox where state = 'pending'") == 0
 			&& $t->sql("select count(*) from hookinbox.action a where a.state = 'pending' "
 				. "and not (a.sequenced and exists (select 1 from hookinbox.action e "
@@ -61,7 +61,7 @@ sub drain {
 		sleep($o{pause} // 0.5);
 	}
 }
-sub ev { my ($id, $obj, $v, $type) = @_; WorkerHelp::accept($t, event_id => $id, type => $type // 'seq.updated',
+sub ev { my ($id, $obj, $v, $type) = @_; HookTest::Worker::accept($t, event_id => $id, type => $type // 'seq.updated',
 	object_id => $obj, version => $v) }
 
 # ---- v3, v1, v5, v2, v4 arrive before the worker runs: delivered v1 .. v5
@@ -147,7 +147,7 @@ my ($rrow) = grep { /^\s*shop\s*\|\s*seq\s*\|/ } split /\n/, $out;
 @c{@hdr} = @col;
 is($c{review}, 2, 'stats.sql: two in review') or diag $out;
 is($c{blocked}, 1, 'stats.sql: e3 blocked') or diag $out;
-WorkerHelp::worker($t, '--once', '--metrics-file', $t->dir . '/m.prom');
+HookTest::Worker::worker($t, '--once', '--metrics-file', $t->dir . '/m.prom');
 like(HookTest::slurp($t->dir . '/m.prom'), qr/^hookinbox_actions\{route="seq",state="review"\} 2$/m,
 	'metrics: hookinbox_actions{state="review"} 2');
 ($rc, $out) = script('order-review');
@@ -257,7 +257,7 @@ $t->sql("select count(*) from (values "
 	. ") v(e, o, ver), lateral hookinbox.accept('shop', 'stripe', 'shop', 'default', v.e, 'many.updated', v.o, "
 	. "v.ver, '{\"Content-Type\":\"application/json\"}', convert_to('{\"id\":\"' || v.e || '\"}', 'UTF8'), false)");
 my $t0 = time;
-my @p = map { [WorkerHelp::worker_bg($t, '--loop', '--concurrency', '4', '--max-runtime', '40')] } 1 .. 2;
+my @p = map { [HookTest::Worker::worker_bg($t, '--loop', '--concurrency', '4', '--max-runtime', '40')] } 1 .. 2;
 while (time - $t0 < 45) {
 	last if $t->sql("select count(*) from hookinbox.action where route = 'many' and state = 'done'") == 200;
 	sleep 0.5;
@@ -295,14 +295,14 @@ ok((grep { /claimed=[1-9]/ || /event=call/ } $log[0]) && (grep { /event=call/ } 
 # sent again with its key: the downstream answers it as a replay)
 $dm->plan('/live', 'sleep 0.2 200');
 my @q = map { my $o = $_; [map { [$o, $_] } 1 .. 4] } 1 .. 15;
-my @live = map { [WorkerHelp::worker_bg($t, '--loop', '--concurrency', '4', '--max-runtime', '40')] } 1 .. 2;
+my @live = map { [HookTest::Worker::worker_bg($t, '--loop', '--concurrency', '4', '--max-runtime', '40')] } 1 .. 2;
 my $killed = 0;
 $t0 = time;
 while (grep { @$_ } @q) {
 	for my $oq (grep { @$_ } @q) {
 		next if rand() < 0.5;
 		my ($o, $v) = @{ shift @$oq };
-		WorkerHelp::accept($t, event_id => "L${o}_v$v", type => 'live.updated', object_id => "lo$o", version => $v);
+		HookTest::Worker::accept($t, event_id => "L${o}_v$v", type => 'live.updated', object_id => "lo$o", version => $v);
 	}
 	if (!$killed && time - $t0 > 1.5) {
 		kill 'KILL', $live[0][0];
@@ -311,7 +311,7 @@ while (grep { @$_ } @q) {
 	sleep 0.05;
 }
 waitpid $live[0][0], 0;
-my @live2 = ([WorkerHelp::worker_bg($t, '--loop', '--concurrency', '4', '--max-runtime', '40')]);
+my @live2 = ([HookTest::Worker::worker_bg($t, '--loop', '--concurrency', '4', '--max-runtime', '40')]);
 while (time - $t0 < 40) {
 	last if $t->sql("select count(*) from hookinbox.action where route = 'live' and state = 'done'") == 60;
 	sleep 0.5;
@@ -337,10 +337,10 @@ for my $o (1 .. 15) {
 is($bad, 0, 'live arrivals: every object\'s versions took effect once each, in order, none called early');
 
 # ---- response_ref_field: from the JSON answer; absent or not JSON tolerated
-WorkerHelp::accept($t, event_id => 'j1', type => 'refj.x');
-WorkerHelp::accept($t, event_id => 'd1', type => 'refd.x');
+HookTest::Worker::accept($t, event_id => 'j1', type => 'refj.x');
+HookTest::Worker::accept($t, event_id => 'd1', type => 'refd.x');
 $d->plan('key:' . key_of('refj', 'j2'), '200 body=created, thanks');
-WorkerHelp::accept($t, event_id => 'j2', type => 'refj.x');
+HookTest::Worker::accept($t, event_id => 'j2', type => 'refj.x');
 drain();
 is_deeply([st('j1'), st('d1'), st('j2')], [qw(done done done)], 'response_ref_field: all done');
 my ($j1req) = grep { ($_->{event_id} // '') eq 'j1' } $d->requests;

@@ -14,34 +14,20 @@ use strict;
 use warnings;
 use Test::More;
 use HookTest;
-use Downstream;
-use WorkerHelp;
+use HookTest::Downstream;
+use HookTest::Worker;
 use Time::HiRes qw(sleep time);
 
 my $top = HookTest::top();
-my $da = Downstream->new(dir => File::Temp::tempdir('dsa-XXXXXX', TMPDIR => 1, CLEANUP => 1));
-my $db = Downstream->new(dir => File::Temp::tempdir('dsb-XXXXXX', TMPDIR => 1, CLEANUP => 1));
-my $t = WorkerHelp::setup(routes => {
+my $da = HookTest::Downstream->new(dir => File::Temp::tempdir('dsa-XXXXXX', TMPDIR => 1, CLEANUP => 1));
+my $db = HookTest::Downstream->new(dir => File::Temp::tempdir('dsb-XXXXXX', TMPDIR => 1, CLEANUP => 1));
+my $t = HookTest::Worker::setup(routes => {
 	a => { endpoint => 'shop', events => '*', url => $da->url('/a'), timeout => 3 },
 	b => { endpoint => 'shop', events => '*', url => $db->url('/b'), timeout => 3 },
 }, worker => { lease => 20 });
 my $conf_new = $t->config;
-my $conf_old = $t->dir . '/old.conf';
-my $c = HookTest::slurp($conf_new);
-$c =~ s/\[route b\].*?(?=^\[|\z)//ms;
-open my $fh, '>', $conf_old or die $!;
-print $fh $c;
-close $fh;
+my $conf_old = HookTest::Worker::config_without_route($t, 'b', $t->dir . '/old.conf');
 
-sub run {
-	my ($conf) = @_;
-	my $out = `@{[ WorkerHelp::bin() ]} -v -c $conf --once 2>&1`;
-	return ($? >> 8, $out);
-}
-sub reroute {
-	my (%v) = @_;
-	return $t->pg->psql_file("$top/sql/reroute.sql", role => 'hookinbox_admin', vars => \%v);
-}
 # event id => effects at one downstream
 sub effects_by_event {
 	my ($d) = @_;
@@ -68,19 +54,19 @@ my $pairs_twice = "select count(*) from (select inbox_id, route from hookinbox.a
 
 # 1. before route b exists anywhere: the old host alone
 my $t_pre = $t->sql('select now()');
-WorkerHelp::accept_many($t, 5, prefix => 'pre');
-my ($rc, $out) = run($conf_old);
+HookTest::Worker::accept_many($t, 5, prefix => 'pre');
+my ($rc, $out) = HookTest::Worker::run_once($conf_old);
 is($rc, 0, 'old host runs') or diag $out;
 once_each($da, 'route a before the change', ids('pre', 5));
 
 # 2. the new host starts: events older than route b are not made up for
-($rc, $out) = run($conf_new);
+($rc, $out) = HookTest::Worker::run_once($conf_new);
 is($rc, 0, 'new host runs') or diag $out;
 none_of($db, 'route b: events received before it existed', ids('pre', 5));
 
 # 3. the old host fans out while the new one runs: dispatched, recorded
-WorkerHelp::accept_many($t, 10, prefix => 'mid');
-($rc, $out) = run($conf_old);
+HookTest::Worker::accept_many($t, 10, prefix => 'mid');
+($rc, $out) = HookTest::Worker::run_once($conf_old);
 is($t->sql("select count(*) from hookinbox.inbox where event_id like 'mid_%' and state = 'dispatched'"),
 	10, 'old host: the events are dispatched (it routes them to a only)');
 is($t->sql("select count(*) from hookinbox.action a join hookinbox.inbox i on i.id = a.inbox_id"
@@ -89,10 +75,10 @@ is($t->sql("select count(*) from hookinbox.route_topup t join hookinbox.inbox i 
 	. " where i.event_id like 'mid_%'"), 10, 'recorded for the top-up');
 ($rc, $out) = $t->pg->psql_file("$top/sql/stats.sql", role => 'hookinbox_admin');
 like($out, qr/^\s*\{\w+\}\s*\|\s*10\s*\|/m, 'stats.sql shows the 10 events seen by one configuration') or diag $out;
-($rc, $out) = reroute(endpoint => 'shop');
+($rc, $out) = HookTest::Worker::reroute($t, endpoint => 'shop');
 like($out, qr/\b10 dispatched events wait for a worker with other routes/,
 	'reroute.sql sees them waiting for the top-up') or diag $out;
-($rc, $out) = run($conf_new);
+($rc, $out) = HookTest::Worker::run_once($conf_new);
 is($rc, 0, 'new host runs again') or diag $out;
 once_each($db, 'route b, events the old host fanned out', ids('mid', 10));
 once_each($da, 'route a, the same events', ids('mid', 10));
@@ -104,14 +90,14 @@ sub loop {
 	if ($pid == 0) {
 		open STDERR, '>', $t->dir . "/$name-loop.log" or die $!;
 		open STDOUT, '>&', \*STDERR or die $!;
-		exec(WorkerHelp::bin(), '-c', $conf, '-v', '--loop') or POSIX::_exit(127);
+		exec(HookTest::Worker::bin(), '-c', $conf, '-v', '--loop') or POSIX::_exit(127);
 	}
 	return $pid;
 }
 my $p_old = loop($conf_old, 'old');
 my $p_new = loop($conf_new, 'new');
 for my $burst (1 .. 6) {
-	WorkerHelp::accept_many($t, 10, prefix => "live$burst");
+	HookTest::Worker::accept_many($t, 10, prefix => "live$burst");
 	sleep 0.4;
 }
 my @live = map { ids("live$_", 10) } 1 .. 6;
@@ -127,20 +113,20 @@ once_each($db, 'route b, events during the change (two hosts looping)', @live);
 is($t->sql($pairs_twice), 0, 'no (route, event) pair has two actions');
 
 # 5. reroute.sql since: the events from before the change, on request
-($rc, $out) = reroute(endpoint => 'shop', since => $t_pre);
+($rc, $out) = HookTest::Worker::reroute($t, endpoint => 'shop', since => $t_pre);
 like($out, qr/\b75 dispatched events match .* dry run/, 'reroute.sql since: dry run counts dispatched events')
 	or diag $out;
-($rc, $out) = reroute(endpoint => 'shop', since => $t_pre, go => 1);
+($rc, $out) = HookTest::Worker::reroute($t, endpoint => 'shop', since => $t_pre, go => 1);
 is($rc, 0, 'reroute.sql since, go') or diag $out;
-($rc, $out) = run($conf_old);
-($rc, $out) = run($conf_new);
+($rc, $out) = HookTest::Worker::run_once($conf_old);
+($rc, $out) = HookTest::Worker::run_once($conf_new);
 once_each($db, 'route b, the events from before it existed, rerouted', ids('pre', 5));
 once_each($da, 'route a, not a second time for any event', ids('pre', 5), ids('mid', 10), @live);
 is($t->sql($pairs_twice), 0, 'still no (route, event) pair with two actions');
 
 # 6. purge keeps an event a worker still owes actions
-WorkerHelp::accept_many($t, 3, prefix => 'old');
-($rc, $out) = run($conf_old);
+HookTest::Worker::accept_many($t, 3, prefix => 'old');
+($rc, $out) = HookTest::Worker::run_once($conf_old);
 $t->sql("update hookinbox.inbox set received_at = now() - interval '40 days' where event_id like 'old_%'");
 ($rc, $out) = $t->pg->psql_file("$top/sql/purge.sql", role => 'hookinbox_admin',
 	vars => { payload_days => 7, dedup_days => 30 });
@@ -149,16 +135,16 @@ is($t->sql("select count(*) from hookinbox.inbox where event_id like 'old_%'"), 
 	'purge: events a worker still owes actions are kept');
 is($t->sql("select count(*) from hookinbox.inbox where event_id like 'old_%' and body is not null"), 3,
 	'purge: and their bodies');
-($rc, $out) = run($conf_new);
+($rc, $out) = HookTest::Worker::run_once($conf_new);
 once_each($db, 'route b gets them after all', ids('old', 3));
 
 # 7. route b removed everywhere: nothing more for it, whatever is recorded
 my $b_before = $t->sql("select count(*) from hookinbox.action where route = 'b'");
-WorkerHelp::accept_many($t, 5, prefix => 'post');
-($rc, $out) = run($conf_old);
-($rc, $out) = run($conf_old);
-($rc, $out) = reroute(endpoint => 'shop', since => $t_pre, go => 1);
-($rc, $out) = run($conf_old);
+HookTest::Worker::accept_many($t, 5, prefix => 'post');
+($rc, $out) = HookTest::Worker::run_once($conf_old);
+($rc, $out) = HookTest::Worker::run_once($conf_old);
+($rc, $out) = HookTest::Worker::reroute($t, endpoint => 'shop', since => $t_pre, go => 1);
+($rc, $out) = HookTest::Worker::run_once($conf_old);
 is($t->sql("select count(*) from hookinbox.action where route = 'b'"), $b_before,
 	'route removed everywhere: no new action of it');
 once_each($da, 'route a, after the removal', ids('post', 5));

@@ -13,13 +13,13 @@ use warnings;
 use Test::More;
 use Time::HiRes qw(sleep time);
 use HookTest;
-use Downstream;
-use WorkerHelp;
+use HookTest::Downstream;
+use HookTest::Worker;
 
 my $n = 100;
 my $tmpd = File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-my $d = Downstream->new(dir => $tmpd, plan => { '/dead' => '503' });
-my $t = WorkerHelp::setup(routes => {
+my $d = HookTest::Downstream->new(dir => $tmpd, plan => { '/dead' => '503' });
+my $t = HookTest::Worker::setup(routes => {
 	on => { endpoint => 'shop', events => 'on.*', url => $d->url('/on'), timeout => 2 },
 	off => { endpoint => 'shop', events => 'off.*', url => $d->url('/off'), timeout => 2,
 		breaker_failures => 0 },
@@ -41,9 +41,9 @@ sub run_case {
 		}
 	}
 	my $t0 = $t->sql('select extract(epoch from clock_timestamp())');
-	WorkerHelp::accept_many($t, $n, prefix => "${name}on", type => 'on.x');
-	WorkerHelp::accept_many($t, $n, prefix => "${name}off", type => 'off.x');
-	my ($pid, $log) = WorkerHelp::worker_bg($t, '--loop');
+	HookTest::Worker::accept_many($t, $n, prefix => "${name}on", type => 'on.x');
+	HookTest::Worker::accept_many($t, $n, prefix => "${name}off", type => 'off.x');
+	my ($pid, $log) = HookTest::Worker::worker_bg($t, '--loop');
 	my $until = time() + 120;
 	my $q = "select count(*) from hookinbox.action a join hookinbox.inbox i on i.id = a.inbox_id "
 		. "where i.event_id like '${name}%' and a.state <> 'done'";
@@ -79,9 +79,9 @@ run_case('fl', sub {
 });
 
 # ---- dead: 503 to everything
-WorkerHelp::accept_many($t, 40, prefix => 'dd', type => 'dead.x');
+HookTest::Worker::accept_many($t, 40, prefix => 'dd', type => 'dead.x');
 my $t0 = time();
-my ($pid, $log) = WorkerHelp::worker_bg($t, '--loop');
+my ($pid, $log) = HookTest::Worker::worker_bg($t, '--loop');
 my $opened;
 while (time() < $t0 + 60) {
 	last if ($opened = $t->sql("select count(*) from hookinbox.route_state where route = 'dead' and breaker <> 'closed'"));

@@ -9,19 +9,19 @@ use warnings;
 use Test::More;
 use Time::HiRes qw(sleep time);
 use HookTest;
-use Downstream;
-use WorkerHelp;
+use HookTest::Downstream;
+use HookTest::Worker;
 
 my $tmpd = File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-my $d = Downstream->new(dir => $tmpd, plan => { '/old' => 'sleep 0.2 200', '/new' => 'sleep 0.2 200' });
-my $t = WorkerHelp::setup(routes => {
+my $d = HookTest::Downstream->new(dir => $tmpd, plan => { '/old' => 'sleep 0.2 200', '/new' => 'sleep 0.2 200' });
+my $t = HookTest::Worker::setup(routes => {
 	r => { endpoint => 'shop', events => 'r.*', url => $d->url('/old'), timeout => 3 },
 }, worker => { lease => 20, concurrency => 2 });
 
 sub calls { my ($path) = @_; return scalar(grep { $_->{path} eq $path } $d->requests) }
 
-WorkerHelp::accept_many($t, 80, prefix => 'rb', type => 'r.x');
-my ($pid, $log) = WorkerHelp::worker_bg($t, '--loop');
+HookTest::Worker::accept_many($t, 80, prefix => 'rb', type => 'r.x');
+my ($pid, $log) = HookTest::Worker::worker_bg($t, '--loop');
 my $until = time() + 30;
 sleep 0.1 while time() < $until && calls('/old') < 6;
 ok(calls('/old') >= 6, 'the backlog is being worked on the old url');

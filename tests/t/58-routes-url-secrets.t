@@ -7,15 +7,15 @@ use strict;
 use warnings;
 use Test::More;
 use HookTest;
-use WorkerHelp;
+use HookTest::Worker;
 
-my $t = WorkerHelp::setup(routes => {
+my $t = HookTest::Worker::setup(routes => {
 	basic => { endpoint => 'shop', events => 'a.*', url => 'http://alice:pw-Zq81x@127.0.0.1:9/hooks', timeout => 1 },
 	query => { endpoint => 'shop', events => 'b.*', url => 'http://127.0.0.1:9/in?api_key=KEY-77fw0c&x=1', timeout => 1 },
 	slack => { endpoint => 'shop', events => 'c.*', url => 'https://hooks.slack.com/services/T00/B00/XOXB-s3cr3t', timeout => 1 },
 	plain => { endpoint => 'shop', events => 'd.*', url => 'http://127.0.0.1:9/plain', timeout => 1 },
 });
-my ($rc, $out) = WorkerHelp::worker($t, '--once');
+my ($rc, $out) = HookTest::Worker::worker($t, '--once');
 is($rc, 0, 'a run registers the routes') or diag $out;
 my $routes = $t->sql('select string_agg(routes, E\'\n\') from hookinbox.worker_routes');
 for my $secret ('pw-Zq81x', 'KEY-77fw0c', 'XOXB-s3cr3t', 'T00/B00') {

@@ -10,14 +10,14 @@ use strict;
 use warnings;
 use Test::More;
 use HookTest;
-use WorkerHelp;
+use HookTest::Worker;
 
 my $top = HookTest::top();
-my $t = WorkerHelp::setup(routes => {
+my $t = HookTest::Worker::setup(routes => {
 	r => { endpoint => 'shop', events => 'r.*', url => 'http://127.0.0.1:9/x', timeout => 1, max_attempts => 1 },
 });
-WorkerHelp::accept_many($t, 2, prefix => 'bl', type => 'r.x');
-WorkerHelp::worker($t, '--once');
+HookTest::Worker::accept_many($t, 2, prefix => 'bl', type => 'r.x');
+HookTest::Worker::worker($t, '--once');
 $t->sql("update hookinbox.action set state = 'parked', last_error = 'timeout (outcome unknown); attempts exhausted', "
 	. "created_at = now() - interval '3 days' where route = 'r'");
 my $id = $t->sql("select min(id) from hookinbox.action where route = 'r'");
@@ -41,12 +41,12 @@ is($rc, 0, 'a recent unknown outcome: go=1 replays (the downstream still has the
 
 # ---- held deliveries in --health-check
 my @h = ('--health-check', '--max-pending-age', '9999999', '--max-parked-age', '3600');
-($rc, $out) = WorkerHelp::worker($t, @h);
+($rc, $out) = HookTest::Worker::worker($t, @h);
 is($rc, 0, 'no held delivery: healthy') or diag $out;
 like($out, qr/0 held deliveries/, 'and says so');
 $t->sql("update hookinbox.inbox set state = 'review', received_at = now() - interval '3 days' "
 	. "where id = (select min(id) from hookinbox.inbox)");
-($rc, $out) = WorkerHelp::worker($t, @h);
+($rc, $out) = HookTest::Worker::worker($t, @h);
 is($rc, 1, 'a delivery held for 3 days: unhealthy') or diag $out;
 like($out, qr/oldest of 1 held deliveries is \d+ s old \(sql\/review\.sql\), over 3600 s/, 'and says which limit');
 done_testing;

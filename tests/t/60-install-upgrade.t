@@ -1,13 +1,14 @@
 # SPDX-License-Identifier: ISC
 # make install lays out what the README says; an installation at the first
 # migration, holding events, is upgraded by sql/install.sql without losing
-# any, twice without change, and both programs work on the result.
+# any, twice without change, and the responder and the worker work on the
+# result.
 use strict;
 use warnings;
 use Test::More;
 use File::Temp qw(tempdir);
 use HookTest qw(stripe_sig);
-use WorkerHelp;
+use HookTest::Worker;
 
 my $top = HookTest::top();
 
@@ -89,8 +90,8 @@ is($old->sql(q{select length(body) from hookinbox.inbox where event_id = 'evt_64
 	'and reads back whole');
 $old->sql(q{delete from hookinbox.inbox where event_id in ('evt_6k', 'evt_64k')});
 
-# both programs on the upgraded database
-$old->sql($WorkerHelp::APPLY_SQL);
+# the responder and the worker on the upgraded database
+$old->sql($HookTest::Worker::APPLY_SQL);
 (my $conf = do { local (@ARGV, $/) = $t->config; <> }) =~ s/dbname=hookinbox user=hookinbox_intake/dbname=old user=hookinbox_intake/;
 open my $fh, '>', $t->config or die $!;
 print $fh $conf;

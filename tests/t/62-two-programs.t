@@ -12,7 +12,7 @@ use strict;
 use warnings;
 use Test::More;
 use HookTest qw(stripe_sig);
-use Downstream;
+use HookTest::Downstream;
 use Time::HiRes qw(sleep time);
 
 my $top = HookTest::top();
@@ -20,7 +20,7 @@ my $secret = 'whsec_two_programs_0123456789';
 my $t = HookTest->new(endpoints => { shop => { provider => 'stripe', secrets => [$secret] } },
 	routes => { out => { endpoint => 'shop', url => 'http://127.0.0.1:1/placeholder', timeout => 2 } },
 	worker => { lease => 5 }, procs => 1);
-my $d = Downstream->new(dir => $t->dir);
+my $d = HookTest::Downstream->new(dir => $t->dir);
 my $conf = $t->config;
 my $text = HookTest::slurp($conf);
 my $intake = $t->pg->conninfo('hookinbox_intake');
@@ -40,25 +40,20 @@ sub write_conf {
 }
 write_conf($workerc);
 
-sub run_prog {
-	my (@cmd) = @_;
-	my $out = `@{[ join ' ', map { HookTest::shell_quote($_) } @cmd ]} 2>&1`;
-	return ($? >> 8, $out);
-}
 my $fcgi = "$top/obj/test/hookinbox.fcgi";
 my $worker = "$top/obj/test/hookinbox-worker";
 
 # ---- --check --connect: each program, its own role
-my ($rc, $out) = run_prog($fcgi, '-c', $conf, '--check', '--connect');
+my ($rc, $out) = HookTest::run_status($fcgi, '-c', $conf, '--check', '--connect');
 is($rc, 0, 'responder --check --connect: ok') or diag $out;
 like($out, qr/database: connected as "hookinbox_intake"/, 'the responder connects as hookinbox_intake');
-($rc, $out) = run_prog($worker, '-c', $conf, '--check', '--connect');
+($rc, $out) = HookTest::run_status($worker, '-c', $conf, '--check', '--connect');
 is($rc, 0, 'worker --check --connect: ok') or diag $out;
 like($out, qr/connects with \[worker\] conninfo\).*connected as "hookinbox_worker"/, 'the worker connects as hookinbox_worker');
 
-# the mistake of issue 15: the worker pointed at the intake role
+# a likely mistake: the worker pointed at the intake role
 write_conf($intake);
-($rc, $out) = run_prog($worker, '-c', $conf, '--check', '--connect');
+($rc, $out) = HookTest::run_status($worker, '-c', $conf, '--check', '--connect');
 is($rc, 78, 'worker --check --connect as hookinbox_intake: 78');
 like($out, qr/\Q$conf\E: role "hookinbox_intake" lacks SELECT and UPDATE on hookinbox\.inbox/, 'and says which role lacks what');
 is(scalar(() = $out =~ /\n/g), 1, 'in one line');
@@ -66,24 +61,24 @@ is(scalar(() = $out =~ /\n/g), 1, 'in one line');
 # the database cannot be reached: 75; the schema missing or too old: 78
 (my $down = $workerc) =~ s/port=\d+/port=1/;
 write_conf($down);
-($rc, $out) = run_prog($worker, '-c', $conf, '--check', '--connect');
+($rc, $out) = HookTest::run_status($worker, '-c', $conf, '--check', '--connect');
 is($rc, 75, 'worker --check --connect, database unreachable: 75');
 like($out, qr/could not connect to the database/, 'and says so');
 $t->pg->psql_raw('postgres', 'postgres', 'create database empty');
 (my $empty = $t->pg->conninfo('postgres')) =~ s/dbname=\S+/dbname=empty/;
 write_conf($workerc, database => $empty);
-($rc, $out) = run_prog($fcgi, '-c', $conf, '--check', '--connect');
+($rc, $out) = HookTest::run_status($fcgi, '-c', $conf, '--check', '--connect');
 is($rc, 78, 'responder --check --connect, no schema: 78');
 like($out, qr/the schema hookinbox is not installed/, 'and says so');
 # as a role that can read the schema version (the admin): a schema older than the build
 write_conf($t->pg->conninfo('hookinbox_admin'));
-($rc, $out) = run_prog($worker, '-c', $conf, '--check', '--connect');
+($rc, $out) = HookTest::run_status($worker, '-c', $conf, '--check', '--connect');
 like($out, qr/schema at version (\d+)/, 'the admin role reads the schema version') or diag $out;
 my ($v) = $out =~ /schema at version (\d+)/;
 $t->sql("alter table hookinbox.schema_migrations disable trigger all");
 $t->sql("update hookinbox.schema_migrations set version = version + 1000 where version = $v");
 $t->sql("delete from hookinbox.schema_migrations where version = $v + 1000");
-($rc, $out) = run_prog($worker, '-c', $conf, '--check', '--connect');
+($rc, $out) = HookTest::run_status($worker, '-c', $conf, '--check', '--connect');
 is($rc, 78, 'schema older than the program: 78');
 like($out, qr/the schema is at version @{[ $v - 1 ]}, this program needs $v/, 'and says which versions');
 $t->sql("insert into hookinbox.schema_migrations (version, name) values ($v, 'restored')");
@@ -93,40 +88,40 @@ write_conf($workerc);
 my $body = '{"id":"evt_quiet_1","type":"invoice.paid","created":1}';
 my $r = $t->post('shop', $body, { 'Stripe-Signature' => stripe_sig($secret, $body) });
 is($r->{status}, 200, 'a delivery is accepted');
-($rc, $out) = run_prog($worker, '-c', $conf, '--once');
+($rc, $out) = HookTest::run_status($worker, '-c', $conf, '--once');
 is($rc, 0, 'worker run: exit 0');
 is($out, '', 'a run that went well prints nothing');
 is(scalar(grep { ($_->{event_id} // '') eq 'evt_quiet_1' } $d->requests), 1, 'and delivered the event downstream');
 is($t->sql(q{select state from hookinbox.action}), 'done', 'the action is done');
-($rc, $out) = run_prog($worker, '-c', $conf, '--once', '-v');
+($rc, $out) = HookTest::run_status($worker, '-c', $conf, '--once', '-v');
 like($out, qr/event=summary /, '-v: the summary line');
 write_conf($down);
-($rc, $out) = run_prog($worker, '-c', $conf, '--once');
+($rc, $out) = HookTest::run_status($worker, '-c', $conf, '--once');
 is($rc, 75, 'worker run, database unreachable: 75');
 like($out, qr/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ hookinbox-worker: error: could not connect to the database/, 'one clear line, with its time');
 is(scalar(() = $out =~ /\n/g), 1, 'only one');
 
 # ---- --health-check --nagios: the plugin convention (0 OK, 2 CRITICAL, perfdata)
-($rc, $out) = run_prog($worker, '-c', $conf, '--health-check', '--nagios');
+($rc, $out) = HookTest::run_status($worker, '-c', $conf, '--health-check', '--nagios');
 is($rc, 2, '--nagios, database unreachable: 2 (CRITICAL)');
 like($out, qr/^HOOKINBOX CRITICAL - unavailable: could not connect to the database$/m, 'the status word first (the reason on stderr)');
 write_conf($workerc);
-($rc, $out) = run_prog($worker, '-c', $conf, '--health-check', '--nagios');
+($rc, $out) = HookTest::run_status($worker, '-c', $conf, '--health-check', '--nagios');
 is($rc, 0, '--nagios, healthy: 0 (OK)') or diag $out;
 like($out, qr/^HOOKINBOX OK - ok: .* \| pending_event_age=0s;;900 pending_action_age=0s;;900 parked_action_age=0s;;86400 held_delivery_age=0s;;86400$/,
 	'OK with performance data and the thresholds');
 $body = '{"id":"evt_old_1","type":"invoice.paid","created":1}';
 $t->post('shop', $body, { 'Stripe-Signature' => stripe_sig($secret, $body) });
 $t->sql(q{update hookinbox.inbox set received_at = now() - interval '1000 seconds' where event_id = 'evt_old_1'});
-($rc, $out) = run_prog($worker, '-c', $conf, '--health-check', '--nagios');
+($rc, $out) = HookTest::run_status($worker, '-c', $conf, '--health-check', '--nagios');
 is($rc, 2, '--nagios, an event pending for 1000 s: 2 (CRITICAL)');
 like($out, qr/^HOOKINBOX CRITICAL - unhealthy: oldest pending event is 10\d\d s old \(endpoint "shop"\), over 900 s \| pending_event_age=10\d\ds;;900 /,
 	'says which and how old, with performance data');
-($rc, $out) = run_prog($worker, '-c', $conf, '--health-check');
+($rc, $out) = HookTest::run_status($worker, '-c', $conf, '--health-check');
 is($rc, 1, 'without --nagios: 1 (unhealthy), as before');
-($rc, $out) = run_prog($worker, '-c', $conf, '--nagios');
+($rc, $out) = HookTest::run_status($worker, '-c', $conf, '--nagios');
 is($rc, 64, '--nagios without --health-check: usage error');
-($rc, $out) = run_prog($worker, '-c', $conf, '--once');
+($rc, $out) = HookTest::run_status($worker, '-c', $conf, '--once');
 is($rc, 0, 'a run delivers it');
 write_conf($down);
 

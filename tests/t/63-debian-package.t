@@ -28,7 +28,7 @@ use Test::More;
 use Fcntl qw(:flock);
 use File::Temp qw(tempdir);
 use HookTest qw(stripe_sig);
-use Downstream;
+use HookTest::Downstream;
 
 my $top = HookTest::top();
 plan skip_all => 'needs root (dpkg -i)' if $> != 0;
@@ -180,7 +180,7 @@ is($rc, 0, 'the installed install.sql installs the schema') or diag $out;
 
 # the shipped configuration, as an administrator edits it: the test
 # cluster's socket and port, the downstream's URL, an endpoint secret
-my $d = Downstream->new(dir => $dir);
+my $d = HookTest::Downstream->new(dir => $dir);
 my $conf = HookTest::slurp('/etc/hookinbox/hookinbox.conf');
 my $n = ($conf =~ s{host=/run/postgresql dbname=hookinbox}{host=$pg->{sock} port=$pg->{port} dbname=hookinbox}g);
 is($n, 2, 'the shipped configuration names two conninfos: the responder\'s and the worker\'s');

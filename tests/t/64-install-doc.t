@@ -24,7 +24,7 @@ use Fcntl qw(:flock);
 use File::Temp ();
 use IO::Socket::INET;
 use HookTest;
-use Downstream;
+use HookTest::Downstream;
 
 my $top = HookTest::top();
 plan skip_all => 'needs root' if $> != 0;
@@ -112,7 +112,7 @@ $done{cluster} = 1;
 }
 
 # ---- the page, as a script
-my $d = Downstream->new(dir => File::Temp::tempdir(CLEANUP => 1));
+my $d = HookTest::Downstream->new(dir => File::Temp::tempdir(CLEANUP => 1));
 my $secret = 'whsec_install_doc_0123456789abcdef';
 HookTest::record_secret($secret);
 my %subst = (

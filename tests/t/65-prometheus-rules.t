@@ -11,7 +11,7 @@ use strict;
 use warnings;
 use Test::More;
 use HookTest qw(stripe_sig);
-use WorkerHelp;
+use HookTest::Worker;
 
 my $promtool = '/usr/bin/promtool';
 plan skip_all => "no $promtool (package prometheus; tools/install-deps installs it)" unless -x $promtool;
@@ -28,19 +28,19 @@ my %named = map { $_ => 1 } map { /\b(hookinbox_\w+)/g } $rules =~ /^\s*expr: (.
 ok(keys %named >= 5, 'metrics the rules use: ' . join(' ', sort keys %named));
 
 # a real run: one event, one route, the metrics file
-my $t = WorkerHelp::setup(routes => { local => { endpoint => 'shop', handler => 'sql:app.apply', timeout => 2 } },
+my $t = HookTest::Worker::setup(routes => { local => { endpoint => 'shop', handler => 'sql:app.apply', timeout => 2 } },
 	endpoints => { shop => { provider => 'stripe', secrets => ['whsec_rules_0123456789'] } },
 	extra => { no_lighttpd => 0, procs => 1 });
-$t->sql($WorkerHelp::APPLY_SQL);
+$t->sql($HookTest::Worker::APPLY_SQL);
 for my $i (1 .. 3) {
 	my $body = qq({"id":"evt_forged_$i","type":"invoice.paid"});
 	my $r = $t->post('shop', $body, { 'Stripe-Signature' => stripe_sig('whsec_not_the_secret_000', $body) });
 	is($r->{status}, 401, "forged delivery $i refused");
 }
 $t->httpd->stop; # the responder writes its rejection counts when it stops
-WorkerHelp::accept($t, event_id => 'evt_metrics_1', type => 'invoice.paid');
+HookTest::Worker::accept($t, event_id => 'evt_metrics_1', type => 'invoice.paid');
 my $file = $t->dir . '/hookinbox.prom';
-my ($rc, $log) = WorkerHelp::worker($t, '--once', '--metrics-file', $file);
+my ($rc, $log) = HookTest::Worker::worker($t, '--once', '--metrics-file', $file);
 is($rc, 0, 'a worker run') or diag $log;
 my $metrics = HookTest::slurp($file);
 my %seen = map { $_ => 1 } $metrics =~ /^# TYPE (\S+) /mg;

@@ -10,11 +10,11 @@ use strict;
 use warnings;
 use Test::More;
 use HookTest;
-use WorkerHelp;
+use HookTest::Worker;
 use Time::HiRes qw(sleep time);
 
-my $t = WorkerHelp::setup(routes => { local => { endpoint => 'shop', handler => 'sql:app.apply', timeout => 2 } });
-$t->sql($WorkerHelp::APPLY_SQL);
+my $t = HookTest::Worker::setup(routes => { local => { endpoint => 'shop', handler => 'sql:app.apply', timeout => 2 } });
+$t->sql($HookTest::Worker::APPLY_SQL);
 my $prom = $t->dir . '/hookinbox.prom';
 
 sub value {
@@ -30,9 +30,9 @@ my $inf = 'hookinbox_worker_call_duration_seconds_bucket{route="local",le="+Inf"
 # ---- runs one after another
 my $n = 0;
 for my $run (1 .. 3) {
-	WorkerHelp::accept($t, event_id => "evt_seq_${run}_$_", type => 'invoice.paid') for 1 .. $run;
+	HookTest::Worker::accept($t, event_id => "evt_seq_${run}_$_", type => 'invoice.paid') for 1 .. $run;
 	$n += $run;
-	my ($rc, $log) = WorkerHelp::worker($t, '--once', '--metrics-file', $prom);
+	my ($rc, $log) = HookTest::Worker::worker($t, '--once', '--metrics-file', $prom);
 	is($rc, 0, "run $run") or diag $log;
 	is(value($calls), $n, "after run $run: calls_total is $n (every run's calls)");
 }
@@ -43,12 +43,12 @@ is(value('hookinbox_worker_last_run_done'), 3, 'the last-run gauges stay per run
 
 # ---- several runs at once on one file: every call counted once
 $t->sql('truncate app.applied');
-WorkerHelp::accept_many($t, 400, prefix => 'par');
+HookTest::Worker::accept_many($t, 400, prefix => 'par');
 # (each run pauses 50 ms between reading the file and renaming the new one
 # over it, and --loop-less runs write once, at their end: the runs' writes
 # overlap unless the lock orders them)
 my @pids = map {
-	(WorkerHelp::worker_bg($t, { HOOKINBOX_FAILPOINT => 'metrics-write' }, '--once', '--batch', '10',
+	(HookTest::Worker::worker_bg($t, { HOOKINBOX_FAILPOINT => 'metrics-write' }, '--once', '--batch', '10',
 		'--concurrency', '4', '--metrics-file', $prom))[0]
 } 1 .. 8;
 waitpid $_, 0 for @pids;
@@ -58,12 +58,12 @@ is(value($count), $n + 400, 'the histogram too');
 $n += 400;
 
 # ---- a --loop worker (writes every 15 s and at exit) beside cron runs
-my ($loop) = WorkerHelp::worker_bg($t, '--loop', '--metrics-file', $prom);
-WorkerHelp::accept_many($t, 50, prefix => 'loop');
+my ($loop) = HookTest::Worker::worker_bg($t, '--loop', '--metrics-file', $prom);
+HookTest::Worker::accept_many($t, 50, prefix => 'loop');
 my $until = time + 30;
 sleep 0.2 while $t->sql("select count(*) from app.applied where event_id like 'loop_%'") < 50 && time < $until;
-WorkerHelp::accept_many($t, 20, prefix => 'cron');
-my ($rc, $log) = WorkerHelp::worker($t, '--once', '--metrics-file', $prom);
+HookTest::Worker::accept_many($t, 20, prefix => 'cron');
+my ($rc, $log) = HookTest::Worker::worker($t, '--once', '--metrics-file', $prom);
 is($rc, 0, 'a cron run beside the loop');
 kill 'TERM', $loop;
 waitpid $loop, 0;
@@ -74,8 +74,8 @@ $n += 70;
 
 # ---- the file removed: a reset, counting from zero again
 unlink $prom;
-WorkerHelp::accept($t, event_id => 'evt_after_reset', type => 'invoice.paid');
-($rc, $log) = WorkerHelp::worker($t, '--once', '--metrics-file', $prom);
+HookTest::Worker::accept($t, event_id => 'evt_after_reset', type => 'invoice.paid');
+($rc, $log) = HookTest::Worker::worker($t, '--once', '--metrics-file', $prom);
 is(value($calls), 1, 'after the file is removed the counter starts again (Prometheus sees a reset)');
 
 # ---- a route no longer configured keeps its series
@@ -86,8 +86,8 @@ is(value($calls), 1, 'after the file is removed the counter starts again (Promet
 	print $fh $text;
 	close $fh;
 }
-WorkerHelp::accept($t, event_id => 'evt_last', type => 'invoice.paid');
-($rc, $log) = WorkerHelp::worker($t, '--once', '--metrics-file', $prom);
+HookTest::Worker::accept($t, event_id => 'evt_last', type => 'invoice.paid');
+($rc, $log) = HookTest::Worker::worker($t, '--once', '--metrics-file', $prom);
 is(value('hookinbox_worker_calls_total{route="gone",class="ok"}'), 1, 'a route gone from the configuration keeps its count');
 is(value($calls), 1, 'and the configured one counts its own');
 done_testing();

@@ -18,7 +18,7 @@ use strict;
 use warnings;
 use Test::More;
 use HookTest qw(stripe_sig);
-use WorkerHelp;
+use HookTest::Worker;
 use JSON::PP;
 use HTTP::Tiny;
 use Digest::SHA qw(hmac_sha256);
@@ -40,13 +40,13 @@ my $top = HookTest::top();
 # (retrying); route parkit parks what its handler refuses for good (SQLSTATE
 # class ZP); endpoint shp (Shopify) holds a body sent under a second topic
 my $shp_secret = 'shopify-live-secret-24680';
-my $t = WorkerHelp::setup(routes => { local => { endpoint => 'shop', handler => 'sql:app.apply', timeout => 2 },
+my $t = HookTest::Worker::setup(routes => { local => { endpoint => 'shop', handler => 'sql:app.apply', timeout => 2 },
 		down => { endpoint => 'shop', url => 'http://127.0.0.1:1/', timeout => 2 },
 		parkit => { endpoint => 'shop', handler => 'sql:app.park', timeout => 2 } },
 	endpoints => { shop => { provider => 'stripe', secrets => ['whsec_live_0123456789abcdef'] },
 		shp => { provider => 'shopify', secrets => [$shp_secret] } },
 	extra => { no_lighttpd => 0, procs => 1 });
-$t->sql($WorkerHelp::APPLY_SQL);
+$t->sql($HookTest::Worker::APPLY_SQL);
 $t->sql(q{create function app.park(e jsonb) returns void language plpgsql as $$
 	begin
 		if e->>'event_id' like 'perm%' then
@@ -96,7 +96,7 @@ sub forged {
 }
 
 # a good run, one refused delivery and one duplicate already counted: the series exist before the burst
-WorkerHelp::accept($t, event_id => 'evt_live_1', type => 'invoice.paid');
+HookTest::Worker::accept($t, event_id => 'evt_live_1', type => 'invoice.paid');
 {
 	my $body = '{"id":"evt_live_signed","type":"invoice.paid"}';
 	for my $i (1 .. 2) {
@@ -104,7 +104,7 @@ WorkerHelp::accept($t, event_id => 'evt_live_1', type => 'invoice.paid');
 		is($r->{status}, 200, "signed delivery $i answered 200") or diag $r->{content};
 	}
 }
-WorkerHelp::accept($t, event_id => 'perm_1', type => 'invoice.paid');
+HookTest::Worker::accept($t, event_id => 'perm_1', type => 'invoice.paid');
 for my $topic ('orders/paid', 'orders/updated') {
 	my $body = '{"id":4242,"total":"10.00"}';
 	my $r = $t->post('shp', $body, { 'X-Shopify-Hmac-Sha256' => encode_base64(hmac_sha256($body, $shp_secret), ''),
@@ -114,7 +114,7 @@ for my $topic ('orders/paid', 'orders/updated') {
 is($t->sql(q{select count(*) from hookinbox.inbox where endpoint = 'shp' and state = 'review'}), 1,
 	'the second topic of one body is held for review');
 forged(1, 'a');
-my ($rc, $log) = WorkerHelp::worker($t, '--once', '--metrics-file', $prom_file);
+my ($rc, $log) = HookTest::Worker::worker($t, '--once', '--metrics-file', $prom_file);
 is($rc, 0, 'a worker run writes the metrics file') or diag $log;
 
 # node_exporter on the textfile directory, Prometheus on node_exporter
@@ -176,7 +176,7 @@ is(scalar(firing('HookinboxWorkerStalled')), 0, 'the worker ran just now: Hookin
 
 # ---- a signature-failure burst on endpoint shop
 forged(12, 'b');
-($rc, $log) = WorkerHelp::worker($t, '--once', '--metrics-file', $prom_file);
+($rc, $log) = HookTest::Worker::worker($t, '--once', '--metrics-file', $prom_file);
 like(HookTest::slurp($prom_file), qr/^hookinbox_rejections_total\{endpoint="shop",reason="signature mismatch"\} 13$/m,
 	'the worker exports the 13 refusals');
 my ($alert) = wait_for('HookinboxSignatureFailures', sub { (firing('HookinboxSignatureFailures'))[0] });
@@ -195,7 +195,7 @@ for my $run (1 .. 4) {
 		my $r = $t->post('shop', $body, { 'Stripe-Signature' => stripe_sig('whsec_live_0123456789abcdef', $body) });
 		is($r->{status}, 200, "run $run: delivery evt_cron_${run}_$k answered 200") or diag $r->{content};
 	}
-	($rc, $log) = WorkerHelp::worker($t, '--once', '--metrics-file', $prom_file);
+	($rc, $log) = HookTest::Worker::worker($t, '--once', '--metrics-file', $prom_file);
 	is($rc, 0, "cron-style run $run") or diag $log;
 	my $want = $before + 2 * $run;
 	ok(wait_for("calls_total $want", sub { (value($calls) // -1) == $want }, 30),
@@ -213,7 +213,7 @@ ok($inc >= 8 && $inc < 9.5, "actions_total{done}: $inc");
 
 # the responders' histogram, OpenTelemetry's http.server.request.duration
 $t->httpd->restart; # its counts are written when it stops (and every 10 s)
-($rc, $log) = WorkerHelp::worker($t, '--once', '--metrics-file', $prom_file);
+($rc, $log) = HookTest::Worker::worker($t, '--once', '--metrics-file', $prom_file);
 my $h = 'hookinbox_http_server_request_duration_seconds';
 my %want = (accepted => 9, duplicate => 5);
 for my $o (sort keys %want) {
@@ -241,14 +241,14 @@ is(value('hookinbox_inbox_held_events{endpoint="shp",older_than="1d"}'), 0, 'non
 is(scalar(firing('HookinboxHeldTooLong')), 0, 'HookinboxHeldTooLong does not fire');
 # two days on: the held delivery's receipt moved back, as the clock cannot be
 $t->sql(q{update hookinbox.inbox set received_at = received_at - interval '2 days' where state = 'review'});
-($rc, $log) = WorkerHelp::worker($t, '--once', '--metrics-file', $prom_file);
+($rc, $log) = HookTest::Worker::worker($t, '--once', '--metrics-file', $prom_file);
 ($alert) = wait_for('HookinboxHeldTooLong', sub { (firing('HookinboxHeldTooLong'))[0] });
 ok($alert, 'a delivery held for two days: HookinboxHeldTooLong fires');
 is($alert && $alert->{labels}{endpoint}, 'shp', 'for endpoint shp');
 is(value('hookinbox_inbox_held_events{endpoint="shp",older_than="1d"}'), 1, 'held for more than a day: 1');
 
 # ---- a stalled worker: its last run, by the test clock, 15 minutes ago
-($rc, $log) = WorkerHelp::worker($t, { HOOKINBOX_TEST_NOW => time() - 900 }, '--once', '--metrics-file', $prom_file);
+($rc, $log) = HookTest::Worker::worker($t, { HOOKINBOX_TEST_NOW => time() - 900 }, '--once', '--metrics-file', $prom_file);
 ($alert) = wait_for('HookinboxWorkerStalled', sub { (firing('HookinboxWorkerStalled'))[0] });
 ok($alert, 'HookinboxWorkerStalled fires');
 like($alert ? $alert->{annotations}{summary} : '', qr/has not finished a run for 15m/, 'and says for how long');

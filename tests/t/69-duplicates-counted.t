@@ -11,14 +11,14 @@ use strict;
 use warnings;
 use Test::More;
 use HookTest qw(stripe_sig);
-use WorkerHelp;
+use HookTest::Worker;
 use JSON::PP;
 
 my $secret = 'whsec_duplicates_0123456789abcdef';
-my $t = WorkerHelp::setup(routes => { local => { endpoint => 'shop', handler => 'sql:app.apply', timeout => 2 } },
+my $t = HookTest::Worker::setup(routes => { local => { endpoint => 'shop', handler => 'sql:app.apply', timeout => 2 } },
 	endpoints => { shop => { provider => 'stripe', secrets => [$secret] }, other => { provider => 'stripe', secrets => [$secret] } },
 	extra => { no_lighttpd => 0, procs => 1 });
-$t->sql($WorkerHelp::APPLY_SQL);
+$t->sql($HookTest::Worker::APPLY_SQL);
 
 my $body = '{"id":"evt_dup_1","type":"invoice.paid","created":1}';
 my $first;
@@ -56,7 +56,7 @@ like($ref_section // '', qr/^\s*shop\s*\|\s*signature mismatch\s*\|\s*1\s*\|/m, 
 unlike($ref_section // '', qr/duplicate/, 'and no duplicate among them') or diag $out;
 
 my $file = $t->dir . '/hookinbox.prom';
-($rc, my $log) = WorkerHelp::worker($t, '--once', '--metrics-file', $file);
+($rc, my $log) = HookTest::Worker::worker($t, '--once', '--metrics-file', $file);
 is($rc, 0, 'a worker run') or diag $log;
 my $m = HookTest::slurp($file);
 like($m, qr/^# TYPE hookinbox_inbox_duplicates_total counter$/m, 'hookinbox_inbox_duplicates_total is a counter');

@@ -17,19 +17,7 @@ my %bin = (responder => "$top/obj/test/hookinbox.fcgi", worker => "$top/obj/test
 	backfill => "$top/obj/test/hookinbox-backfill");
 my $ts = qr/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/;
 
-sub write_file {
-	my ($name, $text, $mode) = @_;
-	open my $fh, '>', "$dir/$name" or die $!;
-	print $fh $text;
-	close $fh;
-	chmod $mode // 0600, "$dir/$name";
-	return "$dir/$name";
-}
-sub run {
-	my (@cmd) = @_;
-	my $out = `@{[ join ' ', map { HookTest::Proc::shell_quote($_) } @cmd ]} 2>&1`;
-	return ($? >> 8, $out);
-}
+sub write_file { my ($name, @rest) = @_; return HookTest::write_file("$dir/$name", @rest) }
 
 write_file('stripe', "whsec_check_0123456789\n");
 my $bad = write_file('bad.conf', <<'INI');
@@ -56,7 +44,7 @@ my %want = (
 for my $prog (sort keys %bin) {
 	# the backfill has no --check: it checks the file before it starts
 	my @args = $prog eq 'backfill' ? ('--endpoint', 'shop', '--since', '2026-01-01T00:00:00Z', '--credential', "$dir/stripe") : ('--check');
-	my ($rc, $out) = run($bin{$prog}, '-c', $bad, @args);
+	my ($rc, $out) = HookTest::run_status($bin{$prog}, '-c', $bad, @args);
 	is($rc, 78, "$prog: a bad file exits 78");
 	my @lines = split /\n/, $out;
 	my @at = map { /\Q$bad\E:(\d+): / ? $1 : () } @lines;
@@ -65,12 +53,12 @@ for my $prog (sort keys %bin) {
 }
 
 my $good = write_file('good.conf', "[database]\nconninfo = dbname=hookinbox\n[endpoint shop]\nprovider = stripe\nsecret_file = stripe\n");
-my ($rc, $out) = run($bin{responder}, '--check', '-c', $good);
+my ($rc, $out) = HookTest::run_status($bin{responder}, '--check', '-c', $good);
 is($rc, 0, 'a good file: exit 0');
 like($out, qr/ok \(1 endpoints/, 'and says ok');
 
 # an info line (the worker's -v) and a warning carry the time too
-($rc, $out) = run($bin{worker}, '-c', $good, '--once', '-v');
+($rc, $out) = HookTest::run_status($bin{worker}, '-c', $good, '--once', '-v');
 ok($out ne '', 'the worker says something with the database away') or diag $out;
 my @untimed = grep { !/^$ts / && !/^ts=$ts / } split /\n/, $out;
 is(scalar(@untimed), 0, 'every line of the worker starts with its time') or diag $out;

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: ISC
-# Both programs through PgBouncer 1.18 in transaction mode, with fewer
+# The responder and the worker through PgBouncer 1.18 in transaction mode, with fewer
 # server connections than clients, so each transaction may run on a server
 # connection another client used before (a named prepared statement made
 # on one would be missing on the next).  Signed load with redeliveries
@@ -11,31 +11,19 @@
 use strict;
 use warnings;
 use Test::More;
-use File::Temp ();
 use Time::HiRes qw(sleep time);
 use HookTest;
 use HookTest::HA;
 use HookTest::Load;
 use HookTest::PgBouncer;
-use Downstream;
+use HookTest::Downstream;
 
 plan skip_all => 'pgbouncer is not installed (tools/install-deps)' unless HookTest::PgBouncer::available();
 plan skip_all => 'heavy, and built with a sanitizer: the responder paths it reaches run under the sanitizers in 84' if HookTest::HA::sanitized();
 
 my $POOL = 3;   # server connections per role: fewer than the clients
 my $secret = 'whsec_pooler_test_51c0ffee77';
-my $tmpd = File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-my $d = Downstream->new(dir => $tmpd);
-my $t = HookTest->new(
-	endpoints => { st => { provider => 'stripe', secrets => [$secret] } },
-	routes => {
-		down => { endpoint => 'st', url => $d->url('/down'), timeout => 3 },
-		apply => { endpoint => 'st', handler => 'sql:app.apply', timeout => 3 },
-	},
-	worker => { lease => 5, backoff_base => 1, backoff_cap => 2, batch => 20, concurrency => 8 },
-	no_lighttpd => 1,
-);
-$t->sql($HookTest::HA::APPLY_SQL);
+my ($t, $d) = HookTest::HA::setup(secret => $secret);
 my $b = HookTest::PgBouncer->new(dir => $t->dir, pg => $t->pg, pool_size => $POOL)->start;
 HookTest::HA::configure($t, intake => $b->conninfo('hookinbox_intake'), worker => $b->conninfo('hookinbox_worker'));
 my $sql = sub { $t->sql(@_) };

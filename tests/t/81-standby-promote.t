@@ -22,29 +22,17 @@
 use strict;
 use warnings;
 use Test::More;
-use File::Temp ();
 use Time::HiRes qw(sleep time);
 use HookTest;
 use HookTest::HA;
 use HookTest::Load;
 use HookTest::Replica;
-use Downstream;
+use HookTest::Downstream;
 
 plan skip_all => 'heavy, and built with a sanitizer: the responder paths it reaches run under the sanitizers in 84' if HookTest::HA::sanitized();
 
 my $secret = 'whsec_standby_test_7e3a91d0c4';
-my $tmpd = File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-my $d = Downstream->new(dir => $tmpd);
-my $t = HookTest->new(
-	endpoints => { st => { provider => 'stripe', secrets => [$secret] } },
-	routes => {
-		down => { endpoint => 'st', url => $d->url('/down'), timeout => 3 },
-		apply => { endpoint => 'st', handler => 'sql:app.apply', timeout => 3 },
-	},
-	worker => { lease => 5, backoff_base => 1, backoff_cap => 2, batch => 20, concurrency => 8 },
-	no_lighttpd => 1,
-);
-$t->sql($HookTest::HA::APPLY_SQL);
+my ($t, $d) = HookTest::HA::setup(secret => $secret);
 my $dir = $t->dir;
 my $a = $t->pg;
 my $b = HookTest::Replica::standby($a, "$dir/b");

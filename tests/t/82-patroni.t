@@ -18,7 +18,6 @@
 use strict;
 use warnings;
 use Test::More;
-use File::Temp ();
 use HTTP::Tiny;
 use JSON::PP ();
 use POSIX ();
@@ -27,7 +26,7 @@ use HookTest;
 use HookTest::HA;
 use HookTest::Load;
 use HookTest::Patroni;
-use Downstream;
+use HookTest::Downstream;
 
 plan skip_all => 'heavy, and built with a sanitizer: the responder paths it reaches run under the sanitizers in 84' if HookTest::HA::sanitized();
 if (my $why = HookTest::Patroni::available()) {
@@ -35,18 +34,7 @@ if (my $why = HookTest::Patroni::available()) {
 }
 
 my $secret = 'whsec_patroni_test_3b6d2e9f10';
-my $tmpd = File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-my $d = Downstream->new(dir => $tmpd);
-my $t = HookTest->new(
-	endpoints => { st => { provider => 'stripe', secrets => [$secret] } },
-	routes => {
-		down => { endpoint => 'st', url => $d->url('/down'), timeout => 3 },
-		apply => { endpoint => 'st', handler => 'sql:app.apply', timeout => 3 },
-	},
-	intake => { threads => 8 },
-	worker => { lease => 5, backoff_base => 1, backoff_cap => 2, batch => 20, concurrency => 8 },
-	no_lighttpd => 1,
-);
+my ($t, $d) = HookTest::HA::setup(secret => $secret, intake => { threads => 8 }, apply => 0);
 $t->pg->stop;   # everything lives in the Patroni cluster
 my $dir = $t->dir;
 my $t0 = time();

@@ -15,13 +15,12 @@ use strict;
 use warnings;
 use Test::More;
 use File::Copy ();
-use File::Temp ();
 use Time::HiRes qw(sleep time);
 use HookTest;
 use HookTest::HA;
 use HookTest::Load;
 use HookTest::Netns;
-use Downstream;
+use HookTest::Downstream;
 
 plan skip_all => 'heavy, and built with a sanitizer: the responder paths it reaches run under the sanitizers in 84'
 	if HookTest::HA::sanitized();
@@ -32,29 +31,17 @@ if (my $why = HookTest::Netns::unavailable()) {
 my $secret = 'whsec_manyhosts_test_0a9b8c7d6e';
 my @HOSTS = qw(ra rb wa wb);   # responder hosts, worker hosts
 my $net = HookTest::Netns->new(hosts => \@HOSTS);
-my $tmpd = File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-my $d = Downstream->new(dir => $tmpd);
 # the worker hosts reach the downstream (loopback here) through a relay
-my $dport = $net->relay(port => $d->port);
-my $durl = 'http://' . $net->gateway($HOSTS[0]) . ":$dport";
-my $t = HookTest->new(
-	endpoints => { st => { provider => 'stripe', secrets => [$secret] } },
-	routes => {
-		down => { endpoint => 'st', url => "$durl/down", timeout => 3 },
-		ord => { endpoint => 'st', url => "$durl/ord", timeout => 3, order => 'object' },
-		apply => { endpoint => 'st', handler => 'sql:app.apply', timeout => 3 },
-	},
+my ($t, $d) = HookTest::HA::setup(secret => $secret,
+	url => sub { 'http://' . $net->gateway($HOSTS[0]) . ':' . $net->relay(port => $_[0]->port) },
+	routes => { ord => { endpoint => 'st', path => '/ord', timeout => 3, order => 'object' } },
 	intake => { threads => 4 },
-	worker => { lease => 5, backoff_base => 1, backoff_cap => 2, batch => 20, concurrency => 8 },
-	pg => { extra => "listen_addresses = '" . join(',', $net->gateways) . "'\n" },
-	no_lighttpd => 1,
-);
+	pg => { extra => "listen_addresses = '" . join(',', $net->gateways) . "'\n" });
 my $pg = $t->pg;
 open my $hba, '>>', "$pg->{data}/pg_hba.conf" or die $!;
 print $hba "host hookinbox hookinbox_intake,hookinbox_worker " . $net->subnet . " trust\n";
 close $hba;
 $t->sql('select pg_reload_conf()');
-$t->sql($HookTest::HA::APPLY_SQL);
 my $sql = sub { $t->sql(@_) };
 
 # each host its own configuration: PostgreSQL at its own gateway address

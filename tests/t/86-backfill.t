@@ -19,7 +19,7 @@ use JSON::PP ();
 use POSIX ();
 use HookTest;
 use HookTest::FakeProviderApi;
-use Downstream;
+use HookTest::Downstream;
 
 my $top = HookTest::top();
 my $bin = "$top/obj/test/hookinbox-backfill";
@@ -28,7 +28,7 @@ my $gh_token = 'ghp_backfillTokenFor86test0123456789';
 HookTest::record_secret($token, $gh_token);
 
 my $tmpd = File::Temp::tempdir('bf-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-my $d = Downstream->new(dir => $tmpd);
+my $d = HookTest::Downstream->new(dir => $tmpd);
 my $t = HookTest->new(
 	endpoints => {
 		'stripe-live' => { provider => 'stripe', secrets => ['whsec_backfill_test_1'], account => 'acct_1',
@@ -42,14 +42,7 @@ my $t = HookTest->new(
 my $api = HookTest::FakeProviderApi->new(dir => $tmpd, token => $token);
 my $dir = $t->dir;
 
-sub write_file {
-	my ($name, $text, $mode) = @_;
-	open my $fh, '>', "$dir/$name" or die $!;
-	print $fh $text;
-	close $fh;
-	chmod $mode // 0600, "$dir/$name";
-	return "$dir/$name";
-}
+sub write_file { my ($name, @rest) = @_; return HookTest::write_file("$dir/$name", @rest) }
 my $cred = write_file('stripe.key', "$token\n");
 my $gh_cred = write_file('github.token', "$gh_token\n");
 

@@ -12,7 +12,7 @@ use strict;
 use warnings;
 use Test::More;
 use HookTest qw(github_sig stripe_sig);
-use WorkerHelp;
+use HookTest::Worker;
 use Digest::SHA qw(hmac_sha256_hex);
 
 my $gh_secret = 'gh-preclaim-secret-0123456789';
@@ -82,7 +82,7 @@ for my $c (['github', \&gh, 'gh', 'rgh', 'guid-100', 'guid-101'], ['hmac', \&hm,
 	my $rp2 = $send->($captured, $id2, 'push');
 	is($rp2->{json}{id}, $rp->{json}{id}, "$what: the held copy sent again is its duplicate");
 }
-WorkerHelp::drain($t);
+HookTest::Worker::drain($t);
 is($t->sql(q{select count(*) from app.applied where route = 'rgh' and body like '%"closed"%'}), 1,
 	'github: the genuine delivery was delivered once');
 is($t->sql(q{select count(*) from app.applied where route = 'rhm' and body like '%"closed"%'}), 1,
@@ -102,7 +102,7 @@ is($t->sql(q{select count(*) from app.applied where body like '%"opened"%'}), 2,
 	is($rb2->{json}{id}, $rb->{json}{id}, 'stripe: a redelivery to stb is a duplicate of stb\'s');
 	is($t->sql(q{select count(*) from hookinbox.inbox where event_id = 'evt_both_1'}), 2,
 		'stripe: one row per endpoint');
-	WorkerHelp::drain($t);
+	HookTest::Worker::drain($t);
 	is($t->sql(q{select string_agg(route, ',' order by route) from app.applied where event_id = 'evt_both_1'}),
 		'ra,rb', 'stripe: the routes of both endpoints got the event, once each');
 }

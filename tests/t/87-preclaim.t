@@ -14,8 +14,8 @@ use strict;
 use warnings;
 use Test::More;
 use HookTest qw(github_sig);
-use Downstream;
-use WorkerHelp;
+use HookTest::Downstream;
+use HookTest::Worker;
 use Digest::SHA qw(hmac_sha256_hex);
 use JSON::PP;
 
@@ -23,8 +23,8 @@ my $gh_secret = 'github-preclaim-secret-24680';
 my $hm_secret = 'hmac-preclaim-secret-13579';
 HookTest::Sign::record_secret($gh_secret, $hm_secret);
 my $tmpd = File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-my $d = Downstream->new(dir => $tmpd);
-my $t = WorkerHelp::setup(
+my $d = HookTest::Downstream->new(dir => $tmpd);
+my $t = HookTest::Worker::setup(
 	endpoints => {
 		gh => { provider => 'github', secrets => [$gh_secret] },
 		hm => { provider => 'hmac', secrets => [$hm_secret], header => 'X-Hm-Signature', algorithm => 'sha256',
@@ -71,7 +71,7 @@ for my $ep (qw(gh hm)) {
 	is($g->{json}{duplicate}, JSON::PP::false, "$ep: the genuine delivery is not a duplicate");
 	isnt($g->{json}{id}, $held->{json}{id}, "$ep: its own row");
 	is($t->sql("select state || '|' || event_type || '|' || (review_of is null)::text || '|' || "
-		. "(body = convert_to(" . WorkerHelp::sqlq($genuine) . ", 'UTF8'))::text "
+		. "(body = convert_to(" . HookTest::Worker::sqlq($genuine) . ", 'UTF8'))::text "
 		. "from hookinbox.inbox where endpoint = '$ep' and event_id = '$ep-1002' and review_of is null"),
 		"pending|$gtype|true|true", "$ep: the genuine body is a row in PostgreSQL");
 	# redeliveries
@@ -107,7 +107,7 @@ for my $ep (qw(gh hm)) {
 	is($r->{json}{id}, $later->{json}{id}, "$ep: its redelivery: its duplicate");
 }
 
-WorkerHelp::drain($t, timeout => 30);
+HookTest::Worker::drain($t, timeout => 30);
 my %calls;
 $calls{"$_->{path} $_->{event_id} $_->{type}"}++ for grep { $_->{status} =~ /^2/ } $d->requests;
 is_deeply(\%calls, { '/gh gh-1001 issues.opened' => 1, '/gh gh-1002 issues.closed' => 1,
@@ -128,7 +128,7 @@ for my $ep (qw(gh hm)) {
 		vars => { release => $held_id{$ep}, go => 1 });
 	is($rc, 0, "$ep: review.sql releases the held copy") or diag $out;
 }
-WorkerHelp::drain($t, timeout => 30);
+HookTest::Worker::drain($t, timeout => 30);
 my %by_id;
 $by_id{ $_->{event_id} }{ $_->{key} } += $_->{effect} for $d->requests;
 for my $ep (qw(gh hm)) {

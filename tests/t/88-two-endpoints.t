@@ -8,14 +8,14 @@ use strict;
 use warnings;
 use Test::More;
 use HookTest qw(stripe_sig);
-use Downstream;
-use WorkerHelp;
+use HookTest::Downstream;
+use HookTest::Worker;
 use JSON::PP;
 
 my %secret = (a => 'whsec_two_endpoints_a_0123456789', b => 'whsec_two_endpoints_b_9876543210');
 my $tmpd = File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-my $d = Downstream->new(dir => $tmpd);
-my $t = WorkerHelp::setup(
+my $d = HookTest::Downstream->new(dir => $tmpd);
+my $t = HookTest::Worker::setup(
 	endpoints => {
 		map { $_ => { provider => 'stripe', secrets => [$secret{$_}], account => 'acct_88',
 			environment => 'live' } } qw(a b)
@@ -52,10 +52,10 @@ for my $x ([a => $ra], [b => $rb]) {
 }
 is($t->sql(q{select count(*) from hookinbox.inbox}), 2, 'still two rows');
 
-WorkerHelp::drain($t, timeout => 30);
+HookTest::Worker::drain($t, timeout => 30);
 # and redelivered once more after the fan-out: nothing new
 stripe($_, $body) for qw(a b);
-WorkerHelp::drain($t, timeout => 10);
+HookTest::Worker::drain($t, timeout => 10);
 my %calls;
 $calls{"$_->{path} $_->{event_id}"} += $_->{effect} for $d->requests;
 is_deeply(\%calls, { '/a evt_88two' => 1, '/b evt_88two' => 1 },

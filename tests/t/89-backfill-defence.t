@@ -16,8 +16,8 @@ use warnings;
 use Test::More;
 use HookTest qw(github_sig stripe_sig);
 use HookTest::FakeProviderApi;
-use Downstream;
-use WorkerHelp;
+use HookTest::Downstream;
+use HookTest::Worker;
 use JSON::PP;
 
 my $top = HookTest::top();
@@ -26,8 +26,8 @@ my $token = 'ghp_backfillDefence89Token0123456789';
 my %secret = (gh => 'gh-hook-secret-89-defence', st1 => 'whsec_defence_89_one_0123', st2 => 'whsec_defence_89_two_4567');
 HookTest::Sign::record_secret($token, values %secret);
 my $tmpd = File::Temp::tempdir('bf-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-my $d = Downstream->new(dir => $tmpd);
-my $t = WorkerHelp::setup(
+my $d = HookTest::Downstream->new(dir => $tmpd);
+my $t = HookTest::Worker::setup(
 	endpoints => {
 		gh => { provider => 'github', secrets => [$secret{gh}] },
 		(map { $_ => { provider => 'stripe', secrets => [$secret{$_}], account => 'acct_89', environment => 'live' } }
@@ -86,7 +86,7 @@ is($rc, 0, 'github backfill runs') or diag $out;
 like($out, qr/stored 1, failed 0/, 'it stored the missed delivery') or diag $out;
 my $bf_id = $t->sql(q{select id from hookinbox.inbox where event_id = 'guid-89-0001' and backfilled_at is not null});
 ok($bf_id, 'one backfilled row');
-WorkerHelp::drain($t, timeout => 30);
+HookTest::Worker::drain($t, timeout => 30);
 is(calls('/gh'), 1, 'the downstream got it once');
 
 my $r = gh_post('guid-89-replay-1');
@@ -96,7 +96,7 @@ is($r->{json}{duplicate}, JSON::PP::true, '... as a duplicate');
 is(rows(q{endpoint = 'gh'}), 1, 'no second row for it in PostgreSQL');
 $r = gh_post('guid-89-0001');
 is($r->{json}{id}, $bf_id, 'a redelivery under its own guid: the same id');
-WorkerHelp::drain($t, timeout => 10);
+HookTest::Worker::drain($t, timeout => 10);
 is(calls('/gh'), 1, 'the downstream still got it once');
 
 age_and_purge(q{endpoint = 'gh'});
@@ -106,7 +106,7 @@ is(rows(q{endpoint = 'gh'}), 0, '... nothing stored');
 ($rc, $out) = backfill('gh', '--repo', 'o/r', '--hook-id', '7');
 is($rc, 0, 'the backfill again, after the purge');
 is(rows(q{endpoint = 'gh'}), 0, '... stores nothing (the ledger knows the content)') or diag $out;
-WorkerHelp::drain($t, timeout => 10);
+HookTest::Worker::drain($t, timeout => 10);
 is(calls('/gh'), 1, 'the downstream still got it once');
 
 # ---- Stripe: accepted, delivered, purged; a backfill over its time
@@ -124,14 +124,14 @@ sub st_post {
 $r = st_post('st1', $text);
 is($r->{status}, 200, 'evt_89_purged delivered live to st1') or diag $r->{content};
 my $st_id = $r->{json}{id};
-WorkerHelp::drain($t, timeout => 30);
+HookTest::Worker::drain($t, timeout => 30);
 is(calls('/st1', 'evt_89_purged'), 1, 'the downstream got it once');
 age_and_purge(q{event_id = 'evt_89_purged'});
 
 # ---- two endpoints of one account: st1 got evt_89_one_endpoint, st2 did not
 $r = st_post('st1', $text_y);
 is($r->{status}, 200, 'evt_89_one_endpoint delivered live to st1 only');
-WorkerHelp::drain($t, timeout => 30);
+HookTest::Worker::drain($t, timeout => 30);
 
 ($rc, $out) = backfill('st1');
 is($rc, 0, 'stripe backfill of st1 runs') or diag $out;
@@ -142,7 +142,7 @@ is(rows(q{event_id = 'evt_89_purged'}), 0, 'the purged event is not stored again
 is($rc, 0, 'stripe backfill of st2 runs') or diag $out;
 is(rows(q{endpoint = 'st2' and event_id = 'evt_89_one_endpoint' and backfilled_at is not null}), 1,
 	'st2: the event only st1 received is backfilled for st2') or diag $out;
-WorkerHelp::drain($t, timeout => 30);
+HookTest::Worker::drain($t, timeout => 30);
 is(calls('/st1', 'evt_89_purged'), 1, 'evt_89_purged: st1\'s route still got it once');
 is(calls('/st2', 'evt_89_purged'), 1, 'evt_89_purged: st2, which never received it, got it once');
 is(rows(q{endpoint = 'st1'}), 1, 'st1: no row stored again');

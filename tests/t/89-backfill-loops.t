@@ -25,14 +25,7 @@ my $t = HookTest->new(endpoints => {
 my $api = HookTest::FakeProviderApi->new(dir => $tmpd, token => $token);
 my $gh_api = HookTest::FakeProviderApi->new(dir => "$tmpd/gh", token => $gh_token);
 
-sub write_file {
-	my ($name, $text) = @_;
-	open my $fh, '>', $t->dir . "/$name" or die $!;
-	print $fh $text;
-	close $fh;
-	chmod 0600, $t->dir . "/$name";
-	return $t->dir . "/$name";
-}
+sub write_file { my ($name, $text) = @_; return HookTest::write_file($t->dir . "/$name", $text) }
 my $cred = write_file('st.key', "$token\n");
 my $gh_cred = write_file('gh.token', "$gh_token\n");
 sub backfill {

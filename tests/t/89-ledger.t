@@ -12,8 +12,8 @@ use strict;
 use warnings;
 use Test::More;
 use HookTest qw(github_sig);
-use Downstream;
-use WorkerHelp;
+use HookTest::Downstream;
+use HookTest::Worker;
 use Digest::SHA qw(hmac_sha256 hmac_sha256_hex);
 use MIME::Base64 qw(encode_base64);
 use JSON::PP;
@@ -23,8 +23,8 @@ my %secret = (gh => 'github-ledger-secret-89', hm => 'hmac-ledger-secret-89', sq
 HookTest::Sign::record_secret(values %secret);
 my $SQ_URL = 'https://hooks.example.test/in/square89';
 my $tmpd = File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-my $d = Downstream->new(dir => $tmpd);
-my $t = WorkerHelp::setup(
+my $d = HookTest::Downstream->new(dir => $tmpd);
+my $t = HookTest::Worker::setup(
 	endpoints => {
 		gh => { provider => 'github', secrets => [$secret{gh}] },
 		hm => { provider => 'hmac', secrets => [$secret{hm}], header => 'X-Hm-Signature', algorithm => 'sha256',
@@ -78,7 +78,7 @@ for my $ep (qw(gh hm sq)) {
 	is($r->{status}, 200, "$ep: the first delivery 2xx") or diag $r->{content};
 	$first{$ep} = $r->{json}{id};
 }
-WorkerHelp::drain($t, timeout => 30);
+HookTest::Worker::drain($t, timeout => 30);
 is(calls($_), 1, "$_: delivered once at the downstream") for qw(gh hm sq);
 $t->sql(q{update hookinbox.inbox set received_at = now() - interval '40 days'});
 my ($rc, $out) = purge();
@@ -103,7 +103,7 @@ is($t->sql("select state || '|' || review_of from hookinbox.inbox where id = $r-
 my $r2 = $t->post('hm', $body{hm}, { 'X-Hm-Signature' => hmac_sha256_hex($body{hm}, $secret{hm}),
 	'X-Event' => 'push', 'X-Delivery' => 'hm-89-other-type-2', 'Content-Type' => 'application/json' });
 is($r2->{json}{id}, $r->{json}{id}, '... and its replay is its duplicate');
-WorkerHelp::drain($t, timeout => 10);
+HookTest::Worker::drain($t, timeout => 10);
 is(calls($_), 1, "$_: still delivered once at the downstream") for qw(gh hm sq);
 
 # ---- what the ledger holds
@@ -119,7 +119,7 @@ is($t->sql(q{select string_agg(endpoint || ':' || first_id, ',' order by endpoin
 	my $new = '{"action":"closed","issue":{"id":8902},"n":2}';
 	my $g = $send{gh}->($new, 'gh-89-2');
 	is($g->{json}{duplicate}, JSON::PP::false, 'gh: new content is stored');
-	WorkerHelp::drain($t, timeout => 30);
+	HookTest::Worker::drain($t, timeout => 30);
 	is(calls('gh'), 2, 'gh: and delivered');
 }
 
@@ -151,7 +151,7 @@ is($t->sql(q{select string_agg(endpoint || ':' || first_id, ',' order by endpoin
 	is($held->{json}{review}, JSON::PP::true, 'hm: the same body under another type is held');
 	($rc, $out) = $t->pg->psql_file("$top/sql/review.sql", role => 'hookinbox_admin',
 		vars => { dismiss => $held->{json}{id}, go => 1 });
-	WorkerHelp::drain($t, timeout => 30);
+	HookTest::Worker::drain($t, timeout => 30);
 	$t->sql(q{update hookinbox.inbox set received_at = now() - interval '40 days'});
 	($rc, $out) = purge();
 	is($rc, 0, 'purge.sql deletes the first and the dismissed copy') or diag $out;

@@ -30,6 +30,24 @@ main(void)
 	ok(decimal_parse("0x10", 0, 100, &v) != 0, "hex");
 	ok(decimal_parse("99999999999999999999", 0, 0x7fffffffffffffffLL, &v) != 0, "overflow");
 
+	double d = 7;
+
+	ok(decimal_real("1.5", &d) == 0 && d == 1.5, "real: 1.5");
+	ok(decimal_real("-0.25", &d) == 0 && d == -0.25, "real: -0.25");
+	ok(decimal_real("42", &d) == 0 && d == 42, "real: an integer");
+	ok(decimal_real("1.5e+30", &d) == 0 && d == 1.5e+30, "real: an exponent");
+	d = 7;
+	ok(decimal_real("", &d) != 0 && d == 7, "real: empty refused, out untouched");
+	ok(decimal_real(" 1", &d) != 0, "real: leading space");
+	ok(decimal_real("+1", &d) != 0, "real: plus sign");
+	ok(decimal_real("1x", &d) != 0, "real: trailing text");
+	ok(decimal_real("1 ", &d) != 0, "real: trailing space");
+	ok(decimal_real("0x10", &d) != 0, "real: hex");
+	ok(decimal_real("NaN", &d) != 0, "real: NaN");
+	ok(decimal_real("Infinity", &d) != 0, "real: Infinity");
+	ok(decimal_real("1e999", &d) != 0, "real: overflow");
+	ok(decimal_real(".5", &d) != 0, "real: no digit before the point");
+
 	uint64_t u = 7;
 
 	ok(decimal_digits("0042", 4, 99, &u) == 0 && u == 42,

@@ -3,13 +3,16 @@
 # programs do not talk to the HookTest cluster directly (tests/t/8x-*.t):
 # through PgBouncer, to a multi-host conninfo, from other network namespaces.
 #
+#   my ($t, $d) = HookTest::HA::setup(secret => $secret);
 #   HookTest::HA::configure($t, intake => $conninfo, worker => $conninfo);
 #   my $log = HookTest::HA::workers($t, 3);     # three --once runs at once
 package HookTest::HA;
 
 use strict;
 use warnings;
+use File::Temp ();
 use HookTest;
+use HookTest::Downstream;
 use POSIX ();
 use Time::HiRes qw(sleep time);
 
@@ -24,6 +27,40 @@ our $APPLY_SQL = q{
 	grant insert on app.applied to hookinbox_worker;
 	grant execute on function app.apply(jsonb) to hookinbox_worker;
 };
+
+# The cluster each of these tests starts from: endpoint st (Stripe, signed
+# with secret), route down to a real downstream server and route apply
+# (sql:app.apply, installed unless apply => 0), a worker with short leases
+# and backoff, no lighttpd yet (the test puts the responder behind its
+# pooler, hosts or namespaces).  Options: url, a sub that gets the
+# downstream server and returns its base URL as the programs reach it
+# (default: the server's own address); routes, more routes, where path
+# names a path on the downstream; intake and pg, as HookTest->new takes
+# them.  Returns ($t, $d).
+sub setup {
+	my (%o) = @_;
+	my $d = HookTest::Downstream->new(dir => File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1));
+	my $url = $o{url} ? $o{url}->($d) : $d->url('');
+	my %more = map {
+		my %r = %{ $o{routes}{$_} };
+		$r{url} = $url . delete $r{path} if exists $r{path};
+		($_ => \%r)
+	} keys %{ $o{routes} // {} };
+	my $t = HookTest->new(
+		endpoints => { st => { provider => 'stripe', secrets => [$o{secret}] } },
+		routes => {
+			down => { endpoint => 'st', url => "$url/down", timeout => 3 },
+			apply => { endpoint => 'st', handler => 'sql:app.apply', timeout => 3 },
+			%more,
+		},
+		($o{intake} ? (intake => $o{intake}) : ()),
+		worker => { lease => 5, backoff_base => 1, backoff_cap => 2, batch => 20, concurrency => 8 },
+		($o{pg} ? (pg => $o{pg}) : ()),
+		no_lighttpd => 1,
+	);
+	$t->sql($APPLY_SQL) if $o{apply} // 1;
+	return ($t, $d);
+}
 
 # Built with a sanitizer (make SANITIZE=...)?  These tests exercise
 # PostgreSQL, PgBouncer, Patroni and the network, not new C paths: the

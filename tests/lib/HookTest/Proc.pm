@@ -59,6 +59,23 @@ sub run {
 	return $out;
 }
 
+# run a command (list); returns (exit code, its output), whatever the code
+sub run_status {
+	my (@cmd) = @_;
+	my $out = `@{[ join ' ', map { shell_quote($_) } @cmd ]} 2>&1`;
+	return ($? >> 8, $out);
+}
+
+# write text to path, mode 0600 unless given; returns path
+sub write_file {
+	my ($path, $text, $mode) = @_;
+	open my $fh, '>', $path or die "$path: $!";
+	print $fh $text;
+	close $fh or die "$path: $!";
+	chmod $mode // 0600, $path;
+	return $path;
+}
+
 sub shell_quote {
 	my ($s) = @_;
 	return $s if $s =~ /^[\w\/.,:=@%+-]+$/;

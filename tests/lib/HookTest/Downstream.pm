@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: ISC
-# Downstream - a small, real HTTP/1.1 server that plays an idempotent API.
+# HookTest::Downstream - a small, real HTTP/1.1 server that plays an idempotent API.
 #
-#   my $d = Downstream->new(dir => $t->dir, plan => { '/hooks' => '500,200' },
+#   my $d = HookTest::Downstream->new(dir => $t->dir, plan => { '/hooks' => '500,200' },
 #                           secret => 'whsec_...');
 #   my $url = $d->url('/hooks');
 #   ... run the worker ...
@@ -37,7 +37,7 @@
 # X-Request-Id, else 404), as a downstream's lookup by idempotency key would.
 # latency => seconds adds a fixed delay to every answer.  Plans can be
 # changed while running with $d->plan($target, $plan).
-package Downstream;
+package HookTest::Downstream;
 
 use strict;
 use warnings;

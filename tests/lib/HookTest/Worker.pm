@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: ISC
-# WorkerHelp - helpers shared by the worker's integration tests (tests/t/2*.t)
+# HookTest::Worker - helpers shared by the worker's integration tests (tests/t/2*.t)
 #
-#   my $t = WorkerHelp::setup(routes => {...}, worker => {...});
-#   WorkerHelp::accept($t, event_id => 'evt_1', type => 'invoice.paid', ...);
-#   my ($rc, $log) = WorkerHelp::worker($t, '--once');
-package WorkerHelp;
+#   my $t = HookTest::Worker::setup(routes => {...}, worker => {...});
+#   HookTest::Worker::accept($t, event_id => 'evt_1', type => 'invoice.paid', ...);
+#   my ($rc, $log) = HookTest::Worker::worker($t, '--once');
+package HookTest::Worker;
 
 use strict;
 use warnings;
@@ -81,6 +81,32 @@ sub worker {
 	waitpid $pid, 0;
 	my $rc = $? & 127 ? 128 + ($? & 127) : $? >> 8;
 	return ($rc, HookTest::slurp($log));
+}
+
+# one --once run of the worker with configuration file conf (more
+# arguments after it); returns (exit code, what it printed)
+sub run_once {
+	my ($conf, @args) = @_;
+	my $out = `@{[ bin() ]} -v -c $conf --once @args 2>&1`;
+	return ($? >> 8, $out);
+}
+
+# a copy of $t's configuration without [route NAME] at path (a host that
+# has not got the route yet); returns path
+sub config_without_route {
+	my ($t, $route, $path) = @_;
+	(my $c = HookTest::slurp($t->config)) =~ s/\[route \Q$route\E\].*?(?=^\[|\z)//ms;
+	open my $fh, '>', $path or die $!;
+	print $fh $c;
+	close $fh;
+	return $path;
+}
+
+# sql/reroute.sql as hookinbox_admin with the psql variables %v; returns
+# (exit code, output) as psql_file does
+sub reroute {
+	my ($t, %v) = @_;
+	return $t->pg->psql_file(HookTest::top() . '/sql/reroute.sql', role => 'hookinbox_admin', vars => \%v);
 }
 
 # start a worker in the background; returns (pid, logfile)
