@@ -207,14 +207,14 @@ like(act('l1')->{error}, qr/order: arrived after version 2 was sent/, 'and why')
 ($rc, $out) = script('route', route => 'seq', do => 'pause', reason => 'test', go => 1);
 is($rc, 0, 'seq paused') or diag $out;
 ev('w2', 'obj_W', 2);
-WorkerHelp::worker($t, '--once');
+HookTest::Worker::worker($t, '--once');
 $t->sql("update hookinbox.action set attempts = 1, lease_token = gen_random_uuid(), "
 	. "lease_until = now() - interval '1 second' where id = " . act('w2')->{id});
 ev('w1', 'obj_W', 1);
-WorkerHelp::worker($t, '--once');
+HookTest::Worker::worker($t, '--once');
 ($rc, $out) = script('route', route => 'seq', do => 'resume', go => 1);
 is($rc, 0, 'seq resumed') or diag $out;
-WorkerHelp::worker($t, '--once');
+HookTest::Worker::worker($t, '--once');
 is(st('w1'), 'review', 'w1 arrived after w2 was sent: review');
 is($t->sql("select state || ' ' || (due_at > now() + interval '4 minutes') from hookinbox.action "
 	. "where id = " . act('w2')->{id}), 'pending true', 'w2 (sent once) waits behind w1');
@@ -222,7 +222,7 @@ is($t->sql("select state || ' ' || (due_at > now() + interval '4 minutes') from 
 is($rc, 0, 'w1 dismissed') or diag $out;
 is($t->sql('select due_at <= now() from hookinbox.action where id = ' . act('w2')->{id}), 't',
 	'the dismissal woke w2, whose lease had run out');
-WorkerHelp::worker($t, '--once');
+HookTest::Worker::worker($t, '--once');
 is(st('w2'), 'done', 'w2 delivered at once');
 
 # ---- a later version sent, parked and replayed (attempts back to 0) was
@@ -232,15 +232,15 @@ is(st('w2'), 'done', 'w2 delivered at once');
 # the object's applied version never moved)
 ($rc, $out) = script('route', route => 'seq', do => 'pause', reason => 'test', go => 1);
 ev('rz3', 'obj_RZ', 3);
-WorkerHelp::worker($t, '--once');
+HookTest::Worker::worker($t, '--once');
 $t->sql("update hookinbox.action set state = 'parked', attempts = 1, last_error = 'test' where id = "
 	. act('rz3')->{id});
 ($rc, $out) = script('replay', action_id => act('rz3')->{id}, go => 1, blind => 1);
 is($rc, 0, 'r3 replayed') or diag $out;
 ev('rz2', 'obj_RZ', 2);
-WorkerHelp::worker($t, '--once');
+HookTest::Worker::worker($t, '--once');
 ($rc, $out) = script('route', route => 'seq', do => 'resume', go => 1);
-WorkerHelp::worker($t, '--once');
+HookTest::Worker::worker($t, '--once');
 is(st('rz2'), 'review', 'r2 arrived after r3 was sent (before its replay): review')
 	or diag $t->sql("select a.id, a.state, a.attempts, a.lease_until, a.event_version, a.sequenced, a.ordered, "
 		. "(select string_agg(h.step || h.attempts, ',') from hookinbox.action_history h where h.action_id = a.id) "
