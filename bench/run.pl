@@ -348,6 +348,61 @@ sub loadgen {
 	return parse_kv($line);
 }
 
+# context switches of the processes' threads so far (voluntary, involuntary)
+sub ctx_switches {
+	my (@pids) = @_;
+	my ($v, $i) = (0, 0);
+	for my $p (@pids) {
+		opendir my $d, "/proc/$p/task" or next;
+		for my $t (grep { /^\d+$/ } readdir $d) {
+			open my $fh, '<', "/proc/$p/task/$t/status" or next;
+			while (<$fh>) {
+				$v += $1 if /^voluntary_ctxt_switches:\s+(\d+)/;
+				$i += $1 if /^nonvoluntary_ctxt_switches:\s+(\d+)/;
+			}
+		}
+	}
+	return ($v, $i);
+}
+
+# BENCH_PERF=1: `perf record -g` on the responders of the runs that ask for
+# it (the unique 2 KB runs), a summary by object and by symbol beside the
+# table (perf-<tag>.txt in the temp dir; HOOKINBOX_KEEP=1 keeps the data)
+my @profiles;
+
+sub perf_start {
+	my ($tag, @pids) = @_;
+	return unless $ENV{BENCH_PERF} && @pids;
+	my $data = "$dir/perf-$tag.data";
+	my $pid = fork // die "fork: $!";
+	if (!$pid) {
+		open STDOUT, '>', '/dev/null';
+		open STDERR, '>', "$dir/perf-$tag.err";
+		exec 'perf', 'record', '-q', '-g', '-F', '1999', '-o', $data, '-p', join(',', @pids)
+			or POSIX::_exit(127);
+	}
+	sleep 0.2;   # perf attaches
+	return { pid => $pid, data => $data, tag => $tag };
+}
+
+sub perf_stop {
+	my ($p, $label, $n) = @_;
+	return unless $p;
+	kill 'INT', $p->{pid};
+	waitpid($p->{pid}, 0);
+	my $out = "$dir/perf-$p->{tag}.txt";
+	my $dso = `perf report -i $p->{data} --stdio --no-children --sort dso 2>/dev/null`;
+	my $sym = `perf report -i $p->{data} --stdio --no-children --sort dso,sym -g none --percent-limit 0.7 2>/dev/null`;
+	my @keep = grep { /^\s+\d/ } split /\n/, $dso;
+	my @ksym = grep { /^\s+\d/ } split /\n/, $sym;
+	open my $fh, '>', $out or die $!;
+	print $fh "$label ($n deliveries)\n\nby object:\n", join("\n", @keep), "\n\nby symbol (>= 0.7 %):\n",
+		join("\n", @ksym), "\n";
+	close $fh;
+	push @profiles, [$label, $out];
+	note("profile of $label: $out");
+}
+
 # one measured loadgen run against a lighttpd; CPU from /proc around it
 my $prefix_n = 0;
 
@@ -356,9 +411,14 @@ sub measure_http {
 	my $prefix = sprintf('%s%d', $o{tag} // 'r', ++$prefix_n);
 	my @resp = responders($h);
 	my $hpid = $h->pid;
+	my $prof = $o{profile} && perf_start($prefix, @resp);
+	my ($cv0, $ci0) = ctx_switches(@resp);
 	my ($r0, $l0, $pg0, $m0, $t0) = (sum0(map { cpu_s($_) } @resp), cpu_s($hpid), pg_cpu_s(), machine_busy_s(), time);
-	my $lg = loadgen(url => $h->url . '/bench', prefix => $prefix, out => "$dir/$prefix.ok", %o) or return;
+	my $lg = loadgen(url => $h->url . '/bench', prefix => $prefix, out => "$dir/$prefix.ok",
+		map { $_ => $o{$_} } grep { $_ ne 'profile' } keys %o) or return;
 	my ($r1, $l1, $pg1, $m1, $t1) = (sum0(map { cpu_s($_) } @resp), cpu_s($hpid), pg_cpu_s(), machine_busy_s(), time);
+	my ($cv1, $ci1) = ctx_switches(@resp);
+	perf_stop($prof, "$kind c=$o{c}", $lg->{completed}) if $prof;
 	my $ours = ($r1 - $r0) + ($l1 - $l0) + ($pg1 - $pg0) + $lg->{cpu_s};
 	my ($hwm, $pss) = (0, 0);
 	for my $p (@resp) {
@@ -371,6 +431,7 @@ sub measure_http {
 		pg_cpu => $pg1 - $pg0, client_cpu => $lg->{cpu_s}, setup_cpu => $ours,
 		other => other_load($m1 - $m0, $ours, $t1 - $t0), hwm_kb => $hwm, pss_kb => $pss, lg => $lg,
 		prefix => $prefix, procs => scalar(@resp), rate => $o{rate}, redeliver => $o{redeliver},
+		cs_vol => $cv1 - $cv0, cs_invol => $ci1 - $ci0,
 	};
 }
 
@@ -445,6 +506,7 @@ sub add_row {
 		defined $r->{other} ? sprintf('%.2f', $r->{other}) : '-',
 		$r->{hwm_kb} ? sprintf('%.1f', $r->{hwm_kb} / 1024) : '-',
 		$r->{pss_kb} ? sprintf('%.2f', $r->{pss_kb} / 1024) : '-',
+		defined $r->{cs_vol} && $r->{n} ? sprintf('%.2f', ($r->{cs_vol} + $r->{cs_invol}) / $r->{n}) : '-',
 		$r->{kind} eq 'db' ? '1.00x' : ratio($r->{rps}, $db && $db->{rps}),
 		$r->{kind} eq 'web' ? '1.00x' : ratio($r->{rps}, $web && $web->{rps}),
 		$r->{check} // '',
@@ -456,12 +518,12 @@ sub add_row {
 
 sub placeholder_row {
 	my ($label, $c, $why) = @_;
-	push @rows, [$label, $c, ('') x 15, $why];
+	push @rows, [$label, $c, ('') x 16, $why];
 }
 
 sub print_table {
 	my @h = ('run', 'conns', 'body', 'req/s', 'p50 ms', 'p99 ms', 'resp CPU', 'lighttpd CPU', 'pg CPU',
-		'client CPU', 'set-up CPU', 'other load', 'HWM MB', 'PSS MB', 'x db', 'x web', 'check');
+		'client CPU', 'set-up CPU', 'other load', 'HWM MB', 'PSS MB', 'resp cs', 'x db', 'x web', 'check');
 	say '| ' . join(' | ', @h) . ' |';
 	say '|' . join('|', map { '---' } @h) . '|';
 	say '| ' . join(' | ', @$_) . ' |' for @rows;
@@ -476,7 +538,7 @@ note('durability: ' . sql("select string_agg(name || '=' || setting, ', ' order 
 	. "where name in ('fsync', 'synchronous_commit', 'wal_sync_method', 'full_page_writes', 'commit_delay')"));
 
 my $have_threads = do {
-	open my $fh, '<', "$top/common/conf.c";
+	open my $fh, "<", "$top/conf/conf.c" or return 0;
 	local $/;
 	(<$fh> // '') =~ /"threads"/;
 };
@@ -509,7 +571,7 @@ for my $c (@LEVELS) {
 		my $w = measure_http('warm-up', $h, c => $c, seconds => 1, tag => 'w');
 		verify($w) if $w;
 		fresh_inbox();
-		my $r = measure_http('hookinbox', $h, c => $c, tag => 'u');
+		my $r = measure_http('hookinbox', $h, c => $c, tag => 'u', profile => 1);
 		verify($r) if $r;
 		add_row($r, 'hookinbox unique');
 		%peak = (rps => $r->{rps}, c => $c) if $r && $r->{rps} > ($peak{rps} // 0);
@@ -532,7 +594,7 @@ for my $c (@LEVELS) {
 		my $w = measure_http('warm-up', $h, c => $c, seconds => 1, tag => 'gw');
 		verify($w) if $w;
 		fresh_inbox();
-		my $r = measure_http('group', $h, c => $c, tag => 'g');
+		my $r = measure_http('group', $h, c => $c, tag => 'g', profile => 1);
 		verify($r) if $r;
 		add_row($r, 'group commit (1 proc, threads=' . ($c < 2 ? 2 : $c) . ')');
 		$res{"group/$SMALL/$c"} = $r if $r;
@@ -753,6 +815,8 @@ say 'CPU columns: CPU seconds per 1,000 completed requests (utime+stime from /pr
 	. 'generator, set-up = the sum of these. other load = cores kept busy by anything else on the machine '
 	. 'during the run (/proc/stat minus the set-up): above ~0.1 the figures of that row are disturbed. '
 	. 'HWM = the largest VmHWM of a responder process, PSS = the largest Pss (smaps_rollup). '
+	. 'resp cs = context switches of the responders\' threads per request (voluntary + involuntary, '
+	. '/proc/PID/task/*/status). '
 	. 'x db / x web = req/s over the same-run ceiling at the same connections and body size.';
 say '';
 say '### targets (printed, not enforced)';
@@ -817,6 +881,14 @@ if (defined $explain) {
 	my $med = @o ? $o[$#o / 2] : 0;
 	say sprintf('!!! the machine was busy with other work during this bench (median %.2f cores outside the '
 		. 'set-up): the figures and ratios are disturbed; run again on a quiet machine', $med) if $med > 0.2;
+}
+for my $p (@profiles) {
+	say "### profile: $p->[0]";
+	say '';
+	say '```';
+	print `cat $p->[1]`;
+	say '```';
+	say '';
 }
 if (@failures) {
 	say '';
