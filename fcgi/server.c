@@ -170,6 +170,12 @@ set_read_timeout(int fd, long ms)
 	return setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 }
 
+static char *const *
+fcgx_params(void *ctx)
+{
+	return ((request_io *)ctx)->req.envp;
+}
+
 static ssize_t
 fcgx_read(void *ctx, void *buf, size_t len)
 {
@@ -566,7 +572,7 @@ thread_main(void *arg)
 	request_thread *t = arg;
 	server *srv = t->srv;
 	request_io *rq = &t->rq;
-	const http_io io = {fcgx_param, fcgx_read, fcgx_write, rq};
+	const http_io io = {fcgx_param, fcgx_read, fcgx_write, rq, fcgx_params};
 	conn *c;
 
 	while ((c = ready_take(srv)) != NULL) {
