@@ -7,7 +7,7 @@ use Test::More;
 use HookTest qw(stripe_sig github_sig standard_sig);
 use JSON::PP;
 use POSIX qw(_exit);
-use constant ALLOC_MAX => 60;
+use constant ALLOC_MAX => 58;
 
 my $secret = 'whsec_stripe_test_3f9a8b7c6d5e4f';
 my $t = HookTest->new(
