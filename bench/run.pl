@@ -197,6 +197,18 @@ sub write_conf {
 }
 
 my $conf = write_conf("$dir/hookinbox.conf");
+
+# the naive intake (bench/naive.c) and its table, as the cluster's superuser
+sql('create schema bench');
+sql('create table bench.naive_inbox (id bigint generated always as identity primary key, '
+	. 'event_id text not null unique, event_type text, object_id text, created bigint, '
+	. 'received_at timestamptz not null default now(), body bytea)');
+my $naive_conf = "$dir/naive.conf";
+{
+	open my $fh, '>', $naive_conf or die $!;
+	print $fh 'conninfo=' . $pg->conninfo('postgres') . "\nsecret_file=$dir/secrets/bench\n";
+	close $fh;
+}
 my $n_httpd = 0;
 
 sub httpd_start {
@@ -565,6 +577,22 @@ for my $c (@LEVELS) {
 		}
 		$h->stop;
 	}
+	if (-x "$top/obj/bench/naive.fcgi") {
+		# the naive single-INSERT intake: one process per connection, as hookinbox single-row
+		my $h = httpd_start("$top/obj/bench/naive.fcgi", $c, $naive_conf);
+		loadgen(url => $h->url . '/bench', c => $c, seconds => 1, prefix => "naivew$c");
+		sql('truncate bench.naive_inbox');
+		my $r = measure_http('naive', $h, c => $c, tag => 'naive');
+		if ($r) {
+			my $rows = sql('select count(*) from bench.naive_inbox');
+			my $bad = $r->{lg}{other} || $r->{lg}{errors} || $rows != $r->{lg}{ok};
+			$r->{check} = $bad ? "FAILED: $r->{lg}{other} non-2xx, $r->{lg}{errors} errors, $rows rows"
+				: "ok $r->{lg}{ok}=$rows";
+			$res{"naive/$SMALL/$c"} = $r;
+		}
+		add_row($r, 'naive intake (naive.fcgi)');
+		$h->stop;
+	}
 	{
 		my $h = httpd_start("$top/fcgi/hookinbox.fcgi", $c);
 		# warm-up: every responder connects and prepares (verified too)
@@ -599,6 +627,13 @@ for my $c (@LEVELS) {
 		add_row($r, 'group commit (1 proc, threads=' . ($c < 2 ? 2 : $c) . ')');
 		$res{"group/$SMALL/$c"} = $r if $r;
 		%gpeak = (rps => $r->{rps}, c => $c) if $r && $r->{rps} > ($gpeak{rps} // 0);
+		unless ($ENV{BENCH_NO_256K}) {
+			fresh_inbox();
+			$r = measure_http('group', $h, c => $c, size => $BIG, tag => 'gb');
+			verify($r) if $r;
+			add_row($r, 'group commit 256 KB');
+			$res{"group/$BIG/$c"} = $r if $r;
+		}
 		$h->stop;
 	} else {
 		placeholder_row('group commit', $c, 'PLACEHOLDER: [intake] threads not in common/conf.c yet');
@@ -818,6 +853,44 @@ say 'CPU columns: CPU seconds per 1,000 completed requests (utime+stime from /pr
 	. 'resp cs = context switches of the responders\' threads per request (voluntary + involuntary, '
 	. '/proc/PID/task/*/status). '
 	. 'x db / x web = req/s over the same-run ceiling at the same connections and body size.';
+say '';
+say '### goals: closer to the limit (printed, not enforced)';
+say '';
+{
+	my $verdict = sub { return $_[0] ? 'PASS' : 'FALL SHORT' };
+	my $us = sub { my ($s, $n) = @_; return $n ? $s / $n * 1e6 : undef };
+	for my $size ($SMALL, $BIG) {
+		for my $c (grep { $_ >= 16 } @LEVELS) {
+			my ($g, $w) = ($res{"group/$size/$c"}, $res{"web/$size/$c"});
+			next unless $g && $w && $w->{rps};
+			my $x = $g->{rps} / $w->{rps};
+			say sprintf('- group commit / web ceiling, %s, %d connections: %.2fx (goal >= 0.5x): %s',
+				$size == $BIG ? '256 KB' : '2 KB', $c, $x, $verdict->($x >= 0.5));
+		}
+	}
+	for my $c (@LEVELS) {
+		my ($h, $nv) = ($res{"hookinbox/$SMALL/$c"}, $res{"naive/$SMALL/$c"});
+		next unless $h && $nv && $nv->{rps};
+		my $x = $h->{rps} / $nv->{rps};
+		say sprintf('- one-commit mode / naive single-INSERT intake, %d connections: %.2fx (goal >= 1.0x): %s',
+			$c, $x, $verdict->($x >= 1.0));
+	}
+	for my $p (['one-commit mode', \%peak], ['group commit', \%gpeak]) {
+		my $hp = $p->[1]{half} or next;
+		say sprintf('- p99 at half of peak, %s (%d req/s, %d connections): %.2f ms (goal < 10 ms): %s',
+			$p->[0], $hp->{rate}, $hp->{c}, $hp->{p99}, $verdict->($hp->{p99} < 10));
+	}
+	for my $c (grep { $_ >= 16 } @LEVELS) {
+		my $g = $res{"group/$SMALL/$c"} or next;
+		my ($r, $d) = ($us->($g->{resp_cpu}, $g->{n}), $us->($g->{pg_cpu}, $g->{n}));
+		say sprintf('- CPU per delivery in group commit, %d connections: responder %.0f us (goal <= 60): %s; '
+			. 'PostgreSQL %.0f us (goal <= 50): %s; context switches of the responder %.2f per request',
+			$c, $r, $verdict->($r <= 60), $d, $verdict->($d <= 50),
+			($g->{cs_vol} + $g->{cs_invol}) / ($g->{n} || 1));
+	}
+	say '- no allocation per delivery in steady state: counted by tests/t/10-intake.t and 11 '
+		. '(LD_PRELOAD tests/lib/malloccount.c), not here';
+}
 say '';
 say '### targets (printed, not enforced)';
 say '';
