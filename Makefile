@@ -139,7 +139,12 @@ obj/test/unit/test_$(1): $(call objs,test,tests/unit/test_$(1).c $(call unit_mod
 endef
 $(foreach t,$(patsubst tests/unit/test_%.c,%,$(UNIT_SRC)),$(eval $(call unit_test,$(t))))
 
-build-tests: $(TEST_PROGRAMS) $(UNIT_PROGRAMS)
+# counts the allocations of a test's responder (LD_PRELOAD; tests/lib/malloccount.c)
+obj/test/malloccount.so: tests/lib/malloccount.c
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -D_GNU_SOURCE -O2 -fPIC -shared -o $@ $<
+
+build-tests: $(TEST_PROGRAMS) $(UNIT_PROGRAMS) obj/test/malloccount.so
 
 # Every test: C unit tests (TAP) and Perl integration tests.  Each
 # integration test starts its own PostgreSQL cluster and servers on free

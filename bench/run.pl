@@ -199,6 +199,18 @@ sub write_conf {
 }
 
 my $conf = write_conf("$dir/hookinbox.conf");
+
+# the naive intake (bench/naive.c) and its table, as the cluster's superuser
+sql('create schema bench');
+sql('create table bench.naive_inbox (id bigint generated always as identity primary key, '
+	. 'event_id text not null unique, event_type text, object_id text, created bigint, '
+	. 'received_at timestamptz not null default now(), body bytea)');
+my $naive_conf = "$dir/naive.conf";
+{
+	open my $fh, '>', $naive_conf or die $!;
+	print $fh 'conninfo=' . $pg->conninfo('postgres') . "\nsecret_file=$dir/secrets/bench\n";
+	close $fh;
+}
 my $n_httpd = 0;
 
 sub httpd_start {
@@ -350,6 +362,61 @@ sub loadgen {
 	return parse_kv($line);
 }
 
+# context switches of the processes' threads so far (voluntary, involuntary)
+sub ctx_switches {
+	my (@pids) = @_;
+	my ($v, $i) = (0, 0);
+	for my $p (@pids) {
+		opendir my $d, "/proc/$p/task" or next;
+		for my $t (grep { /^\d+$/ } readdir $d) {
+			open my $fh, '<', "/proc/$p/task/$t/status" or next;
+			while (<$fh>) {
+				$v += $1 if /^voluntary_ctxt_switches:\s+(\d+)/;
+				$i += $1 if /^nonvoluntary_ctxt_switches:\s+(\d+)/;
+			}
+		}
+	}
+	return ($v, $i);
+}
+
+# BENCH_PERF=1: `perf record -g` on the responders of the runs that ask for
+# it (the unique 2 KB runs), a summary by object and by symbol beside the
+# table (perf-<tag>.txt in the temp dir; HOOKINBOX_KEEP=1 keeps the data)
+my @profiles;
+
+sub perf_start {
+	my ($tag, @pids) = @_;
+	return unless $ENV{BENCH_PERF} && @pids;
+	my $data = "$dir/perf-$tag.data";
+	my $pid = fork // die "fork: $!";
+	if (!$pid) {
+		open STDOUT, '>', '/dev/null';
+		open STDERR, '>', "$dir/perf-$tag.err";
+		exec 'perf', 'record', '-q', '-g', '-F', '1999', '-o', $data, '-p', join(',', @pids)
+			or POSIX::_exit(127);
+	}
+	sleep 0.2;   # perf attaches
+	return { pid => $pid, data => $data, tag => $tag };
+}
+
+sub perf_stop {
+	my ($p, $label, $n) = @_;
+	return unless $p;
+	kill 'INT', $p->{pid};
+	waitpid($p->{pid}, 0);
+	my $out = "$dir/perf-$p->{tag}.txt";
+	my $dso = `perf report -i $p->{data} --stdio --no-children --sort dso 2>/dev/null`;
+	my $sym = `perf report -i $p->{data} --stdio --no-children --sort dso,sym -g none --percent-limit 0.7 2>/dev/null`;
+	my @keep = grep { /^\s+\d/ } split /\n/, $dso;
+	my @ksym = grep { /^\s+\d/ } split /\n/, $sym;
+	open my $fh, '>', $out or die $!;
+	print $fh "$label ($n deliveries)\n\nby object:\n", join("\n", @keep), "\n\nby symbol (>= 0.7 %):\n",
+		join("\n", @ksym), "\n";
+	close $fh;
+	push @profiles, [$label, $out];
+	note("profile of $label: $out");
+}
+
 # one measured loadgen run against a lighttpd; CPU from /proc around it
 my $prefix_n = 0;
 
@@ -358,9 +425,14 @@ sub measure_http {
 	my $prefix = sprintf('%s%d', $o{tag} // 'r', ++$prefix_n);
 	my @resp = responders($h);
 	my $hpid = $h->pid;
+	my $prof = $o{profile} && perf_start($prefix, @resp);
+	my ($cv0, $ci0) = ctx_switches(@resp);
 	my ($r0, $l0, $pg0, $m0, $t0) = (sum0(map { cpu_s($_) } @resp), cpu_s($hpid), pg_cpu_s(), machine_busy_s(), time);
-	my $lg = loadgen(url => $h->url . '/bench', prefix => $prefix, out => "$dir/$prefix.ok", %o) or return;
+	my $lg = loadgen(url => $h->url . '/bench', prefix => $prefix, out => "$dir/$prefix.ok",
+		map { $_ => $o{$_} } grep { $_ ne 'profile' } keys %o) or return;
 	my ($r1, $l1, $pg1, $m1, $t1) = (sum0(map { cpu_s($_) } @resp), cpu_s($hpid), pg_cpu_s(), machine_busy_s(), time);
+	my ($cv1, $ci1) = ctx_switches(@resp);
+	perf_stop($prof, "$kind c=$o{c}", $lg->{completed}) if $prof;
 	my $ours = ($r1 - $r0) + ($l1 - $l0) + ($pg1 - $pg0) + $lg->{cpu_s};
 	my ($hwm, $pss) = (0, 0);
 	for my $p (@resp) {
@@ -373,6 +445,7 @@ sub measure_http {
 		pg_cpu => $pg1 - $pg0, client_cpu => $lg->{cpu_s}, setup_cpu => $ours,
 		other => other_load($m1 - $m0, $ours, $t1 - $t0), hwm_kb => $hwm, pss_kb => $pss, lg => $lg,
 		prefix => $prefix, procs => scalar(@resp), rate => $o{rate}, redeliver => $o{redeliver},
+		cs_vol => $cv1 - $cv0, cs_invol => $ci1 - $ci0,
 	};
 }
 
@@ -447,6 +520,7 @@ sub add_row {
 		defined $r->{other} ? sprintf('%.2f', $r->{other}) : '-',
 		$r->{hwm_kb} ? sprintf('%.1f', $r->{hwm_kb} / 1024) : '-',
 		$r->{pss_kb} ? sprintf('%.2f', $r->{pss_kb} / 1024) : '-',
+		defined $r->{cs_vol} && $r->{n} ? sprintf('%.2f', ($r->{cs_vol} + $r->{cs_invol}) / $r->{n}) : '-',
 		$r->{kind} eq 'db' ? '1.00x' : ratio($r->{rps}, $db && $db->{rps}),
 		$r->{kind} eq 'web' ? '1.00x' : ratio($r->{rps}, $web && $web->{rps}),
 		$r->{check} // '',
@@ -458,12 +532,12 @@ sub add_row {
 
 sub placeholder_row {
 	my ($label, $c, $why) = @_;
-	push @rows, [$label, $c, ('') x 15, $why];
+	push @rows, [$label, $c, ('') x 16, $why];
 }
 
 sub print_table {
 	my @h = ('run', 'conns', 'body', 'req/s', 'p50 ms', 'p99 ms', 'resp CPU', 'lighttpd CPU', 'pg CPU',
-		'client CPU', 'set-up CPU', 'other load', 'HWM MB', 'PSS MB', 'x db', 'x web', 'check');
+		'client CPU', 'set-up CPU', 'other load', 'HWM MB', 'PSS MB', 'resp cs', 'x db', 'x web', 'check');
 	say '| ' . join(' | ', @h) . ' |';
 	say '|' . join('|', map { '---' } @h) . '|';
 	say '| ' . join(' | ', @$_) . ' |' for @rows;
@@ -478,7 +552,7 @@ note('durability: ' . sql("select string_agg(name || '=' || setting, ', ' order 
 	. "where name in ('fsync', 'synchronous_commit', 'wal_sync_method', 'full_page_writes', 'commit_delay')"));
 
 my $have_threads = do {
-	open my $fh, '<', "$top/common/conf.c";
+	open my $fh, "<", "$top/conf/conf.c" or return 0;
 	local $/;
 	(<$fh> // '') =~ /"threads"/;
 };
@@ -505,13 +579,29 @@ for my $c (@LEVELS) {
 		}
 		$h->stop;
 	}
+	if (-x "$top/obj/bench/naive.fcgi") {
+		# the naive single-INSERT intake: one process per connection, as hookinbox single-row
+		my $h = httpd_start("$top/obj/bench/naive.fcgi", $c, $naive_conf);
+		loadgen(url => $h->url . '/bench', c => $c, seconds => 1, prefix => "naivew$c");
+		sql('truncate bench.naive_inbox');
+		my $r = measure_http('naive', $h, c => $c, tag => 'naive');
+		if ($r) {
+			my $rows = sql('select count(*) from bench.naive_inbox');
+			my $bad = $r->{lg}{other} || $r->{lg}{errors} || $rows != $r->{lg}{ok};
+			$r->{check} = $bad ? "FAILED: $r->{lg}{other} non-2xx, $r->{lg}{errors} errors, $rows rows"
+				: "ok $r->{lg}{ok}=$rows";
+			$res{"naive/$SMALL/$c"} = $r;
+		}
+		add_row($r, 'naive intake (naive.fcgi)');
+		$h->stop;
+	}
 	{
 		my $h = httpd_start("$top/fcgi/hookinbox.fcgi", $c);
 		# warm-up: every responder connects and prepares (verified too)
 		my $w = measure_http('warm-up', $h, c => $c, seconds => 1, tag => 'w');
 		verify($w) if $w;
 		fresh_inbox();
-		my $r = measure_http('hookinbox', $h, c => $c, tag => 'u');
+		my $r = measure_http('hookinbox', $h, c => $c, tag => 'u', profile => 1);
 		verify($r) if $r;
 		add_row($r, 'hookinbox unique');
 		%peak = (rps => $r->{rps}, c => $c) if $r && $r->{rps} > ($peak{rps} // 0);
@@ -534,11 +624,18 @@ for my $c (@LEVELS) {
 		my $w = measure_http('warm-up', $h, c => $c, seconds => 1, tag => 'gw');
 		verify($w) if $w;
 		fresh_inbox();
-		my $r = measure_http('group', $h, c => $c, tag => 'g');
+		my $r = measure_http('group', $h, c => $c, tag => 'g', profile => 1);
 		verify($r) if $r;
 		add_row($r, 'group commit (1 proc, threads=' . ($c < 2 ? 2 : $c) . ')');
 		$res{"group/$SMALL/$c"} = $r if $r;
 		%gpeak = (rps => $r->{rps}, c => $c) if $r && $r->{rps} > ($gpeak{rps} // 0);
+		unless ($ENV{BENCH_NO_256K}) {
+			fresh_inbox();
+			$r = measure_http('group', $h, c => $c, size => $BIG, tag => 'gb');
+			verify($r) if $r;
+			add_row($r, 'group commit 256 KB');
+			$res{"group/$BIG/$c"} = $r if $r;
+		}
 		$h->stop;
 	} else {
 		placeholder_row('group commit', $c, 'PLACEHOLDER: [intake] threads not in common/conf.c yet');
@@ -771,7 +868,47 @@ say 'CPU columns: CPU seconds per 1,000 completed requests (utime+stime from /pr
 	. 'generator, set-up = the sum of these. other load = cores kept busy by anything else on the machine '
 	. 'during the run (/proc/stat minus the set-up): above ~0.1 the figures of that row are disturbed. '
 	. 'HWM = the largest VmHWM of a responder process, PSS = the largest Pss (smaps_rollup). '
+	. 'resp cs = context switches of the responders\' threads per request (voluntary + involuntary, '
+	. '/proc/PID/task/*/status). '
 	. 'x db / x web = req/s over the same-run ceiling at the same connections and body size.';
+say '';
+say '### goals: closer to the limit (printed, not enforced)';
+say '';
+{
+	my $verdict = sub { return $_[0] ? 'PASS' : 'FALL SHORT' };
+	my $us = sub { my ($s, $n) = @_; return $n ? $s / $n * 1e6 : undef };
+	for my $size ($SMALL, $BIG) {
+		for my $c (grep { $_ >= 16 } @LEVELS) {
+			my ($g, $w) = ($res{"group/$size/$c"}, $res{"web/$size/$c"});
+			next unless $g && $w && $w->{rps};
+			my $x = $g->{rps} / $w->{rps};
+			say sprintf('- group commit / web ceiling, %s, %d connections: %.2fx (goal >= 0.5x): %s',
+				$size == $BIG ? '256 KB' : '2 KB', $c, $x, $verdict->($x >= 0.5));
+		}
+	}
+	for my $c (@LEVELS) {
+		my ($h, $nv) = ($res{"hookinbox/$SMALL/$c"}, $res{"naive/$SMALL/$c"});
+		next unless $h && $nv && $nv->{rps};
+		my $x = $h->{rps} / $nv->{rps};
+		say sprintf('- one-commit mode / naive single-INSERT intake, %d connections: %.2fx (goal >= 1.0x): %s',
+			$c, $x, $verdict->($x >= 1.0));
+	}
+	for my $p (['one-commit mode', \%peak], ['group commit', \%gpeak]) {
+		my $hp = $p->[1]{half} or next;
+		say sprintf('- p99 at half of peak, %s (%d req/s, %d connections): %.2f ms (goal < 10 ms): %s',
+			$p->[0], $hp->{rate}, $hp->{c}, $hp->{p99}, $verdict->($hp->{p99} < 10));
+	}
+	for my $c (grep { $_ >= 16 } @LEVELS) {
+		my $g = $res{"group/$SMALL/$c"} or next;
+		my ($r, $d) = ($us->($g->{resp_cpu}, $g->{n}), $us->($g->{pg_cpu}, $g->{n}));
+		say sprintf('- CPU per delivery in group commit, %d connections: responder %.0f us (goal <= 60): %s; '
+			. 'PostgreSQL %.0f us (goal <= 50): %s; context switches of the responder %.2f per request',
+			$c, $r, $verdict->($r <= 60), $d, $verdict->($d <= 50),
+			($g->{cs_vol} + $g->{cs_invol}) / ($g->{n} || 1));
+	}
+	say '- no allocation per delivery in steady state: counted by tests/t/10-intake.t and 11 '
+		. '(LD_PRELOAD tests/lib/malloccount.c), not here';
+}
 say '';
 say '### targets (printed, not enforced)';
 say '';
@@ -857,6 +994,14 @@ if (defined $explain) {
 	my $med = @o ? $o[$#o / 2] : 0;
 	say sprintf('!!! the machine was busy with other work during this bench (median %.2f cores outside the '
 		. 'set-up): the figures and ratios are disturbed; run again on a quiet machine', $med) if $med > 0.2;
+}
+for my $p (@profiles) {
+	say "### profile: $p->[0]";
+	say '';
+	say '```';
+	print `cat $p->[1]`;
+	say '```';
+	say '';
 }
 if (@failures) {
 	say '';

@@ -241,15 +241,46 @@ jscan_parse(const char *s, size_t len, int max_depth, jscan_value *root)
 
 /* ---- reading a value that jscan_parse has checked ---- */
 
-/* the end of the string starting at p (its opening quote) */
+/*
+ * The end of the checked string starting at p (its opening quote), which
+ * ends before end: the first quote not escaped, found with memchr (a
+ * quote is escaped when an odd number of backslashes stands before it).
+ */
 static const char *
-string_end(const char *p)
+string_end(const char *p, const char *end)
 {
-	for (p++; *p != '"'; p++) {
-		if (*p == '\\')
-			p++;
+	for (p++;;) {
+		const char *q = memchr(p, '"', (size_t)(end - p));
+		const char *b;
+
+		if (q == NULL)
+			return end; /* not checked text: cannot happen */
+		for (b = q; b > p && b[-1] == '\\'; b--)
+			;
+		if ((q - b) % 2 == 0)
+			return q + 1;
+		p = q + 1;
 	}
-	return p + 1;
+}
+
+/* what ends a number or a literal in checked text */
+static bool
+ends_scalar(char c)
+{
+	switch (c) {
+	case ',':
+	case ':':
+	case ']':
+	case '}':
+	case ' ':
+	case '\t':
+	case '\n':
+	case '\r':
+	case '\0':
+		return true;
+	default:
+		return false;
+	}
 }
 
 /* the end of the checked value starting at p, without recursion */
@@ -262,7 +293,7 @@ value_end(const char *p, const char *end)
 		while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
 			p++;
 		if (*p == '"') {
-			p = string_end(p);
+			p = string_end(p, end);
 		} else if (*p == '{' || *p == '[') {
 			depth++;
 			p++;
@@ -272,7 +303,7 @@ value_end(const char *p, const char *end)
 		} else if (*p == ',' || *p == ':') {
 			p++;
 		} else {
-			while (p < end && strchr(",:]} \t\n\r", *p) == NULL)
+			while (p < end && !ends_scalar(*p))
 				p++;
 		}
 	} while (depth > 0);
@@ -377,7 +408,7 @@ jscan_member(const jscan_value *o, const char *key, size_t key_len, jscan_value 
 		if (p >= end)
 			break;
 		k = p;
-		kend = string_end(k);
+		kend = string_end(k, end);
 		if (memchr(k, '\\', (size_t)(kend - k)) == NULL) {
 			match = (size_t)(kend - k - 2) == key_len &&
 				memcmp(k + 1, key, key_len) == 0;

@@ -31,8 +31,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <json.h>
-
 #define COUNT_SLOTS 64
 /* longest X-Request-Id from the web server that is logged */
 #define UPSTREAM_ID_MAX 64
@@ -67,6 +65,10 @@ struct handler {
 	store *st;
 	unsigned char *body; /* reused across requests, grown up to max_body */
 	size_t body_cap;
+	char *hdrs; /* the kept headers' JSON, reused across requests */
+	size_t hdrs_cap, hdrs_len;
+	unsigned *seen; /* per kept header: the request (gen) that kept it */
+	unsigned gen;
 	/* rejection counts: the request thread adds, the flusher writes */
 	pthread_mutex_t count_lock;
 	pthread_cond_t count_wake;
@@ -87,6 +89,99 @@ typedef struct outcome {
 	int64_t id;
 	int secret_index;
 } outcome;
+
+/*
+ * The kept headers (event metadata only, never credentials): every
+ * provider's, whatever the endpoint's provider, each exact name once, with
+ * the CGI variable that carries it ("X-GitHub-Event": HTTP_X_GITHUB_EVENT),
+ * sorted by that variable so that a request's variables are looked up in it.
+ * Built once per process; read-only afterwards.
+ */
+typedef struct kept_header {
+	const char *name;
+	char cgi[128];
+} kept_header;
+
+static kept_header *kept;
+static size_t n_kept;
+static pthread_once_t kept_once = PTHREAD_ONCE_INIT;
+
+static int
+kept_cmp(const void *a, const void *b)
+{
+	const kept_header *x = a, *y = b;
+	int c = strcmp(x->cgi, y->cgi);
+
+	return c != 0 ? c : strcmp(x->name, y->name);
+}
+
+/* "Stripe-Signature" -> "HTTP_STRIPE_SIGNATURE"; Content-Type is CONTENT_TYPE; false if too long */
+static bool
+cgi_name(const char *name, char *key, size_t size)
+{
+	size_t off = 5;
+
+	if (strcasecmp(name, "Content-Type") == 0) {
+		snprintf(key, size, "CONTENT_TYPE");
+		return true;
+	}
+	if (strcasecmp(name, "Content-Length") == 0) {
+		snprintf(key, size, "CONTENT_LENGTH");
+		return true;
+	}
+	if (strlen(name) > size - 6)
+		return false;
+	memcpy(key, "HTTP_", 5);
+	for (const char *p = name; *p; p++)
+		key[off++] = (*p == '-') ? '_' : (char)toupper((unsigned char)*p);
+	key[off] = '\0';
+	return true;
+}
+
+static void
+kept_build(void)
+{
+	size_t cap = 0;
+
+	for (size_t i = 0; provider_kept_headers(i) != NULL; i++)
+		for (const char *const *n = provider_kept_headers(i); *n != NULL; n++)
+			cap++;
+	kept = xcalloc(cap + 1, sizeof(*kept));
+	for (size_t i = 0; provider_kept_headers(i) != NULL; i++) {
+		for (const char *const *n = provider_kept_headers(i); *n != NULL; n++) {
+			bool seen = false;
+
+			for (size_t k = 0; k < n_kept && !seen; k++)
+				seen = strcmp(kept[k].name, *n) == 0;
+			if (seen || !cgi_name(*n, kept[n_kept].cgi, sizeof(kept[n_kept].cgi)))
+				continue;
+			kept[n_kept++].name = *n;
+		}
+	}
+	qsort(kept, n_kept, sizeof(*kept), kept_cmp);
+}
+
+/* the first kept header carried by CGI variable var[0..len), or NULL */
+static const kept_header *
+kept_find(const char *var, size_t len)
+{
+	size_t lo = 0, hi = n_kept;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strncmp(kept[mid].cgi, var, len);
+
+		if (c == 0 && kept[mid].cgi[len] != '\0')
+			c = 1;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < n_kept && strncmp(kept[lo].cgi, var, len) == 0 && kept[lo].cgi[len] == '\0')
+		return &kept[lo];
+	return NULL;
+}
 
 /* adds n to the count of (endpoint, reason); count_lock held; false when full */
 static bool
@@ -255,6 +350,8 @@ handler_new(const conf *cfg, store *st)
 
 	h->cfg = cfg;
 	h->st = st;
+	(void)pthread_once(&kept_once, kept_build);
+	h->seen = xcalloc(n_kept + 1, sizeof(*h->seen));
 	pthread_mutex_init(&h->count_lock, NULL);
 	pthread_cond_init(&h->count_wake, NULL);
 	/* without the thread, counts are still written when the handler is freed */
@@ -281,6 +378,8 @@ handler_free(handler *h)
 	pthread_cond_destroy(&h->count_wake);
 	pthread_mutex_destroy(&h->count_lock);
 	free(h->body);
+	free(h->hdrs);
+	free(h->seen);
 	free(h);
 }
 
@@ -314,26 +413,14 @@ count_rejection(handler *h, const char *endpoint, const char *reason)
 
 /* ---- request access ---- */
 
-/* "Stripe-Signature" -> "HTTP_STRIPE_SIGNATURE"; Content-Type is CONTENT_TYPE */
+/* a header by its name, through its CGI variable */
 static const char *
 io_header(const void *ctx, const char *name)
 {
 	const http_io *io = ctx;
 	char key[128];
-	size_t off = 0;
 
-	if (strcasecmp(name, "Content-Type") == 0)
-		return io->param(io->ctx, "CONTENT_TYPE");
-	if (strcasecmp(name, "Content-Length") == 0)
-		return io->param(io->ctx, "CONTENT_LENGTH");
-	if (strlen(name) > sizeof(key) - 6)
-		return NULL;
-	memcpy(key, "HTTP_", 5);
-	off = 5;
-	for (const char *p = name; *p; p++)
-		key[off++] = (*p == '-') ? '_' : (char)toupper((unsigned char)*p);
-	key[off] = '\0';
-	return io->param(io->ctx, key);
+	return cgi_name(name, key, sizeof(key)) ? io->param(io->ctx, key) : NULL;
 }
 
 /*
@@ -409,40 +496,142 @@ read_body(handler *h, const http_io *io, size_t len)
 	return 0;
 }
 
-static void
-keep_headers(json_object *o, const request_view *rv, const char *const *names)
+/* room for n more bytes in the headers buffer */
+static char *
+hdrs_room(handler *h, size_t n)
 {
-	for (size_t i = 0; names[i] != NULL; i++) {
-		const char *v = rv->header(rv->ctx, names[i]);
-		char *text;
+	if (h->hdrs_len + n > h->hdrs_cap) {
+		size_t cap = h->hdrs_cap ? h->hdrs_cap : 1024;
 
-		if (v == NULL || strlen(v) > 1024)
-			continue;
-		text = utf8_escape_invalid(v);
-		json_object_object_add(o, names[i], json_object_new_string(text));
-		free(text);
+		while (cap < h->hdrs_len + n)
+			cap *= 2;
+		h->hdrs = xrealloc(h->hdrs, cap);
+		h->hdrs_cap = cap;
 	}
+	return h->hdrs + h->hdrs_len;
 }
 
 /*
- * The kept headers (event metadata only, never credentials) as a JSON
- * object; the caller frees the string.  Every provider's headers are kept
- * whatever the endpoint's provider.  A header is bytes, jsonb is UTF-8:
- * bytes that are not UTF-8 (a Latin-1 User-Agent) are kept as the text
- * "\xNN", so that such a delivery is stored rather than failing its insert
- * on every retry.
+ * s as a JSON string.  A header is bytes, jsonb is UTF-8: bytes that are
+ * not UTF-8 (a Latin-1 User-Agent) are kept as the text "\xNN", so that
+ * such a delivery is stored rather than failing its insert on every retry.
  */
-static char *
-headers_json(const request_view *rv)
+static void
+hdrs_string(handler *h, const char *s)
 {
-	json_object *o = json_object_new_object();
-	char *out;
+	static const char hexd[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s;
+	size_t len = strlen(s);
+	/* at most 6 bytes out for each byte in ("\u001f", "\\xff" is 5) */
+	char *o = hdrs_room(h, 6 * len + 2), *start = o;
 
-	for (size_t i = 0; provider_kept_headers(i) != NULL; i++)
-		keep_headers(o, rv, provider_kept_headers(i));
-	out = xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
-	json_object_put(o);
-	return out;
+	*o++ = '"';
+	for (size_t i = 0; i < len;) {
+		unsigned char c = p[i];
+		uint32_t cp;
+		size_t n;
+
+		if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+			*o++ = (char)c;
+			i++;
+			continue;
+		}
+		if (c == '"' || c == '\\') {
+			*o++ = '\\';
+			*o++ = (char)c;
+			i++;
+			continue;
+		}
+		if (c < 0x20) {
+			memcpy(o, "\\u00", 4);
+			o[4] = hexd[c >> 4];
+			o[5] = hexd[c & 15];
+			o += 6;
+			i++;
+			continue;
+		}
+		n = utf8_next(p + i, len - i, &cp);
+		if (n == 0) {
+			memcpy(o, "\\\\x", 3);
+			o[3] = hexd[c >> 4];
+			o[4] = hexd[c & 15];
+			o += 5;
+			i++;
+			continue;
+		}
+		memcpy(o, p + i, n);
+		o += n;
+		i += n;
+	}
+	*o++ = '"';
+	h->hdrs_len += (size_t)(o - start);
+}
+
+/* one "name":"value" member; a value over 1024 bytes is not kept */
+static void
+hdrs_member(handler *h, const char *name, const char *value)
+{
+	if (strlen(value) > 1024)
+		return;
+	if (h->hdrs_len > 1) {
+		*hdrs_room(h, 1) = ',';
+		h->hdrs_len++;
+	}
+	hdrs_string(h, name);
+	*hdrs_room(h, 1) = ':';
+	h->hdrs_len++;
+	hdrs_string(h, value);
+}
+
+/*
+ * The kept headers as a JSON object, in the handler's buffer (reused by
+ * the next request).  From the request's variables when the transport can
+ * list them (one pass over them), else one lookup per kept header; a
+ * header sent twice is the web server's first variable, as a lookup finds.
+ */
+static const char *
+headers_json(handler *h, const http_io *io, const request_view *rv)
+{
+	(void)pthread_once(&kept_once, kept_build);
+	h->hdrs_len = 0;
+	*hdrs_room(h, 1) = '{';
+	h->hdrs_len = 1;
+	if (h->gen == 0 || ++h->gen == 0) {
+		memset(h->seen, 0, n_kept * sizeof(*h->seen));
+		h->gen = 1;
+	}
+	if (io->params != NULL) {
+		char *const *env = io->params(io->ctx);
+
+		for (size_t i = 0; env != NULL && env[i] != NULL; i++) {
+			const char *v = env[i], *eq;
+			const kept_header *first, *k;
+
+			if (v[0] != 'H' && v[0] != 'C')
+				continue;
+			eq = strchr(v, '=');
+			if (eq == NULL || (first = kept_find(v, (size_t)(eq - v))) == NULL)
+				continue;
+			/* names that differ in case only share the variable: each is kept */
+			for (k = first; k < kept + n_kept && strcmp(k->cgi, first->cgi) == 0; k++) {
+				if (h->seen[k - kept] == h->gen)
+					break; /* a second variable of the same name */
+				h->seen[k - kept] = h->gen;
+				hdrs_member(h, k->name, eq + 1);
+			}
+		}
+	} else {
+		for (size_t k = 0; k < n_kept; k++) {
+			const char *v = rv->header(rv->ctx, kept[k].name);
+
+			if (v != NULL)
+				hdrs_member(h, kept[k].name, v);
+		}
+	}
+	*hdrs_room(h, 2) = '}';
+	h->hdrs[h->hdrs_len + 1] = '\0';
+	h->hdrs_len++;
+	return h->hdrs;
 }
 
 static const char *
@@ -562,15 +751,13 @@ typedef struct served {
 
 /* a request that carries several events (batchin.h): stored in one transaction, one answer */
 static outcome
-serve_batch(handler *h, const endpoint_conf *ep, const request_view *rv, int secret_index,
-	    served *sv)
+serve_batch(handler *h, const http_io *io, const endpoint_conf *ep, const request_view *rv,
+	    int secret_index, served *sv)
 {
 	batchin_result r;
-	char *hdrs = headers_json(rv);
 
 	FAILPOINT("fcgi-before-insert");
-	batchin_store(h->st, ep, rv, hdrs, &r);
-	free(hdrs);
+	batchin_store(h->st, ep, rv, headers_json(h, io, rv), &r);
 	sv->answer.body = r.answer;
 	sv->answered = r.answer != NULL;
 	sv->note = r.note;
@@ -612,7 +799,6 @@ serve(handler *h, const http_io *io, served *sv)
 	envelope env = {0};
 	size_t len;
 	outcome o;
-	char *hdrs;
 	store_delivery d;
 
 	sv->ep = ep;
@@ -661,7 +847,7 @@ serve(handler *h, const http_io *io, served *sv)
 		return o;
 	}
 	if (envelope_batched(&ep->pe))
-		return serve_batch(h, ep, &rv, vr.secret_index, sv);
+		return serve_batch(h, io, ep, &rv, vr.secret_index, sv);
 	if (envelope_extract(&ep->pe, &rv, &env, &reason) != 0) {
 		envelope_release(&env);
 		o = rejected(400, reason);
@@ -669,7 +855,6 @@ serve(handler *h, const http_io *io, served *sv)
 		return o;
 	}
 
-	hdrs = headers_json(&rv);
 	d = (store_delivery){
 		.endpoint = ep->name,
 		.provider = provider_name(ep->pe.provider),
@@ -679,7 +864,7 @@ serve(handler *h, const http_io *io, served *sv)
 		.event_type = env.event_type,
 		.object_id = env.object_id,
 		.version = env.has_version ? &env.version : NULL,
-		.headers_json = hdrs,
+		.headers_json = headers_json(h, io, &rv),
 		.body = h->body,
 		.body_len = len,
 		/* provider.h: a delivery id the signature does not cover is deduplicated on the
@@ -712,7 +897,6 @@ serve(handler *h, const http_io *io, served *sv)
 			sv->event_id_unstored = so.duplicate && d.body_dedup;
 		}
 	}
-	free(hdrs);
 	envelope_release(&env);
 	FAILPOINT("fcgi-after-commit");
 	return o;

@@ -29,6 +29,11 @@ typedef struct http_io {
 	ssize_t (*read)(void *ctx, void *buf, size_t len);
 	void (*write)(void *ctx, const void *buf, size_t len);
 	void *ctx;
+	/*
+	 * Optional (NULL: not available): every variable as "NAME=value", NULL
+	 * last, so that the kept headers are found in one pass
+	 */
+	char *const *(*params)(void *ctx);
 } http_io;
 
 /* cfg and st stay owned by the caller and must outlive the handler */

@@ -107,6 +107,13 @@ cgi_param(void *ctx, const char *name)
 	return getenv(name);
 }
 
+static char *const *
+cgi_params(void *ctx)
+{
+	(void)ctx;
+	return environ;
+}
+
 static ssize_t
 cgi_read(void *ctx, void *buf, size_t len)
 {
@@ -134,7 +141,7 @@ cgi_write(void *ctx, const void *buf, size_t len)
 static void
 serve_cgi(const conf *cfg)
 {
-	const http_io io = {cgi_param, cgi_read, cgi_write, NULL};
+	const http_io io = {cgi_param, cgi_read, cgi_write, NULL, cgi_params};
 	store_options opt = store_opts(cfg);
 	store *st = store_new(&opt);
 	handler *h = handler_new(cfg, st);

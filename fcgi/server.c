@@ -2,17 +2,24 @@
 /*
  * server.c - the accept loop: request threads over the FastCGI socket
  *
- * A request thread is given only a request whose body has arrived.  One
- * waiter thread accepts every connection and peeks at it (MSG_PEEK, nothing
- * is read): it walks the FastCGI records in the kernel's receive queue up to
- * the empty FCGI_STDIN record that ends the body.  A complete request goes
- * to the ready queue, which the request threads take from; an incomplete
- * one is parked in the waiter's epoll set (edge-triggered: woken by each
- * arrival, not by the bytes already peeked) and peeked again as more
- * arrives.  A web server that streams the body (Apache's mod_proxy_fcgi
- * past its first 16 KB) therefore costs a slow sender no request thread:
- * with two threads and six senders trickling at 600 B/s, a delivery is
- * stored in milliseconds (t/89-slow-body-many).
+ * A request thread serves only a request whose body has arrived.  The
+ * request threads accept the connections themselves, each from an epoll set
+ * of its own that holds the listening socket and the ready queue's eventfd,
+ * both with EPOLLEXCLUSIVE, so that a connection wakes one idle thread, and
+ * a thread accepts only when it is free to serve.  Right after accepting it
+ * peeks at the connection (MSG_PEEK, nothing is read): it walks the FastCGI
+ * records in the kernel's receive queue up to the empty FCGI_STDIN record
+ * that ends the body.  A complete request, the usual case, is served by
+ * that thread at once: no other thread touches it (in group commit the only
+ * hand-off of a delivery is to the committer and back).  An incomplete one
+ * goes to the waiter thread, which parks it in its epoll set
+ * (edge-triggered: woken by each arrival, not by the bytes already peeked)
+ * and peeks again as more arrives; once complete it goes to the ready
+ * queue, which wakes one request thread.  A web server that streams the
+ * body (Apache's mod_proxy_fcgi past its first 16 KB) therefore costs a
+ * slow sender no request thread: with two threads and six senders
+ * trickling at 600 B/s, a delivery is stored in milliseconds
+ * (t/89-slow-body-many).
  *
  * Each body must arrive within BODY_DEADLINE_MS of its first byte, or its
  * request goes to a request thread marked late and is answered 408 there
@@ -33,13 +40,13 @@
  * socket is -1, so libfcgi never accepts by itself: a connection it drops
  * (a protocol error) returns an error instead of blocking in accept().
  *
- * The waiter's accept() is bounded by the listening socket's receive
- * timeout (ACCEPT_SLICE_MS): when several processes share the socket, the
- * one that loses the race for a connection is not stuck in accept().
+ * The listening socket is non-blocking: when several threads or processes
+ * share it, the one that loses the race for a connection gets EAGAIN and
+ * waits again instead of being stuck in accept().
  * Signals are blocked in these threads (main.c waits for them with
- * sigwait), so nothing is interrupted.  Stopping closes the door, lets the
- * parked bodies finish or reach their deadline, and ends the request
- * threads when the ready queue is empty.
+ * sigwait), so nothing is interrupted.  Stopping closes the door (no thread
+ * accepts any more), lets the parked bodies finish or reach their
+ * deadline, and ends the request threads when the ready queue is empty.
  */
 #include "server.h"
 
@@ -49,6 +56,7 @@
 #include "xalloc.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -68,17 +76,19 @@
 
 #include <fcgiapp.h>
 
-#define ACCEPT_SLICE_MS 200
 /* providers give up on a delivery after 5-30 s (GitHub 10, Shopify 5) */
 #define BODY_DEADLINE_MS 5000
 /* bodies waiting per request thread before new ones are answered 503 */
 #define PARK_PER_THREAD 4
-/* complete requests queued per request thread before accepting pauses */
-#define READY_PER_THREAD 4
 /* peeked at most: a larger request is read by its thread (see above) */
 #define PEEK_MAX (64 * 1024)
 /* a late request's parameters, already queued, are read within this */
 #define LATE_READ_MS 100
+/*
+ * A web server connects before it writes the request: right after accept
+ * its thread waits this long for the request before the waiter takes it
+ */
+#define FIRST_WAIT_MS 3
 
 #define FCGI_HEADER_LEN 8
 #define FCGI_BEGIN_REQUEST 1
@@ -94,6 +104,7 @@ typedef struct conn {
 	bool params_done;	  /* its parameters have arrived: a body wait */
 	bool late;		  /* the deadline passed: answer 408 */
 	bool counted;		  /* in nbodies */
+	bool whole;		  /* all of it was queued when it was peeked complete */
 	unsigned req_id;	  /* from FCGI_BEGIN_REQUEST, 0 before */
 	struct timespec deadline; /* CLOCK_MONOTONIC */
 	struct conn *next;	  /* in the ready queue or the returned list */
@@ -104,6 +115,7 @@ typedef struct request_io {
 	FCGX_Request req;
 	struct timespec deadline; /* CLOCK_MONOTONIC */
 	bool timed_out;
+	bool whole; /* all of the request is queued: no read waits */
 } request_io;
 
 typedef struct request_thread {
@@ -111,6 +123,10 @@ typedef struct request_thread {
 	pthread_t tid;
 	handler *h;
 	request_io rq;
+	int epfd;	     /* the listening socket and the ready queue's eventfd */
+	int soonfd;	     /* epoll: the connection just accepted (peek_soon) */
+	unsigned char *peek; /* PEEK_MAX bytes */
+	conn *spare;	     /* a conn for the next accept, so that none is allocated */
 } request_thread;
 
 struct server {
@@ -125,13 +141,15 @@ struct server {
 	/* the waiter's own: no lock */
 	pthread_t waiter;
 	int epfd;
-	int wakefd; /* eventfd: stop, or a kept connection returned */
+	int wakefd; /* eventfd: stop, or a connection handed over */
 	conn **parked;
 	int nparked; /* all parked connections */
 	size_t parked_alloc;
 	int nbodies;  /* of which waiting for their body */
 	int park_max; /* bodies waiting at most */
-	bool listening;
+
+	int readyfd; /* eventfd (semaphore): one count per request in the ready queue */
+	int stopfd;  /* eventfd, written once: every request thread stops accepting */
 
 	/* shared, under q_lock */
 	pthread_mutex_t q_lock;
@@ -139,6 +157,7 @@ struct server {
 	conn *ready_head, *ready_tail;
 	int nready;
 	conn *returned; /* kept connections back from request threads */
+	conn *incoming; /* accepted connections whose request has not all arrived */
 	bool waiter_done;
 };
 static const char *
@@ -172,6 +191,12 @@ set_read_timeout(int fd, long ms)
 	return setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 }
 
+static char *const *
+fcgx_params(void *ctx)
+{
+	return ((request_io *)ctx)->req.envp;
+}
+
 static ssize_t
 fcgx_read(void *ctx, void *buf, size_t len)
 {
@@ -185,7 +210,7 @@ fcgx_read(void *ctx, void *buf, size_t len)
 		/* one read of the socket, bounded by what is left of the deadline */
 		long left = ms_until(&rq->deadline);
 
-		if (left == 0 || set_read_timeout(rq->req.ipcFd, left) != 0)
+		if (left == 0 || (!rq->whole && set_read_timeout(rq->req.ipcFd, left) != 0))
 			goto timed_out;
 		want = len > 0 ? 1 : 0;
 	} else if ((size_t)want > avail) {
@@ -267,9 +292,34 @@ ready_push(server *srv, conn *c)
 	srv->nready++;
 	pthread_cond_signal(&srv->q_cv);
 	pthread_mutex_unlock(&srv->q_lock);
+	{
+		uint64_t one = 1;
+
+		/* one count per entry: a request thread takes an entry only after a count */
+		if (write(srv->readyfd, &one, sizeof(one)) < 0)
+			log_warn("could not wake a request thread: %s", strerror(errno));
+	}
 }
 
-/* the next complete request; NULL when stopped and nothing is left */
+/* an entry of the ready queue, after its count was taken from readyfd */
+static conn *
+ready_pop(server *srv)
+{
+	conn *c;
+
+	pthread_mutex_lock(&srv->q_lock);
+	c = srv->ready_head;
+	if (c) {
+		srv->ready_head = c->next;
+		if (srv->ready_head == NULL)
+			srv->ready_tail = NULL;
+		srv->nready--;
+	}
+	pthread_mutex_unlock(&srv->q_lock);
+	return c;
+}
+
+/* once stopping: the next complete request; NULL when nothing is left */
 static conn *
 ready_take(server *srv)
 {
@@ -319,8 +369,10 @@ peek_request(conn *c, unsigned char *buf, size_t cap, bool *some)
 		else if (id != 0 && type == FCGI_PARAMS && clen == 0)
 			c->params_done = true;
 		/* the body's end; an abort or a filter's data is libfcgi's to judge */
-		else if (id != 0 && (type == FCGI_STDIN ? clen == 0 : type != FCGI_PARAMS))
+		else if (id != 0 && (type == FCGI_STDIN ? clen == 0 : type != FCGI_PARAMS)) {
+			c->whole = type == FCGI_STDIN;
 			return PEEK_COMPLETE;
+		}
 		off += FCGI_HEADER_LEN + clen + h[6];
 	}
 	return (size_t)n == cap ? PEEK_COMPLETE : PEEK_PARTIAL;
@@ -393,8 +445,10 @@ recheck(server *srv, int i, unsigned char *buf, bool hup)
 {
 	conn *c = srv->parked[i];
 	bool some;
-	enum peek p = peek_request(c, buf, PEEK_MAX, &some);
+	enum peek p;
 
+	c->whole = false;
+	p = peek_request(c, buf, PEEK_MAX, &some);
 	if (p == PEEK_PARTIAL && hup)
 		p = c->params_done ? PEEK_COMPLETE : PEEK_GONE;
 	if (p != PEEK_PARTIAL) {
@@ -443,8 +497,9 @@ park(server *srv, conn *c, unsigned char *buf)
 	recheck(srv, srv->nparked - 1, buf, false);
 }
 
-static void
-accept_one(server *srv, unsigned char *buf)
+/* a connection from the listening socket, or NULL (none left, or lost to another thread) */
+static conn *
+accept_conn(request_thread *t)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);
@@ -455,7 +510,7 @@ accept_one(server *srv, unsigned char *buf)
 		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
 		    errno != ECONNABORTED && errno != EPROTO)
 			log_error("could not accept a FastCGI connection: %s", strerror(errno));
-		return;
+		return NULL;
 	}
 	if (ss.ss_family == AF_INET || ss.ss_family == AF_INET6) {
 		int one = 1;
@@ -463,23 +518,60 @@ accept_one(server *srv, unsigned char *buf)
 		/* no replies to what we send: no Nagle (as libfcgi's accept) */
 		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	}
-	c = xcalloc(1, sizeof(*c));
-	c->fd = fd;
-	c->has_deadline = true;
+	c = t->spare != NULL ? t->spare : xmalloc(sizeof(*c));
+	t->spare = NULL;
+	*c = (conn){.fd = fd, .has_deadline = true};
 	deadline_in(&c->deadline, BODY_DEADLINE_MS);
-	park(srv, c, buf);
+	return c;
 }
 
-/* the listening socket in the epoll set only while the queue has room */
-static void
-listen_when(server *srv, bool on)
+/*
+ * peek_request on a connection just accepted, waiting up to FIRST_WAIT_MS
+ * for the rest of its request (edge-triggered: each arrival, not the bytes
+ * already peeked): the web server connects first and writes a moment later,
+ * and a request that arrives in that moment is not worth a hand-off.
+ */
+static enum peek
+peek_soon(request_thread *t, conn *c)
 {
-	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
+	struct epoll_event ev = {.events = EPOLLIN | EPOLLET | EPOLLRDHUP, .data.ptr = c};
+	struct timespec until;
+	bool some;
+	enum peek p = peek_request(c, t->peek, PEEK_MAX, &some);
 
-	if (on == srv->listening)
-		return;
-	if (epoll_ctl(srv->epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, 0, &ev) == 0)
-		srv->listening = on;
+	if (p != PEEK_PARTIAL || epoll_ctl(t->soonfd, EPOLL_CTL_ADD, c->fd, &ev) != 0)
+		return p;
+	deadline_in(&until, FIRST_WAIT_MS);
+	for (;;) {
+		long left = ms_until(&until);
+
+		if (left == 0 || epoll_wait(t->soonfd, &ev, 1, (int)left) <= 0 ||
+		    (ev.events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0)
+			break;
+		p = peek_request(c, t->peek, PEEK_MAX, &some);
+		if (p != PEEK_PARTIAL)
+			break;
+	}
+	(void)epoll_ctl(t->soonfd, EPOLL_CTL_DEL, c->fd, NULL);
+	return p;
+}
+
+/* c's request has not all arrived: the waiter waits for the rest; false once it has ended */
+static bool
+hand_to_waiter(server *srv, conn *c)
+{
+	bool done;
+
+	pthread_mutex_lock(&srv->q_lock);
+	done = srv->waiter_done;
+	if (!done) {
+		c->next = srv->incoming;
+		srv->incoming = c;
+	}
+	pthread_mutex_unlock(&srv->q_lock);
+	if (!done)
+		wake_waiter(srv);
+	return !done;
 }
 
 static void *
@@ -487,19 +579,19 @@ waiter_main(void *arg)
 {
 	server *srv = arg;
 	unsigned char *buf = xmalloc(PEEK_MAX);
-	int ready_max = READY_PER_THREAD * srv->n;
 
 	for (;;) {
 		struct epoll_event evs[32];
 		bool stopping = atomic_load(&srv->stopping);
 		long wait = -1;
-		int nready, k;
-		conn *back;
+		int k;
+		conn *back, *fresh;
 
 		pthread_mutex_lock(&srv->q_lock);
-		nready = srv->nready;
 		back = srv->returned;
 		srv->returned = NULL;
+		fresh = srv->incoming;
+		srv->incoming = NULL;
 		pthread_mutex_unlock(&srv->q_lock);
 		while (back) {
 			conn *next = back->next;
@@ -511,6 +603,13 @@ waiter_main(void *arg)
 				park(srv, back, buf);
 			}
 			back = next;
+		}
+		/* accepted before the stop: parked as any other, under their deadline */
+		while (fresh) {
+			conn *next = fresh->next;
+
+			park(srv, fresh, buf);
+			fresh = next;
 		}
 		/* deadlines; a kept connection waiting for its next request is closed at a stop */
 		for (int i = srv->nparked - 1; i >= 0; i--) {
@@ -529,18 +628,27 @@ waiter_main(void *arg)
 				wait = left;
 			}
 		}
-		listen_when(srv, !stopping && nready < ready_max);
-		if (stopping && srv->nparked == 0)
-			break;
-		if (!srv->listening && nready >= ready_max && (wait < 0 || wait > 50))
-			wait = 50; /* look at the queue again */
+		if (stopping && srv->nparked == 0) {
+			/* done, unless a request thread handed one over since (then it is parked)
+			 */
+			bool done;
+
+			pthread_mutex_lock(&srv->q_lock);
+			done = srv->incoming == NULL;
+			if (done) {
+				srv->waiter_done = true;
+				pthread_cond_broadcast(&srv->q_cv);
+			}
+			pthread_mutex_unlock(&srv->q_lock);
+			if (done)
+				break;
+			continue;
+		}
 		k = epoll_wait(srv->epfd, evs, 32, wait < 0 ? -1 : (int)wait);
 		for (int e = 0; e < k; e++) {
 			conn *c = evs[e].data.ptr;
 
-			if (c == NULL) {
-				accept_one(srv, buf);
-			} else if (c == (conn *)srv) {
+			if (c == (conn *)srv) {
 				uint64_t v;
 
 				(void)!read(srv->wakefd, &v, sizeof(v));
@@ -556,11 +664,65 @@ waiter_main(void *arg)
 		}
 	}
 	free(buf);
-	pthread_mutex_lock(&srv->q_lock);
-	srv->waiter_done = true;
-	pthread_cond_broadcast(&srv->q_cv);
-	pthread_mutex_unlock(&srv->q_lock);
 	return NULL;
+}
+
+/*
+ * The next complete request for this thread: one it accepted and found
+ * complete, or one from the ready queue; NULL when stopped and nothing is
+ * left.  A request accepted complete is served by the thread that accepted
+ * it: no hand-off.
+ */
+static conn *
+next_request(request_thread *t)
+{
+	server *srv = t->srv;
+
+	for (;;) {
+		struct epoll_event evs[3];
+		conn *ready = NULL, *mine = NULL;
+		int n;
+
+		if (atomic_load(&srv->stopping))
+			return ready_take(srv);
+		n = epoll_wait(t->epfd, evs, 3, -1);
+		for (int e = 0; e < n; e++) {
+			if (evs[e].data.ptr == &srv->readyfd) {
+				uint64_t v;
+
+				if (ready == NULL && read(srv->readyfd, &v, sizeof(v)) == sizeof(v))
+					ready = ready_pop(srv);
+			} else if (evs[e].data.ptr == t) {
+				mine = accept_conn(t);
+			}
+			/* stopfd: seen at the top */
+		}
+		if (mine != NULL) {
+			switch (peek_soon(t, mine)) {
+			case PEEK_COMPLETE:
+				break;
+			case PEEK_PARTIAL:
+				/* after the stop, read here under the body's deadline */
+				if (hand_to_waiter(srv, mine))
+					mine = NULL;
+				break;
+			default:
+				close(mine->fd);
+				t->spare = mine;
+				mine = NULL;
+				break;
+			}
+		}
+		if (mine != NULL && ready != NULL) {
+			/* both at once (rare): the queued one to another thread */
+			ready_push(srv, ready);
+			ready = NULL;
+		}
+		if (mine != NULL)
+			return mine;
+		if (ready != NULL)
+			return ready;
+	}
 }
 
 static void *
@@ -569,10 +731,10 @@ thread_main(void *arg)
 	request_thread *t = arg;
 	server *srv = t->srv;
 	request_io *rq = &t->rq;
-	const http_io io = {fcgx_param, fcgx_read, fcgx_write, rq};
+	const http_io io = {fcgx_param, fcgx_read, fcgx_write, rq, fcgx_params};
 	conn *c;
 
-	while ((c = ready_take(srv)) != NULL) {
+	while ((c = next_request(t)) != NULL) {
 		long left = ms_until(&c->deadline);
 		int rc;
 
@@ -580,16 +742,21 @@ thread_main(void *arg)
 		 * libfcgi reads this connection (open and "kept", so it does not
 		 * accept); the parameters are queued, so no read waits, and a
 		 * protocol error closes it and returns at once (no listening
-		 * socket).
+		 * socket).  A request queued whole needs no receive timeout.
 		 */
 		rq->req.ipcFd = c->fd;
 		rq->req.keepConnection = 1;
 		rq->deadline = c->deadline;
 		rq->timed_out = false;
-		(void)set_read_timeout(c->fd, left > 0 ? left : LATE_READ_MS);
+		rq->whole = c->whole && !c->late;
+		if (!rq->whole)
+			(void)set_read_timeout(c->fd, left > 0 ? left : LATE_READ_MS);
 		if (c->late) /* a body past its deadline: answered 408 */
 			clock_gettime(CLOCK_MONOTONIC, &rq->deadline);
-		free(c);
+		if (t->spare == NULL)
+			t->spare = c;
+		else
+			free(c);
 		rc = FCGX_Accept_r(&rq->req);
 		if (rc < 0) {
 			rq->req.ipcFd = -1;
@@ -610,7 +777,8 @@ thread_main(void *arg)
 		 */
 		if (!rq->timed_out) {
 			left = ms_until(&rq->deadline);
-			bool consumed = left > 0 && set_read_timeout(rq->req.ipcFd, left) == 0 &&
+			bool consumed = left > 0 &&
+					(rq->whole || set_read_timeout(rq->req.ipcFd, left) == 0) &&
 					input_consumed(&rq->req);
 
 			if (!consumed && ms_until(&rq->deadline) == 0)
@@ -620,13 +788,14 @@ thread_main(void *arg)
 		}
 		if (rq->timed_out)
 			FCGX_Detach(&rq->req);
-		else
+		else if (!rq->whole)
 			(void)set_read_timeout(rq->req.ipcFd, 0);
 		FCGX_Finish_r(&rq->req);
 		if (rq->req.ipcFd >= 0) {
-			conn *k = xcalloc(1, sizeof(*k));
+			conn *k = t->spare != NULL ? t->spare : xmalloc(sizeof(*k));
 
-			k->fd = rq->req.ipcFd;
+			t->spare = NULL;
+			*k = (conn){.fd = rq->req.ipcFd};
 			rq->req.ipcFd = -1;
 			rq->req.detached = 0;
 			pthread_mutex_lock(&srv->q_lock);
@@ -641,6 +810,14 @@ thread_main(void *arg)
 	pthread_cond_signal(&srv->exit_cv);
 	pthread_mutex_unlock(&srv->exit_lock);
 	return NULL;
+}
+
+static int
+epoll_add(int epfd, int fd, uint32_t events, void *ptr)
+{
+	struct epoll_event ev = {.events = events, .data.ptr = ptr};
+
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
 server *
@@ -658,19 +835,21 @@ server_start(const conf *cfg, store *st, int threads)
 	{
 		struct sockaddr_storage ss;
 		socklen_t len = sizeof(ss);
-		struct timeval slice = {.tv_sec = 0, .tv_usec = ACCEPT_SLICE_MS * 1000};
 		struct epoll_event ev = {.events = EPOLLIN};
+		int fl = fcntl(0, F_GETFL);
 
 		srv->unix_socket = getsockname(0, (struct sockaddr *)&ss, &len) == 0 &&
 				   ss.ss_family == AF_UNIX;
-		if (setsockopt(0, SOL_SOCKET, SO_RCVTIMEO, &slice, sizeof(slice)) != 0)
-			log_warn("could not set an accept timeout: %s (accepting may wait for "
-				 "another process's connection)",
+		if (fl < 0 || fcntl(0, F_SETFL, fl | O_NONBLOCK) != 0)
+			log_warn("could not make the listening socket non-blocking: %s (accepting "
+				 "may wait for another process's connection)",
 				 strerror(errno));
 		srv->epfd = epoll_create1(EPOLL_CLOEXEC);
 		srv->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		srv->readyfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK | EFD_SEMAPHORE);
+		srv->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		ev.data.ptr = srv;
-		if (srv->epfd < 0 || srv->wakefd < 0 ||
+		if (srv->epfd < 0 || srv->wakefd < 0 || srv->readyfd < 0 || srv->stopfd < 0 ||
 		    epoll_ctl(srv->epfd, EPOLL_CTL_ADD, srv->wakefd, &ev) != 0) {
 			log_error("could not set up the waiter: %s", strerror(errno));
 			abort();
@@ -682,6 +861,17 @@ server_start(const conf *cfg, store *st, int threads)
 
 		t->srv = srv;
 		t->h = handler_new(cfg, st);
+		t->peek = xmalloc(PEEK_MAX);
+		t->epfd = epoll_create1(EPOLL_CLOEXEC);
+		t->soonfd = epoll_create1(EPOLL_CLOEXEC);
+		if (t->epfd < 0 || t->soonfd < 0 ||
+		    epoll_add(t->epfd, 0, EPOLLIN | EPOLLEXCLUSIVE, t) != 0 ||
+		    epoll_add(t->epfd, srv->readyfd, EPOLLIN | EPOLLEXCLUSIVE, &srv->readyfd) !=
+			    0 ||
+		    epoll_add(t->epfd, srv->stopfd, EPOLLIN, &srv->stopfd) != 0) {
+			log_error("could not set up request thread %d: %s", i, strerror(errno));
+			abort();
+		}
 		FCGX_InitRequest(&t->rq.req, -1, 0);
 		pthread_mutex_lock(&srv->exit_lock);
 		srv->running++;
@@ -706,6 +896,13 @@ server_stop(server *srv, int timeout_ms)
 
 	atomic_store(&srv->stopping, true);
 	wake_waiter(srv);
+	{
+		uint64_t one = 1;
+
+		/* every request thread: it stops accepting */
+		if (write(srv->stopfd, &one, sizeof(one)) < 0)
+			log_warn("could not wake the request threads: %s", strerror(errno));
+	}
 	clock_gettime(CLOCK_REALTIME, &deadline);
 	deadline.tv_sec += timeout_ms / 1000;
 	deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
@@ -729,6 +926,10 @@ server_stop(server *srv, int timeout_ms)
 		pthread_join(srv->threads[i].tid, NULL);
 		FCGX_Free(&srv->threads[i].rq.req, 1);
 		handler_free(srv->threads[i].h);
+		close(srv->threads[i].epfd);
+		close(srv->threads[i].soonfd);
+		free(srv->threads[i].peek);
+		free(srv->threads[i].spare);
 	}
 	/* kept connections a request thread gave back after the waiter ended */
 	while (srv->returned) {
@@ -741,6 +942,8 @@ server_stop(server *srv, int timeout_ms)
 	free(srv->parked);
 	close(srv->epfd);
 	close(srv->wakefd);
+	close(srv->readyfd);
+	close(srv->stopfd);
 	pthread_cond_destroy(&srv->q_cv);
 	pthread_mutex_destroy(&srv->q_lock);
 	pthread_cond_destroy(&srv->exit_cv);

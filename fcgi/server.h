@@ -3,9 +3,9 @@
  * server.h - the accept loop: request threads over the FastCGI socket
  *
  * Each thread owns a handler (its body buffer, its rejection counts) and
- * takes connections from the listening socket on fd 0, one thread at a
- * time.  server_stop closes the door first and then waits for the requests
- * in progress, so a stop or a reload (re-exec) never cuts a request off.
+ * accepts connections from the listening socket on fd 0 when it is idle.
+ * server_stop closes the door first and then waits for the requests in
+ * progress, so a stop or a reload (re-exec) never cuts a request off.
  */
 #ifndef HOOKINBOX_SERVER_H
 #define HOOKINBOX_SERVER_H

@@ -207,19 +207,36 @@ begin
 		if not p_body_dedup[k] then
 			v_gone := null;
 		end if;
-		v_held_only := p_body_dedup[k]
-			and (v_gone is not null
-			     or exists (select 1 from hookinbox.inbox i
-					 where i.endpoint = p_endpoint[k] and i.body_dedup
-					   and i.review_of is not null
-					   and coalesce(i.signed_sha256, i.body_sha256) = v_dedup))
-			and not exists (select 1 from hookinbox.inbox i
-					 where i.endpoint = p_endpoint[k] and i.body_dedup
-					   and i.review_of is null
-					   and coalesce(i.signed_sha256, i.body_sha256) = v_dedup);
+		-- (the probes only where the content decides: not for a signed id)
+		v_held_only := false;
+		if p_body_dedup[k] then
+			v_held_only := (v_gone is not null
+				     or exists (select 1 from hookinbox.inbox i
+						 where i.endpoint = p_endpoint[k] and i.body_dedup
+						   and i.review_of is not null
+						   and coalesce(i.signed_sha256, i.body_sha256) = v_dedup))
+				and not exists (select 1 from hookinbox.inbox i
+						 where i.endpoint = p_endpoint[k] and i.body_dedup
+						   and i.review_of is null
+						   and coalesce(i.signed_sha256, i.body_sha256) = v_dedup);
+		end if;
 		<<attempts>>
 		for attempt in 1..3 loop
-			if not v_held_only then
+			if p_body_dedup[k] is false then
+				-- a signed id: its delivery key is the only unique key it can
+				-- meet (the content keys are partial on body_dedup), so the
+				-- insert probes that index alone before inserting
+				insert into hookinbox.inbox as i (endpoint, provider, account,
+					environment, event_id, event_type, object_id, event_version,
+					body_sha256, body_dedup, signed_sha256, intake_note, headers, body)
+				values (p_endpoint[k], p_provider[k], p_account[k], p_environment[k],
+					p_event_id[k], p_event_type[k], p_object_id[k],
+					p_event_version[k], v_hash, false, p_signed_sha256[k],
+					p_note[k], coalesce(p_headers[k], '{}'), p_body[k])
+				on conflict (provider, account, environment, event_id, endpoint)
+					where review_of is null do nothing
+				returning i.id into id;
+			elsif not v_held_only then
 				insert into hookinbox.inbox as i (endpoint, provider, account,
 					environment, event_id, event_type, object_id, event_version,
 					body_sha256, body_dedup, signed_sha256, intake_note, headers, body)
@@ -245,9 +262,12 @@ begin
 			-- this delivery is judged by its content, as if the id were
 			-- free.
 			v_key := id;
-			if v_key is not null and p_body_dedup[k] and not exists (select 1 from hookinbox.inbox i
-					where i.id = v_key and coalesce(i.signed_sha256, i.body_sha256) = v_dedup) then
-				id := null;
+			if v_key is not null and p_body_dedup[k] then
+				if not exists (select 1 from hookinbox.inbox i
+						where i.id = v_key
+						  and coalesce(i.signed_sha256, i.body_sha256) = v_dedup) then
+					id := null;
+				end if;
 			end if;
 			if id is null and p_body_dedup[k] then
 				select i.id, i.event_type into v_first, v_first_type from hookinbox.inbox i

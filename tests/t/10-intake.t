@@ -7,6 +7,7 @@ use Test::More;
 use HookTest qw(stripe_sig github_sig standard_sig);
 use JSON::PP;
 use POSIX qw(_exit);
+use constant ALLOC_MAX => 58;
 
 my $secret = 'whsec_stripe_test_3f9a8b7c6d5e4f';
 my $t = HookTest->new(
@@ -218,6 +219,58 @@ is(rows(), $before, 'rejected requests stored nothing');
 	is($r[3][0], $r[2][0], 'accept_batch: a copy of an unsigned-id body gets its id');
 	is($t->sql(q{select count(*) from hookinbox.inbox where event_id in ('evt_b1', 'batch-d1', 'batch-d2', 'evt_b2')}), 3,
 		'accept_batch: three rows for five deliveries');
+}
+
+# Allocations per delivery in steady state, counted in the whole responder
+# process (every library) by an LD_PRELOAD shim: one responder, a warm-up,
+# then the count over a series of unique deliveries.  What is left is not
+# the responder's own code (docs/scaling.md, "Allocations"): libfcgi's copy
+# of each request's variables, the envelope's fields and, in single-row mode,
+# libpq's result.  Not under valgrind or a sanitizer (their own allocators).
+SKIP: {
+	my $shim = HookTest::top() . '/obj/test/malloccount.so';
+	my $bin = do { local $/; open my $fh, '<', HookTest::top() . '/obj/test/hookinbox.fcgi' or die; <$fh> };
+	skip 'allocation count: valgrind or a sanitizer build', 3
+		if $ENV{HOOKINBOX_VALGRIND} || $ENV{SANITIZE} || $bin =~ /__(?:asan|tsan|ubsan)_/ || !-e $shim;
+	my $count_file = $t->dir . '/malloc.count';
+	my $procs = $t->httpd->{procs};
+	$t->httpd->{procs} = 1;
+	$t->httpd->restart(LD_PRELOAD => $shim, MALLOCCOUNT_FILE => $count_file);
+	my ($resp) = grep { (`cat /proc/$_/comm 2>/dev/null` // '') =~ /hookinbox/ }
+		split ' ', `pgrep -P @{[ $t->httpd->pid ]}`;
+	my $count = sub {
+		unlink $count_file;
+		kill 'USR2', $resp;
+		for (1 .. 100) { last if -s $count_file; select(undef, undef, undef, 0.02) }
+		open my $fh, '<', $count_file or return;
+		my $n = <$fh>;
+		chomp $n;
+		return $n;
+	};
+	my $send = sub {
+		my ($tag, $n) = @_;
+		my $ok = 0;
+		for my $i (1 .. $n) {
+			my $r = send_stripe(stripe_event("evt_alloc_${tag}_$i", obj => "in_alloc_$i"));
+			$ok++ if $r->{status} == 200;
+		}
+		return $ok;
+	};
+	$send->('warm', 30);
+	my $n0 = $count->();
+	my $n = 100;
+	is($send->('run', $n), $n, "allocation count: $n unique deliveries stored");
+	my $n1 = $count->();
+	ok(defined $n0 && defined $n1, 'allocation count: the shim answered');
+	my $per = (($n1 // 0) - ($n0 // 0)) / $n;
+	diag(sprintf('allocations per delivery in steady state: %.1f (%s)', $per,
+		$ENV{HOOKINBOX_INTAKE_THREADS} ? 'group commit' : 'single-row'));
+	# libfcgi: 2 per variable of the request (FCGX_Accept_r) + 4 for its
+	# streams; the envelope: 2 per field taken (4 for Stripe); libpq: 1-2
+	# per result; nothing of the responder's own (headers, body, batch)
+	cmp_ok($per, '<=', ALLOC_MAX, 'allocation count: at most ' . ALLOC_MAX . ' per delivery');
+	$t->httpd->{procs} = $procs;
+	$t->httpd->restart(LD_PRELOAD => undef, MALLOCCOUNT_FILE => undef);
 }
 
 # the log says what happened, never the secret or a signature

@@ -145,6 +145,18 @@ main(void)
 	ok(strcmp(member("{\"s\":\"x}\\\"{\",\"id\":\"after\"}", "id", 2, buf, sizeof(buf)),
 		  "after") == 0,
 	   "brackets and quotes inside strings are skipped");
+	/* string ends are found by the quotes: a run of backslashes before one decides */
+	ok(strcmp(member("{\"s\":\"a\\\\\",\"id\":\"after\"}", "id", 2, buf, sizeof(buf)),
+		  "after") == 0,
+	   "a string ending in an escaped backslash ends at its quote");
+	ok(strcmp(member("{\"s\":\"\\\\\\\"\\\\\",\"id\":\"x\\\\\\\"y\"}", "id", 2, buf,
+			 sizeof(buf)),
+		  "x\\\"y") == 0,
+	   "backslash runs of two and three before quotes");
+	ok(strcmp(member("{\"n\":-1.5e+3,\"t\":true,\"z\":null,\"id\":7}", "id", 2, buf,
+			 sizeof(buf)),
+		  "7") == 0,
+	   "numbers and literals are skipped to their end");
 	ok(strcmp(member("{\"id\":12345678901234567890123}", "id", 2, buf, sizeof(buf)),
 		  "12345678901234567890123") == 0,
 	   "a number keeps its source text");
