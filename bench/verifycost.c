@@ -115,7 +115,7 @@ private_line(EVP_PKEY *k, const char *words)
 	line = malloc(strlen(words) + strlen(b64) + 2);
 	if (line == NULL)
 		die("out of memory");
-	sprintf(line, "%s %s", words, b64);
+	snprintf(line, strlen(words) + strlen(b64) + 2, "%s %s", words, b64);
 	free(b64);
 	return line;
 }
@@ -487,7 +487,8 @@ main(int argc, char **argv)
 			if (asym[a].p == p)
 				setup = asym[a].setup;
 		if (setup != NULL)
-			done = measure(p, NULL, setup, BODY_OBJECT, size, iters, &v, &s, &blen) == 0;
+			done = measure(p, NULL, setup, BODY_OBJECT, size, iters, &v, &s, &blen) ==
+			       0;
 		for (int k = 0; k < N_BODIES && !done && setup == NULL; k++)
 			for (size_t j = 0; j < N_KEYS && !done; j++)
 				done = measure(p, &keys[j], NULL, k, size, iters, &v, &s, &blen) ==
