@@ -301,6 +301,21 @@ ready_push(server *srv, conn *c)
 	}
 }
 
+/* the head of the ready queue, unlinked, or NULL; q_lock held */
+static conn *
+ready_unlink(server *srv)
+{
+	conn *c = srv->ready_head;
+
+	if (c) {
+		srv->ready_head = c->next;
+		if (srv->ready_head == NULL)
+			srv->ready_tail = NULL;
+		srv->nready--;
+	}
+	return c;
+}
+
 /* an entry of the ready queue, after its count was taken from readyfd */
 static conn *
 ready_pop(server *srv)
@@ -308,13 +323,7 @@ ready_pop(server *srv)
 	conn *c;
 
 	pthread_mutex_lock(&srv->q_lock);
-	c = srv->ready_head;
-	if (c) {
-		srv->ready_head = c->next;
-		if (srv->ready_head == NULL)
-			srv->ready_tail = NULL;
-		srv->nready--;
-	}
+	c = ready_unlink(srv);
 	pthread_mutex_unlock(&srv->q_lock);
 	return c;
 }
@@ -328,13 +337,7 @@ ready_take(server *srv)
 	pthread_mutex_lock(&srv->q_lock);
 	while (srv->ready_head == NULL && !srv->waiter_done)
 		pthread_cond_wait(&srv->q_cv, &srv->q_lock);
-	c = srv->ready_head;
-	if (c) {
-		srv->ready_head = c->next;
-		if (srv->ready_head == NULL)
-			srv->ready_tail = NULL;
-		srv->nready--;
-	}
+	c = ready_unlink(srv);
 	pthread_mutex_unlock(&srv->q_lock);
 	return c;
 }
