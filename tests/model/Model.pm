@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: ISC
 # Model - a checker that hunts for broken promises: from a seed, a weighted
 # random schedule of operations over the whole real stack, then the
-# invariants of issue 14.
+# invariants hookinbox promises (Model/Invariants.pm).
 #
 #   my $m = Model->new(seed => 42, ops => 300);
 #   my @fail = $m->run;     # () when every invariant held

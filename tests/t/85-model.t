@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: ISC
 # The model checker (tests/model/README): seeded random schedules over the
-# whole real stack, checked against the invariants of issue 14.  A short
+# whole real stack, checked against the invariants hookinbox promises.  A short
 # run: the fixed seeds 1 and 3 and one random seed, printed in the log with
 # the line that replays it, 75 operations each, each schedule on its own
 # stack, all at once.  A failure prints the broken invariants, the schedule

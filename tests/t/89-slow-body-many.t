@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: ISC
-# A body that has not arrived holds no request thread (issue 21).  Apache's
+# A body that has not arrived holds no request thread.  Apache's
 # mod_proxy_fcgi without the snippet's RequestReadTimeout streams each body
 # to the responder as it arrives.  Six senders trickle bodies at 600 B/s,
 # three per request thread of a responder with two; five signed deliveries

@@ -34,7 +34,7 @@ our %FIXED = (
 	'replay-after-retry-window' => [12, 'the clock moved past retry_window, then replay.sql', 3],
 	'purge-parked' => [12, 'purge.sql while actions are parked', 8],
 	# fixed in worker/db.c: a refusal is a second failure after a good ping
-	# issue 12 made --loop reconnect, and it does (1/5 seeds failed before,
+	# --loop reconnects, and it does (1/5 seeds failed before,
 	# none of five after); but t/85's random seed 543305 on main 9c2ba93 saw a
 	# --loop worker exit 78 (configuration error) across a restart:
 	# db_connect() calls a failed connection a refusal when PQping answers

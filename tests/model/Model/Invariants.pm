@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: ISC
-# Model::Invariants - the promises of hookinbox (issue 14), one function
+# Model::Invariants - the promises of hookinbox, one function
 # each.  Each takes the model (Model.pm) and returns the violations it
 # found, as strings (none when it held).  cheap => 1: also checked along
 # the way (every 25 operations), not only after the drain; when => a
@@ -19,7 +19,7 @@ use warnings;
 # seconds of slack for comparing the downstream's clock with the database's
 my $SLACK = 0.25;
 
-# States, in one place for the fixes to come (issue 11 adds "review"):
+# States, in one place:
 # an inbox row that has settled (invariant 3); inbox rows and actions that
 # are finished, which purge.sql may remove (invariant 8: it must keep
 # everything else).
@@ -31,8 +31,7 @@ our @ACTION_FINISHED = qw(done stale dismissed resolved);
 # (docs/providers.md): a purge.sql below it lets a redelivery be stored again
 our %REPLAY_HORIZON_DAYS = (st => 3, gh => 3, ac => 3, sh => 2, tw => 1);
 
-# n: invariants 1-8 are issue 14's, with its numbers (each function below
-# starts with its number); 9-11 are the harness's own.
+# n: the invariant's number (each function below starts with it).
 sub table {
 	return (
 		{ n => 1, name => 'one row per accepted event', cheap => 1, check => \&one_row_per_event },
@@ -128,7 +127,7 @@ sub rows {
 # share an id.  A row removed by purge.sql is allowed to be missing, and a
 # redelivery after it to be stored again, unless the defect
 # replay-after-purge is provoked (then the replay defence must outlive the
-# purge, as issue 11 asks).
+# purge).
 sub one_row_per_event {
 	my ($m) = @_;
 	my @v;
@@ -644,7 +643,7 @@ sub failed_call {
 }
 
 # 10. A --loop worker runs until it is told to stop: a database restart
-# makes it reconnect, not exit (issue 12; checked only once the defect
+# makes it reconnect, not exit (checked only once the defect
 # loop-exits-on-restart is provoked or fixed, Model/Defects.pm).
 sub loop_survives {
 	my ($m) = @_;
