@@ -5,10 +5,12 @@
  */
 #include "batchin.h"
 
+#include "dynbuf.h"
 #include "envelope.h"
 #include "xalloc.h"
 
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,17 +19,20 @@
 static char *
 ids_answer(const store_outcome *out, size_t n)
 {
-	size_t cap = 32 + n * 64, used = 0;
-	char *s = xmalloc(cap);
+	dynbuf b;
+	char one[96];
 
-	used += (size_t)snprintf(s, cap, "{\"events\":[");
-	for (size_t i = 0; i < n; i++)
-		used += (size_t)snprintf(
-			s + used, cap - used, "%s{\"id\":%" PRId64 ",\"duplicate\":%s%s}",
-			i > 0 ? "," : "", out[i].id, out[i].duplicate ? "true" : "false",
-			out[i].held ? ",\"review\":true" : "");
-	snprintf(s + used, cap - used, "]}\n");
-	return s;
+	dynbuf_init(&b, SIZE_MAX);
+	dynbuf_xadd(&b, "{\"events\":[", 11);
+	for (size_t i = 0; i < n; i++) {
+		int len = snprintf(one, sizeof(one), "%s{\"id\":%" PRId64 ",\"duplicate\":%s%s}",
+				   i > 0 ? "," : "", out[i].id, out[i].duplicate ? "true" : "false",
+				   out[i].held ? ",\"review\":true" : "");
+
+		dynbuf_xadd(&b, one, (size_t)len);
+	}
+	dynbuf_xadd(&b, "]}\n", 3);
+	return dynbuf_detach(&b, NULL);
 }
 
 void

@@ -114,14 +114,7 @@ sub secret_file {
 }
 
 my $n = 0;
-sub payload {
-	my ($text) = @_;
-	my $f = "$tmp/payload-" . ++$n;
-	open my $fh, '>', $f or die $!;
-	print $fh $text;
-	close $fh;
-	return $f;
-}
+sub payload { HookTest::write_file("$tmp/payload-" . ++$n, $_[0]) }
 
 # sign and post with hookinbox-send; (status, answer)
 sub sender {

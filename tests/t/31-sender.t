@@ -93,14 +93,7 @@ for my $name (keys %secrets) {
 HookTest::record_secret(values %secrets);
 
 my $payloads = 0;
-sub payload {
-	my ($text) = @_;
-	my $f = "$tmp/payload-" . ++$payloads;
-	open my $fh, '>', $f or die $!;
-	print $fh $text;
-	close $fh;
-	return $f;
-}
+sub payload { HookTest::write_file("$tmp/payload-" . ++$payloads, $_[0]) }
 
 # run the sender; returns (exit code, [ [n, status, body], ... ], stderr)
 sub sender {
