@@ -761,8 +761,14 @@ sub route_pause {
 	if ($m->t->sql("select not hookinbox.route_known('$route')") eq 't') {
 		# no worker registered it yet: route.sql refuses the name, nothing changes
 		my ($rc) = $m->t->pg->psql_file(HookTest::top() . '/sql/route.sql', role => 'hookinbox_admin',
-			vars => { route => $route, do => 'pause' });
-		die "route.sql paused $route, which no worker registered" if $rc == 0;
+			vars => { route => $route, do => 'pause', reason => 'model', go => 1 });
+		if ($rc == 0) {
+			# a background worker may have registered it since the check
+			die "route.sql paused $route, which no worker registered"
+				if $m->t->sql("select hookinbox.route_known('$route')") ne 't';
+			$m->{paused}{$route} = db_now($m);
+			return "route $route paused (registered meanwhile)";
+		}
 		return "route $route refused (not registered yet)";
 	}
 	operator($m, 'route', route => $route, do => 'pause', reason => 'model', go => 1);
