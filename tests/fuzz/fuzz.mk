@@ -28,7 +28,8 @@ FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fram
 FUZZ_ALL_CFLAGS = $(WARN) $(DEFS) $(PKG_INCS) -g -O1 $(FUZZ_SAN) \
 	-fsanitize=fuzzer-no-link -MMD -MP
 
-FUZZ_LIB_SRC = $(filter-out common/log.c,$(COMMON_SRC)) fcgi/content_length.c
+# no logging and no libpq results in a harness: log.c and pgvalue.c (which logs) stay out
+FUZZ_LIB_SRC = $(filter-out common/log.c common/pgvalue.c,$(COMMON_SRC)) fcgi/content_length.c
 FUZZ_LIB_OBJS = $(patsubst %.c,obj/fuzz/%.o,$(FUZZ_LIB_SRC) tests/fuzz/fuzz_request.c)
 FUZZ_BINS = $(patsubst %,obj/fuzz/fuzz_%,$(FUZZ_HARNESSES))
 

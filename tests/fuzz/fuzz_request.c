@@ -6,6 +6,7 @@
 
 #include "xalloc.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,86 +46,88 @@ static const char ca_pem[] = "-----BEGIN CERTIFICATE-----\n"
 			     "JcvrfOy/fwIhANynHQhIN8jl79MOMcjA7MfVOIjyh8qNTyu1ydKILvl1\n"
 			     "-----END CERTIFICATE-----\n";
 
-static const char conf_text[] =
-	"[database]\n"
-	"conninfo = dbname=none\n"
-	"[intake]\n"
-	"max_body = 65536\n"
-	"[endpoint stripe]\nprovider = stripe\nsecret_file = secrets\n"
-	"[endpoint github]\nprovider = github\nsecret_file = secrets\n"
-	"[endpoint standard]\nprovider = standard\nsecret_file = secrets\n"
-	"[endpoint svix]\nprovider = svix\nsecret_file = secrets\n"
-	"[endpoint shopify]\nprovider = shopify\nsecret_file = secrets\n"
-	"[endpoint slack]\nprovider = slack\nsecret_file = secrets\n"
-	"[endpoint paddle]\nprovider = paddle\nsecret_file = secrets\ntolerance = 300\n"
-	"[endpoint twilio]\nprovider = twilio\nsecret_file = secrets\n"
-	"public_url = https://hooks.example.com/hooks/twilio\n"
-	"[endpoint twilio-port]\nprovider = twilio\nsecret_file = secrets\n"
-	"public_url = http://user@[::1]:8080/hooks/twilio?x=1\n"
-	"[endpoint gitlab]\nprovider = gitlab\nsecret_file = secrets\n"
-	"[endpoint square]\nprovider = square\nsecret_file = secrets\n"
-	"public_url = https://hooks.example.com/hooks/square\n"
-	"[endpoint hmac]\nprovider = hmac\nsecret_file = secrets\nheader = X-Signature\n"
-	"prefix = sha256=\nid_header = X-Event-Id\ntype_field = type\n"
-	"object_field = data.object.id\nversion_field = created\n"
-	"[endpoint hmac-b64]\nprovider = hmac\nsecret_file = secrets\nheader = X-Signature\n"
-	"algorithm = sha1\nencoding = base64\nid_field = data.id\ntype_header = X-Event\n"
-	"version_field = meta.at\n"
-	"[endpoint hmac-512]\nprovider = hmac\nsecret_file = secrets\nheader = X-Signature\n"
-	"algorithm = sha512\nid_header = X-Event-Id\n"
-	"[endpoint adyen_platform]\nprovider = adyen_platform\nsecret_file = secrets\n"
-	"[endpoint linear]\nprovider = linear\nsecret_file = secrets\n"
-	"[endpoint mux]\nprovider = mux\nsecret_file = secrets\n"
-	"[endpoint workos]\nprovider = workos\nsecret_file = secrets\n"
-	"[endpoint razorpay]\nprovider = razorpay\nsecret_file = secrets\n"
-	"[endpoint discord]\nprovider = discord\nsecret_file = secrets\n"
-	"[endpoint zoom]\nprovider = zoom\nsecret_file = secrets\n"
-	"[endpoint telnyx]\nprovider = telnyx\nsecret_file = secrets\n"
-	"[endpoint intercom]\nprovider = intercom\nsecret_file = secrets\n"
-	"[endpoint bitbucket]\nprovider = bitbucket\nsecret_file = secrets\n"
-	"[endpoint typeform]\nprovider = typeform\nsecret_file = secrets\n"
-	"[endpoint calendly]\nprovider = calendly\nsecret_file = secrets\n"
-	"[endpoint woocommerce]\nprovider = woocommerce\nsecret_file = secrets\n"
-	"[endpoint sentry]\nprovider = sentry\nsecret_file = secrets\n"
-	"[endpoint pagerduty]\nprovider = pagerduty\nsecret_file = secrets\n"
-	"[endpoint vercel]\nprovider = vercel\nsecret_file = secrets\n"
-	"[endpoint checkout]\nprovider = checkout\nsecret_file = secrets\n"
-	"[endpoint lemonsqueezy]\nprovider = lemonsqueezy\nsecret_file = secrets\n"
-	"[endpoint notion]\nprovider = notion\nsecret_file = secrets\n"
-	"[endpoint postmark]\nprovider = postmark\nsecret_file = secrets\n"
-	"[endpoint chargebee]\nprovider = chargebee\nsecret_file = secrets\n"
-	"[endpoint box]\nprovider = box\nsecret_file = secrets\n"
-	"[endpoint webflow]\nprovider = webflow\nsecret_file = secrets\n"
-	"[endpoint gocardless]\nprovider = gocardless\nsecret_file = secrets\n"
-	"[endpoint meta]\nprovider = meta\nsecret_file = secrets\n"
-	"[endpoint clerk]\nprovider = clerk\nsecret_file = secrets\n"
-	"[endpoint resend]\nprovider = resend\nsecret_file = secrets\n"
-	"[endpoint okta]\nprovider = okta\nsecret_file = secrets\n"
-	"[endpoint zendesk]\nprovider = zendesk\nsecret_file = secrets\n"
-	"[endpoint adyen]\nprovider = adyen\nsecret_file = secrets\n"
-	"[endpoint sendgrid]\nprovider = sendgrid\nsecret_file = secrets\n"
-	"[endpoint hubspot]\nprovider = hubspot\nsecret_file = secrets\n"
-	"public_url = https://hooks.example.com/hooks/hubspot\n"
-	"[endpoint mailgun]\nprovider = mailgun\nsecret_file = secrets\n"
-	"[endpoint braintree]\nprovider = braintree\nsecret_file = secrets\n"
-	"[endpoint trello]\nprovider = trello\nsecret_file = secrets\n"
-	"public_url = https://hooks.example.com/hooks/trello\n"
-	"[endpoint mandrill]\nprovider = mandrill\nsecret_file = secrets\n"
-	"public_url = https://hooks.example.com/hooks/mandrill\n"
-	"[endpoint twitter]\nprovider = twitter\nsecret_file = secrets\n"
-	"[endpoint dropbox]\nprovider = dropbox\nsecret_file = secrets\n"
-	"[endpoint asana]\nprovider = asana\nsecret_file = secrets\n"
-	"[endpoint twitch]\nprovider = twitch\nsecret_file = secrets\n"
-	"[endpoint xero]\nprovider = xero\nsecret_file = secrets\n"
-	"[endpoint docusign]\nprovider = docusign\nsecret_file = secrets\n"
-	"[endpoint plaid]\nprovider = plaid\nsecret_file = plaid-keys\n"
-	"[endpoint pubsub]\nprovider = pubsub\nsecret_file = secrets\nkey_file = google.jwks\n"
-	"audience = https://fuzz.example/ps\n"
-	"[endpoint paypal]\nprovider = paypal\nsecret_file = secrets\nca_file = ca.pem\n"
-	"cert_cache = certs\n"
-	"[endpoint sns]\nprovider = sns\nsecret_file = secrets\nca_file = ca.pem\ncert_cache = certs\n"
-	"[endpoint apple]\nprovider = apple\nsecret_file = secrets\nca_file = ca.pem\n"
-	"[endpoint graph]\nprovider = graph\nsecret_file = secrets\n";
+/* a string a line: one literal would pass the 4095 bytes C17 promises (-Woverlength-strings) */
+static const char *const conf_text[] = {
+	"[database]\n",
+	"conninfo = dbname=none\n",
+	"[intake]\n",
+	"max_body = 65536\n",
+	"[endpoint stripe]\nprovider = stripe\nsecret_file = secrets\n",
+	"[endpoint github]\nprovider = github\nsecret_file = secrets\n",
+	"[endpoint standard]\nprovider = standard\nsecret_file = secrets\n",
+	"[endpoint svix]\nprovider = svix\nsecret_file = secrets\n",
+	"[endpoint shopify]\nprovider = shopify\nsecret_file = secrets\n",
+	"[endpoint slack]\nprovider = slack\nsecret_file = secrets\n",
+	"[endpoint paddle]\nprovider = paddle\nsecret_file = secrets\ntolerance = 300\n",
+	"[endpoint twilio]\nprovider = twilio\nsecret_file = secrets\n",
+	"public_url = https://hooks.example.com/hooks/twilio\n",
+	"[endpoint twilio-port]\nprovider = twilio\nsecret_file = secrets\n",
+	"public_url = http://user@[::1]:8080/hooks/twilio?x=1\n",
+	"[endpoint gitlab]\nprovider = gitlab\nsecret_file = secrets\n",
+	"[endpoint square]\nprovider = square\nsecret_file = secrets\n",
+	"public_url = https://hooks.example.com/hooks/square\n",
+	"[endpoint hmac]\nprovider = hmac\nsecret_file = secrets\nheader = X-Signature\n",
+	"prefix = sha256=\nid_header = X-Event-Id\ntype_field = type\n",
+	"object_field = data.object.id\nversion_field = created\n",
+	"[endpoint hmac-b64]\nprovider = hmac\nsecret_file = secrets\nheader = X-Signature\n",
+	"algorithm = sha1\nencoding = base64\nid_field = data.id\ntype_header = X-Event\n",
+	"version_field = meta.at\n",
+	"[endpoint hmac-512]\nprovider = hmac\nsecret_file = secrets\nheader = X-Signature\n",
+	"algorithm = sha512\nid_header = X-Event-Id\n",
+	"[endpoint adyen_platform]\nprovider = adyen_platform\nsecret_file = secrets\n",
+	"[endpoint linear]\nprovider = linear\nsecret_file = secrets\n",
+	"[endpoint mux]\nprovider = mux\nsecret_file = secrets\n",
+	"[endpoint workos]\nprovider = workos\nsecret_file = secrets\n",
+	"[endpoint razorpay]\nprovider = razorpay\nsecret_file = secrets\n",
+	"[endpoint discord]\nprovider = discord\nsecret_file = secrets\n",
+	"[endpoint zoom]\nprovider = zoom\nsecret_file = secrets\n",
+	"[endpoint telnyx]\nprovider = telnyx\nsecret_file = secrets\n",
+	"[endpoint intercom]\nprovider = intercom\nsecret_file = secrets\n",
+	"[endpoint bitbucket]\nprovider = bitbucket\nsecret_file = secrets\n",
+	"[endpoint typeform]\nprovider = typeform\nsecret_file = secrets\n",
+	"[endpoint calendly]\nprovider = calendly\nsecret_file = secrets\n",
+	"[endpoint woocommerce]\nprovider = woocommerce\nsecret_file = secrets\n",
+	"[endpoint sentry]\nprovider = sentry\nsecret_file = secrets\n",
+	"[endpoint pagerduty]\nprovider = pagerduty\nsecret_file = secrets\n",
+	"[endpoint vercel]\nprovider = vercel\nsecret_file = secrets\n",
+	"[endpoint checkout]\nprovider = checkout\nsecret_file = secrets\n",
+	"[endpoint lemonsqueezy]\nprovider = lemonsqueezy\nsecret_file = secrets\n",
+	"[endpoint notion]\nprovider = notion\nsecret_file = secrets\n",
+	"[endpoint postmark]\nprovider = postmark\nsecret_file = secrets\n",
+	"[endpoint chargebee]\nprovider = chargebee\nsecret_file = secrets\n",
+	"[endpoint box]\nprovider = box\nsecret_file = secrets\n",
+	"[endpoint webflow]\nprovider = webflow\nsecret_file = secrets\n",
+	"[endpoint gocardless]\nprovider = gocardless\nsecret_file = secrets\n",
+	"[endpoint meta]\nprovider = meta\nsecret_file = secrets\n",
+	"[endpoint clerk]\nprovider = clerk\nsecret_file = secrets\n",
+	"[endpoint resend]\nprovider = resend\nsecret_file = secrets\n",
+	"[endpoint okta]\nprovider = okta\nsecret_file = secrets\n",
+	"[endpoint zendesk]\nprovider = zendesk\nsecret_file = secrets\n",
+	"[endpoint adyen]\nprovider = adyen\nsecret_file = secrets\n",
+	"[endpoint sendgrid]\nprovider = sendgrid\nsecret_file = secrets\n",
+	"[endpoint hubspot]\nprovider = hubspot\nsecret_file = secrets\n",
+	"public_url = https://hooks.example.com/hooks/hubspot\n",
+	"[endpoint mailgun]\nprovider = mailgun\nsecret_file = secrets\n",
+	"[endpoint braintree]\nprovider = braintree\nsecret_file = secrets\n",
+	"[endpoint trello]\nprovider = trello\nsecret_file = secrets\n",
+	"public_url = https://hooks.example.com/hooks/trello\n",
+	"[endpoint mandrill]\nprovider = mandrill\nsecret_file = secrets\n",
+	"public_url = https://hooks.example.com/hooks/mandrill\n",
+	"[endpoint twitter]\nprovider = twitter\nsecret_file = secrets\n",
+	"[endpoint dropbox]\nprovider = dropbox\nsecret_file = secrets\n",
+	"[endpoint asana]\nprovider = asana\nsecret_file = secrets\n",
+	"[endpoint twitch]\nprovider = twitch\nsecret_file = secrets\n",
+	"[endpoint xero]\nprovider = xero\nsecret_file = secrets\n",
+	"[endpoint docusign]\nprovider = docusign\nsecret_file = secrets\n",
+	"[endpoint plaid]\nprovider = plaid\nsecret_file = plaid-keys\n",
+	"[endpoint pubsub]\nprovider = pubsub\nsecret_file = secrets\nkey_file = google.jwks\n",
+	"audience = https://fuzz.example/ps\n",
+	"[endpoint paypal]\nprovider = paypal\nsecret_file = secrets\nca_file = ca.pem\n",
+	"cert_cache = certs\n",
+	"[endpoint sns]\nprovider = sns\nsecret_file = secrets\nca_file = ca.pem\ncert_cache = certs\n",
+	"[endpoint apple]\nprovider = apple\nsecret_file = secrets\nca_file = ca.pem\n",
+	"[endpoint graph]\nprovider = graph\nsecret_file = secrets\n",
+};
 
 /* what the asymmetric endpoints read besides the secrets, under the temp directory */
 static const struct {
@@ -135,14 +138,25 @@ static conf *the_conf;
 static char dir[] = "/tmp/hookinbox-fuzz-XXXXXX";
 
 static void
-write_file(const char *path, const char *text, mode_t mode)
+write_parts(const char *path, const char *const *parts, size_t n, mode_t mode)
 {
 	FILE *fp = fopen(path, "w");
+	bool ok = fp != NULL;
 
-	if (fp == NULL || fputs(text, fp) < 0 || fclose(fp) != 0 || chmod(path, mode) != 0) {
+	for (size_t i = 0; ok && i < n; i++)
+		ok = fputs(parts[i], fp) >= 0;
+	if (fp != NULL && fclose(fp) != 0)
+		ok = false;
+	if (!ok || chmod(path, mode) != 0) {
 		perror(path);
 		abort();
 	}
+}
+
+static void
+write_file(const char *path, const char *text, mode_t mode)
+{
+	write_parts(path, &text, 1, mode);
 }
 
 static void
@@ -191,7 +205,7 @@ fuzz_conf(void)
 		abort();
 	}
 	snprintf(path, sizeof(path), "%s/hookinbox.conf", dir);
-	write_file(path, conf_text, 0600);
+	write_parts(path, conf_text, sizeof(conf_text) / sizeof(conf_text[0]), 0600);
 	the_conf = conf_load(path, err, sizeof(err));
 	if (the_conf == NULL) {
 		fprintf(stderr, "fuzz: %s\n", err);
