@@ -67,8 +67,10 @@ $$;
 -- which every later write checks.
 --
 -- On the way, actions are
---   parked when an earlier worker used up their attempts or the retry
---   window without recording an outcome (it crashed each time);
+--   parked when their attempts or their retry window ran out before a
+--   worker could record an outcome (it crashed, or no worker ran in time);
+--   "outcome unknown" in last_error when the last attempt may have been
+--   sent and no answer was recorded, so that replay.sql asks for blind=1;
 --   order = newest: marked stale when the object's applied version, or a
 --   pending/done sibling, is newer; deferred by a second while a sibling is
 --   leased (one object is never in flight twice).  An advisory lock per
@@ -153,7 +155,13 @@ begin
 			select a.id, a.inbox_horizon, a.route, a.object_id, a.ordered, a.sequenced,
 			       a.event_version,
 			       a.attempts, a.max_attempts,
-			       coalesce(a.replayed_at, a.created_at) as window_from
+			       coalesce(a.replayed_at, a.created_at) as window_from,
+			       -- its last attempt was sent, or may have been, and
+			       -- no outcome came back: a timeout, a reset, or a
+			       -- worker that died between its claim and its record
+			       a.attempts > 0 and (a.last_status is null and a.last_error is null
+				   or strpos(coalesce(a.last_error, ''), 'outcome unknown') > 0)
+				   as unknown
 			  from hookinbox.action a
 			 where a.state = 'pending' and a.route = rt.route and a.due_at <= now()
 			 order by a.due_at
@@ -166,8 +174,11 @@ begin
 				   set state = 'parked', lease_token = null, lease_until = null,
 				       updated_at = now(),
 				       last_error = left(case when r.attempts >= r.max_attempts
-						then 'attempts exhausted without a recorded outcome'
-						else 'retry window exhausted' end
+						then 'attempts exhausted' else 'retry window exhausted' end
+						-- the words replay.sql and an operator look for
+						|| case when r.unknown
+						   then ' after an attempt without a recorded outcome (outcome unknown)'
+						   else '' end
 						|| coalesce('; last: ' || a.last_error, ''), 500)
 				 where a.id = r.id;
 				v_parked := v_parked || r.id;

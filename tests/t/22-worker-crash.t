@@ -11,6 +11,7 @@ use HookTest::Downstream;
 use HookTest::Worker;
 
 my $LEASE = 5;
+my $top = HookTest::top();
 my $tmpd = File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1);
 my $d = HookTest::Downstream->new(dir => $tmpd, plan => { '/slow' => 'sleep 3', '/reset' => 'reset,200',
 	'/garbage' => 'garbage,200' });
@@ -61,6 +62,28 @@ is(scalar @$c, 2, 'mid-record: the record rolled back, called again');
 
 $c = crash_case('worker-after-fanout', 'evt_fan', calls_before => 0, leased => 0);
 is(scalar @$c, 1, 'after-fanout: the committed actions are sent by the next run');
+
+# ---- a call its worker never recorded, then the retry window ran out before
+# a rerun: parked, and the database says the outcome is unknown (the
+# downstream applied it), so that an operator's replay of it is a blind one
+{
+	HookTest::Worker::accept($t, event_id => 'evt_window', type => 'crash.x');
+	my ($rc, $log) = HookTest::Worker::worker($t, { HOOKINBOX_FAILPOINT => 'worker-after-call' }, '--once');
+	is($rc, 99, 'window: the worker died after its call') or diag $log;
+	$t->sql("update hookinbox.action set created_at = now() - interval '3 days', due_at = now(), "
+		. "lease_until = now() where idem_key in (select a.idem_key from hookinbox.action a "
+		. "join hookinbox.inbox i on i.id = a.inbox_id where i.event_id = 'evt_window')");
+	HookTest::Worker::worker($t, '--once');
+	my $w = HookTest::Worker::action($t, 'evt_window');
+	is($w->{state}, 'parked', 'window: parked at the next claim');
+	like($w->{error}, qr/^retry window exhausted after an attempt without a recorded outcome \(outcome unknown\)/,
+		'window: the last outcome is unknown, not a failure');
+	is(scalar(calls('evt_window')), 1, 'window: not called again');
+	my ($prc, $pout) = $t->pg->psql_file("$top/sql/replay.sql", role => 'hookinbox_admin',
+		vars => { action_id => $w->{id}, go => 1 });
+	isnt($prc, 0, 'window: replay.sql without blind=1 refuses it');
+	like($pout, qr/unknown last outcome/, 'window: and says why');
+}
 
 # ---- a lease that expired and was taken over cannot be overwritten
 HookTest::Worker::accept($t, event_id => 'evt_lease', type => 'other.x');   # no route: make one by hand
