@@ -65,6 +65,7 @@ sub table {
 		{ name => 'route_pause', weight => 2, run => \&route_pause },
 		{ name => 'route_resume', weight => 2, run => \&route_resume },
 		{ name => 'pg_stall', weight => 2, run => \&Model::OpsHarden::pg_stall },
+		{ name => 'crash_past_window', weight => 2, run => \&Model::OpsHarden::crash_past_window },
 		{ name => 'pre_claim', weight => 3, run => \&Model::OpsIntake::pre_claim },
 		{ name => 'sent_then_parked', weight => 2, run => \&Model::OpsOrder::sent_then_parked },
 		{ name => 'downstream_flaky', weight => 3, run => \&Model::OpsRoutes::downstream_flaky },

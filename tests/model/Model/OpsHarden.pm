@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: ISC
 # Model::OpsHarden - operations on how the stack degrades: a database that
-# stops answering.  A row in Model::Ops::table() each.
+# stops answering, a worker that dies and is not replaced in time.  A row
+# in Model::Ops::table() each.
 package Model::OpsHarden;
 
 use strict;
@@ -50,6 +51,36 @@ sub pg_stall {
 	waitpid $waker, 0;
 	kill 'CONT', @pids;
 	return "frozen for $secs s: " . join(', ', @st);
+}
+
+# a worker dies after its call and before its record, and no worker runs
+# again until the action's retry window (20 h by default) has passed: the
+# next claim parks it, and must say the outcome is unknown, since the
+# downstream may have applied it (invariant 4; replay.sql then asks for
+# blind=1).  Only that action's clock moves: its age and its lease.
+sub crash_past_window {
+	my ($m) = @_;
+	$m->quiesce(60);
+	$m->ds->plan('/ev', '200');
+	my $d = Model::Ops::new_delivery($m, 'ac');
+	my $r = $m->deliver($d);
+	return "skipped: ac $d->{id} -> $r->{status}" if $r->{status} != 200;
+	my $rc = $m->worker_run('w8', { HOOKINBOX_FAILPOINT => 'worker-after-call' }, '--once');
+	return "ac $d->{id}: worker exit $rc, no unrecorded call" if $rc != 99;
+	my $id = $m->sql(q{select a.id from hookinbox.action a join hookinbox.inbox i on i.id = a.inbox_id
+		where i.event_id = } . Model::Invariants::sqlq($d->{id}) . q{ and a.state = 'pending'
+		and a.attempts > 0 and a.last_status is null and a.last_error is null order by a.id limit 1});
+	return "ac $d->{id}: worker exit 99, no unrecorded call" unless $id;
+	$m->sql("update hookinbox.action set created_at = created_at - interval '21 hours', "
+		. "lease_until = least(lease_until, now()), due_at = least(due_at, now()) where id = $id");
+	$m->worker_run('w8', {}, '--once');
+	my ($key, $state, $err) = split /\|/, $m->sql("select idem_key || '|' || state || '|' "
+		. "|| coalesce(last_error, '') from hookinbox.action where id = $id"), 3;
+	# judged now, by invariant 4's rule: the drain at the end replays it to done
+	my $applied = grep { ($_->{key} // '') eq $key && $_->{effect} } $m->ds->requests;
+	push @{ $m->{truth_bad} }, "action $id (ev) was parked ($err) while the downstream applied its key"
+		if $state eq 'parked' && $applied && $err !~ /outcome unknown/;
+	return "ac $d->{id}: action $id called, unrecorded, 21 h later $state: $err";
 }
 
 1;

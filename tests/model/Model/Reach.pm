@@ -37,6 +37,7 @@ my %RULES = (
 	route_pause => { miss => qr/already paused/ },
 	route_resume => { miss => qr/^no route paused/, effect => qr/resumed$/ },
 	pg_restart => { effect => qr/^-m/ },
+	crash_past_window => { miss => qr/^skipped|no unrecorded call/, effect => qr/later parked: / },
 	sequence_interleaved => { effect => qr/applied (\d+) of \1, in order(?:, route seq resumed first)?$/ },
 	business_twins => { effect => qr/one action for both$/ },
 	route_key_refused => { effect => qr/refused \(exit 78\)$/ },
