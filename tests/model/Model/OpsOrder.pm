@@ -47,6 +47,7 @@ sub replay_in_progress {
 
 sub sent_then_parked {
 	my ($m) = @_;
+	my $close_seq = $m->pick(qw(replay dismiss resolve));   # drawn every run: the seed's schedule
 	my $new = Model::Ops::stripe_event($m);
 	my $obj = $m->{ev}{ $new->{L} }{object};
 	my $ver = $m->{ev}{ $new->{L} }{version};
@@ -73,6 +74,7 @@ sub sent_then_parked {
 	} else {
 		$what .= ', not sent';
 	}
+	$what .= seq_sent_then_closed($m, $new->{id}, $close_seq);
 	$m->ds->plan('/ord', '200') if $slow;
 	my $old = Model::Ops::stripe_event($m, object => $obj, version => $ver - 1);
 	my $ro = $m->deliver($old);
@@ -80,6 +82,39 @@ sub sent_then_parked {
 	my $st = $m->sql("select a.state from hookinbox.action a join hookinbox.inbox i on i.id = a.inbox_id "
 		. "where a.route = 'ord' and i.event_id = '$old->{id}'") // '';
 	return "$what; older $old->{id} -> $ro->{status}, $st";
+}
+
+# The same newer version on route seq (order = sequence), when the dead
+# worker had called it: parked the same way, then replayed by the operator
+# (attempts back to 0, pending again) or dismissed or resolved, and left
+# so while the older version arrives.  Whatever its row says now, it was
+# sent: the older one must go to review, never out after it (invariant 14;
+# the drain dismisses the review).  Seed 33's path, in every run that
+# reaches it.
+sub seq_sent_then_closed {
+	my ($m, $event_id, $how) = @_;
+	my ($id, $state, $att, $key) = split /\|/, $m->sql("select a.id || '|' || a.state || '|' || a.attempts "
+		. "|| '|' || a.idem_key from hookinbox.action a join hookinbox.inbox i on i.id = a.inbox_id "
+		. "where a.route = 'seq' and i.event_id = '$event_id'") // '';
+	return '; seq not sent' unless $id && $state eq 'pending' && $att > 0;
+	$m->sql("update hookinbox.action set max_attempts = attempts, due_at = now(), "
+		. "lease_until = least(lease_until, now()) where id = $id and state = 'pending'");
+	$m->worker_run('w8', {}, '--once');
+	my $now = $m->sql("select state from hookinbox.action where id = $id");
+	return "; seq $id sent then $now" if $now ne 'parked';
+	if ($how eq 'replay') {
+		# its call counts as in flight until the route timeout (see above)
+		my ($first) = grep { ($_->{key} // '') eq $key } $m->ds->requests;
+		my $wait = $first ? $first->{t} + $Model::ROUTE_TIMEOUT + 0.3 - Time::HiRes::time() : 0;
+		Time::HiRes::sleep($wait) if $wait > 0;
+		Model::Ops::operator($m, 'replay', action_id => $id, go => 1, blind => 1);
+		$m->sql("update hookinbox.action set max_attempts = 60 where id = $id");
+	} else {
+		Model::Ops::operator($m, $how, action_id => $id, reason => "model $how", go => 1);
+		$m->{closed}{$id} = { how => $how, state => $m->sql("select state from hookinbox.action where id = $id"),
+			key => $key, route => 'seq', t => Model::Ops::db_now($m) };
+	}
+	return "; seq $id sent, parked, $how -> " . $m->sql("select state from hookinbox.action where id = $id");
 }
 
 # order = sequence across several objects: 2-4 fresh objects, 2-4
