@@ -789,7 +789,9 @@ sub run_explain {
 		where a.state = 'pending' and a.due_at <= now() order by a.due_at limit 64
 		for no key update skip locked});
 	# the function's own statements, as it runs them (auto_explain, nested)
-	my $sig = sql("select pg_get_function_identity_arguments('hookinbox.claim_actions'::regproc)");
+	# claim_actions is overloaded (routes, route limits): the three-argument one, if still there
+	my $sig = sql("select coalesce(pg_get_function_identity_arguments("
+		. "to_regprocedure('hookinbox.claim_actions(integer, integer, integer)')), '')");
 	my $nested = '';
 	if ($sig =~ /^p_limit integer, p_lease_s integer, p_retry_window_s integer$/) {
 		my $f = "$dir/explain.sql";
