@@ -295,6 +295,28 @@ write_aged(FILE *f, const queue_aged *v, size_t n, const char *label, const char
 		series_d(f, age_name, label, v[i].name, v[i].oldest_s < 0 ? 0 : v[i].oldest_s);
 }
 
+/* what blocks each route an operator or a downstream stopped: a route with no row is free */
+static void
+write_blocked(FILE *f, const queue_snapshot *q)
+{
+	header(f, "hookinbox_route_paused", "gauge",
+	       "1 while an operator has paused the route (sql/route.sql -v do=resume ends it).");
+	for (size_t i = 0; i < q->n_blocked; i++)
+		series_l(f, "hookinbox_route_paused", "route", q->blocked[i].name, NULL, NULL,
+			 q->blocked[i].paused);
+	header(f, "hookinbox_route_hold_remaining_seconds", "gauge",
+	       "Seconds until the route's hold ends (a Retry-After, an open breaker's "
+	       "cool-down; sql/route.sql -v do=clear ends it), 0 when not held.");
+	for (size_t i = 0; i < q->n_blocked; i++)
+		series_d(f, "hookinbox_route_hold_remaining_seconds", "route", q->blocked[i].name,
+			 q->blocked[i].hold_s);
+	header(f, "hookinbox_route_breaker_open", "gauge",
+	       "1 while the route's circuit breaker is open or probing.");
+	for (size_t i = 0; i < q->n_blocked; i++)
+		series_l(f, "hookinbox_route_breaker_open", "route", q->blocked[i].name, NULL, NULL,
+			 q->blocked[i].breaker_open);
+}
+
 static void
 write_queue(FILE *f, const queue_snapshot *q)
 {
@@ -372,6 +394,7 @@ write_queue(FILE *f, const queue_snapshot *q)
 		   "received longer ago than older_than (0s: all).",
 		   "hookinbox_inbox_oldest_held_event_age_seconds",
 		   "Age of the endpoint's oldest delivery held for review.");
+	write_blocked(f, q);
 	write_durations(f, q);
 }
 

@@ -71,6 +71,12 @@ static const char parked_sql[] =
 	" extract(epoch from now() - min(updated_at))::float8"
 	"  from hookinbox.action where state = 'parked' group by route order by route";
 
+static const char route_state_sql[] =
+	"select route, paused,"
+	" greatest(coalesce(extract(epoch from hold_until - now()), 0), 0)::float8,"
+	" breaker <> 'closed'"
+	"  from hookinbox.route_state order by route";
+
 static const char bounds_sql[] = "select hookinbox.request_duration_bounds()::text";
 
 static const char duration_sql[] =
@@ -246,6 +252,19 @@ queue_snapshot_take(PGconn *conn, queue_snapshot *q)
 		q->rej[i].count = get_long(r, i, 2);
 	}
 	PQclear(r);
+
+	r = PQexec(conn, route_state_sql);
+	if (db_check(conn, r, PGRES_TUPLES_OK, "queue: route state") != 0 || PQnfields(r) != 4)
+		goto out;
+	n = PQntuples(r);
+	q->blocked = xcalloc((size_t)n + 1, sizeof(*q->blocked));
+	for (int i = 0; i < n; i++, q->n_blocked++) {
+		q->blocked[i].name = xstrdup(PQgetvalue(r, i, 0));
+		q->blocked[i].paused = PQgetvalue(r, i, 1)[0] == 't';
+		q->blocked[i].hold_s = opt_double(r, i, 2);
+		q->blocked[i].breaker_open = PQgetvalue(r, i, 3)[0] == 't';
+	}
+	PQclear(r);
 	r = NULL;
 	if (take_aged(conn, held_sql, "queue: held", &q->held, &q->n_held) != 0 ||
 	    take_aged(conn, parked_sql, "queue: parked", &q->parked, &q->n_parked) != 0 ||
@@ -272,6 +291,8 @@ queue_snapshot_release(queue_snapshot *q)
 		free(q->held[i].name);
 	for (size_t i = 0; i < q->n_parked; i++)
 		free(q->parked[i].name);
+	for (size_t i = 0; i < q->n_blocked; i++)
+		free(q->blocked[i].name);
 	for (size_t i = 0; i < q->n_dur; i++) {
 		free(q->dur[i].endpoint);
 		free(q->dur[i].provider);
@@ -284,6 +305,7 @@ queue_snapshot_release(queue_snapshot *q)
 	free(q->rej);
 	free(q->held);
 	free(q->parked);
+	free(q->blocked);
 	free(q->dur);
 	memset(q, 0, sizeof(*q));
 }

@@ -7,13 +7,15 @@
  * age of the oldest, rows accepted in the last hour, pending (retrying, in
  * flight) and parked actions per route with the oldest of each, and the
  * requests the responders rejected, by endpoint and reason; deliveries held
- * for review and parked actions by age; the responders' request durations.
+ * for review and parked actions by age; the responders' request durations;
+ * what blocks a route (an operator's pause, a hold, an open breaker).
  *
  * Cost: pending inbox rows through the partial index inbox_pending,
  * pending actions through action_due, parked through action_parked, the
  * last hour through inbox_received, held deliveries through inbox_review:
  * each is proportional to the backlog, the parked or held set or one hour
- * of intake, never to the done rows.  The duration histogram is one row per
+ * of intake, never to the done rows.  route_state is one row per route a
+ * worker registered.  The duration histogram is one row per
  * endpoint, provider, outcome and status.  Done and
  * stale actions are not counted here (that would read every row); the
  * worker counts what it records instead, and sql/stats.sql counts them for
@@ -22,6 +24,7 @@
 #ifndef HOOKINBOX_QUEUE_H
 #define HOOKINBOX_QUEUE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <libpq-fe.h>
@@ -43,6 +46,14 @@ typedef struct queue_route {
 	double oldest_pending_s; /* since the action was made; -1 when none */
 	double oldest_parked_s;	 /* since it was parked; -1 when none */
 } queue_route;
+
+/* what blocks a route's claims (hookinbox.route_state, sql/route.sql) */
+typedef struct queue_route_state {
+	char *name;
+	bool paused;	   /* by an operator */
+	double hold_s;	   /* until the hold ends (Retry-After, breaker cool-down); 0: none */
+	bool breaker_open; /* open or probing */
+} queue_route_state;
 
 /* the responders' rejections (hookinbox.rejection, every hour kept) */
 typedef struct queue_rejection {
@@ -79,6 +90,8 @@ typedef struct queue_snapshot {
 	size_t n_held;
 	queue_aged *parked; /* by route */
 	size_t n_parked;
+	queue_route_state *blocked; /* every route with a row in route_state */
+	size_t n_blocked;
 	char **bounds; /* the histogram's upper bounds as text, for le="" */
 	size_t n_bounds;
 	queue_duration *dur;

@@ -200,6 +200,28 @@ cmp_ok($age, '>=', 700, "oldest pending event age ($age) >= 700");
 cmp_ok($age, '<', 730, 'and about 700');
 waitpid $holder, 0;
 
+# what blocks a route: an operator's pause, a hold (Retry-After, a breaker's
+# cool-down), an open breaker; a route never blocked has no series (no row
+# in route_state), one blocked once keeps its series at 0 after
+is(value($p, 'hookinbox_route_paused', route => 'ok'), undef, 'no route blocked yet: no route_paused series');
+$t->sql("select hookinbox.route_pause('bad', true, 'test: paused')");
+$t->sql("select hookinbox.route_pause('ok', true, 'test: paused'), hookinbox.route_pause('ok', false, 'test: resumed')");
+$t->sql("insert into hookinbox.route_state (route, hold_until, breaker, reason) "
+	. "values ('flaky', now() + interval '600 seconds', 'open', 'test: open')");
+($rc, $log) = HookTest::Worker::worker($t, '--once', '--metrics-file', $prom);
+is($rc, 0, 'a run with a route paused and one held') or diag $log;
+$p = parse_prom($prom);
+is(value($p, 'hookinbox_route_paused', route => 'bad'), 1, 'route_paused{route=bad} = 1');
+is(value($p, 'hookinbox_route_paused', route => 'flaky'), 0, 'route_paused{route=flaky} = 0');
+my $hold = value($p, 'hookinbox_route_hold_remaining_seconds', route => 'flaky');
+cmp_ok($hold, '>', 570, "hold_remaining{route=flaky} ($hold) about 600");
+cmp_ok($hold, '<=', 600, 'and not more');
+is(value($p, 'hookinbox_route_breaker_open', route => 'flaky'), 1, 'breaker_open{route=flaky} = 1');
+is(value($p, 'hookinbox_route_paused', route => 'ok'), 0, 'route_paused{route=ok} = 0 (paused, then resumed)');
+is(value($p, 'hookinbox_route_hold_remaining_seconds', route => 'ok'), '0.000', 'hold_remaining{route=ok} = 0');
+is(value($p, 'hookinbox_route_breaker_open', route => 'ok'), 0, 'breaker_open{route=ok} = 0');
+$t->sql("delete from hookinbox.route_state");
+
 # [log] format = json: one object per line, call and summary lines, no body, no secret
 my $all = join("\n", map { HookTest::slurp($_) } glob($t->dir . '/worker.*.log'));
 my @lines = grep { length } split /\n/, $all;
