@@ -52,6 +52,8 @@ sub table {
 		{ n => 14, name => 'order = sequence applies each object\'s versions in order', cheap => 1,
 			check => \&sequence_in_order },
 		{ n => 15, name => 'each route\'s key: one effect per event, or per object and type', check => \&keys_per_route },
+		{ n => 16, name => 'every held, parked or blocked thing is in the metrics', cheap => 1,
+			check => \&blocked_in_metrics },
 	);
 }
 
@@ -737,6 +739,15 @@ sub keys_per_route {
 		$eff{$k} //= [$r->{key}, $e->{event_id}];
 	}
 	return @v;
+}
+
+# 16. What the database held, parked or blocked (a route paused, held or
+# with its breaker open, parked actions, deliveries held for review) was in
+# the metrics file a worker wrote meanwhile: judged by metrics_scrape
+# (Model/OpsMetrics.pm) when it runs, since the drain clears them all.
+sub blocked_in_metrics {
+	my ($m) = @_;
+	return @{ $m->{metrics_bad} // [] };
 }
 
 1;

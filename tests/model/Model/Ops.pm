@@ -18,6 +18,7 @@ use Time::HiRes qw(sleep time);
 use Model::Providers;
 use Model::Invariants ();
 use Model::OpsHarden ();
+use Model::OpsMetrics ();
 use Model::OpsIntake ();
 use Model::OpsOrder ();
 use Model::OpsRoutes ();
@@ -66,6 +67,7 @@ sub table {
 		{ name => 'route_resume', weight => 2, run => \&route_resume },
 		{ name => 'pg_stall', weight => 2, run => \&Model::OpsHarden::pg_stall },
 		{ name => 'crash_past_window', weight => 2, run => \&Model::OpsHarden::crash_past_window },
+		{ name => 'metrics_scrape', weight => 3, run => \&Model::OpsMetrics::metrics_scrape },
 		{ name => 'pre_claim', weight => 3, run => \&Model::OpsIntake::pre_claim },
 		{ name => 'sent_then_parked', weight => 2, run => \&Model::OpsOrder::sent_then_parked },
 		{ name => 'downstream_flaky', weight => 3, run => \&Model::OpsRoutes::downstream_flaky },
