@@ -221,6 +221,44 @@ is(rows(), $before, 'rejected requests stored nothing');
 		'accept_batch: three rows for five deliveries');
 }
 
+# the batch's one statement for new signed ids beside the per-delivery path,
+# in one batch: a key stored before, a key twice, a key only the ledger
+# knows (its row purged), a signed id beside an unsigned-id body, new keys;
+# each answer is its own delivery's row
+{
+	my $b2 = $t->sql(q{select id from hookinbox.inbox where event_id = 'evt_b2'});
+	$t->sql(q{insert into hookinbox.ledger (endpoint, digest, first_id, seen, first_type)
+		values ('stripe-live', hookinbox.key_digest('stripe', 'acct_1', 'live', 'evt_gone'), 424242,
+		current_date, 't')});
+	my @ev = qw(evt_f1 evt_b2 evt_f2 evt_f1 evt_gone batch-f3 evt_f3);
+	my $n = @ev;
+	my $arr = sub { 'array[' . join(', ', map { "'$_'" } @_) . ']' };
+	my $out = $t->sql("select string_agg(id || ':' || duplicate, ' ' order by ord)
+		from hookinbox.accept_batch(
+			" . $arr->(map { $_ eq 'batch-f3' ? 'gh' : 'stripe-live' } @ev) . ",
+			" . $arr->(map { $_ eq 'batch-f3' ? 'github' : 'stripe' } @ev) . ",
+			" . $arr->(map { $_ eq 'batch-f3' ? 'gh' : 'acct_1' } @ev) . ",
+			" . $arr->(map { $_ eq 'batch-f3' ? 'default' : 'live' } @ev) . ",
+			" . $arr->(@ev) . ", " . $arr->(('t') x $n) . ", array_fill(null::text, array[$n]),
+			array_fill(null::bigint, array[$n]), array_fill('{}'::jsonb, array[$n]),
+			" . $arr->(map { "body $_" } @ev) . "::bytea[],
+			array[" . join(', ', map { $_ eq 'batch-f3' ? 'true' : 'false' } @ev) . "])
+		with ordinality as b(id, duplicate, ord)");
+	my @r = map { [split /:/] } split / /, $out;
+	is(scalar(@r), $n, 'mixed batch: one answer per delivery');
+	is_deeply([map { $_->[1] } @r], [qw(false true false true true false false)],
+		'mixed batch: new, stored before, new, second copy, ledger, body, new');
+	is($r[1][0], $b2, 'mixed batch: the key stored before answers its first id');
+	is($r[3][0], $r[0][0], 'mixed batch: the second copy answers the first\'s id');
+	is($r[4][0], 424242, 'mixed batch: the ledger\'s key answers the ledger\'s first id');
+	for my $k (0, 2, 5, 6) {
+		is($t->sql("select event_id || ' ' || convert_from(body, 'UTF8') from hookinbox.inbox where id = $r[$k][0]"),
+			"$ev[$k] body $ev[$k]", "mixed batch: answer $k is the row of $ev[$k]");
+	}
+	is($t->sql(q{select count(*) from hookinbox.inbox where event_id in ('evt_f1', 'evt_f2', 'evt_f3', 'batch-f3', 'evt_gone')}),
+		4, 'mixed batch: four new rows, none for the ledger\'s key');
+}
+
 # Allocations per delivery in steady state, counted in the whole responder
 # process (every library) by an LD_PRELOAD shim: one responder, a warm-up,
 # then the count over a series of unique deliveries.  What is left is not
