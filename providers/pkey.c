@@ -10,6 +10,7 @@
 #include "xalloc.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,22 +27,46 @@
 #define PKEYS_MAX 64	       /* keys kept per endpoint */
 #define KEY_FILE_MAX (1 << 20) /* a longer key or CA file is refused */
 #define CHAIN_MAX 8	       /* certificates in a chain */
+#define CHAINS_KEPT 8	       /* verified PEM chains remembered per endpoint */
 
 typedef struct pkey_entry {
 	char *kid;
 	EVP_PKEY *key;
 } pkey_entry;
 
+/*
+ * A PEM chain verified once need not be parsed and verified again: its
+ * leaf's key is remembered under the SHA-256 of the PEM text, with the time
+ * every certificate of the chain is valid in.  Other text, or a time
+ * outside, is verified in full.
+ */
+typedef struct chain_memo {
+	unsigned char digest[32];
+	EVP_PKEY *key; /* NULL: a free slot */
+	int64_t from, until;
+} chain_memo;
+
+typedef struct chain_cache {
+	pthread_mutex_t lock;
+	chain_memo m[CHAINS_KEPT];
+	size_t next; /* the slot the next miss takes */
+} chain_cache;
+
 struct pkeys {
 	pkey_entry e[PKEYS_MAX];
 	size_t n;
 	X509_STORE *roots;
+	chain_cache *chains; /* the only part that changes after loading */
 };
 
 pkeys *
 pkeys_new(void)
 {
-	return xcalloc(1, sizeof(pkeys));
+	pkeys *k = xcalloc(1, sizeof(pkeys));
+
+	k->chains = xcalloc(1, sizeof(*k->chains));
+	pthread_mutex_init(&k->chains->lock, NULL);
+	return k;
 }
 
 void
@@ -54,6 +79,10 @@ pkeys_free(pkeys *k)
 		EVP_PKEY_free(k->e[i].key);
 	}
 	X509_STORE_free(k->roots);
+	for (size_t i = 0; i < CHAINS_KEPT; i++)
+		EVP_PKEY_free(k->chains->m[i].key);
+	pthread_mutex_destroy(&k->chains->lock);
+	free(k->chains);
 	free(k);
 }
 
@@ -380,9 +409,26 @@ pkeys_verify_kid(const pkeys *k, const char *kid, size_t kidlen, pkey_alg alg,
 	return false;
 }
 
-/* leaf against k's roots with the rest as untrusted intermediates, at now */
+/* an ASN1_TIME as seconds since the epoch; 0 or -1 */
 static int
-chain_ok(const pkeys *k, X509 *leaf, STACK_OF(X509) * rest, int64_t now, const char **why)
+asn1_seconds(const ASN1_TIME *t, int64_t *out)
+{
+	struct tm tm;
+
+	if (t == NULL || ASN1_TIME_to_tm(t, &tm) != 1)
+		return -1;
+	*out = (int64_t)timegm(&tm);
+	return 0;
+}
+
+/*
+ * leaf against k's roots with the rest as untrusted intermediates, at now;
+ * with from and until not NULL, the time every certificate of the verified
+ * chain is valid in
+ */
+static int
+chain_ok(const pkeys *k, X509 *leaf, STACK_OF(X509) * rest, int64_t now, const char **why,
+	 int64_t *from, int64_t *until)
 {
 	X509_STORE_CTX *ctx = X509_STORE_CTX_new();
 	int rc = -1;
@@ -394,8 +440,27 @@ chain_ok(const pkeys *k, X509 *leaf, STACK_OF(X509) * rest, int64_t now, const c
 	X509_STORE_CTX_set_time(ctx, 0, (time_t)now);
 	/* ca_file may hold the intermediate the operator chose to trust */
 	X509_STORE_CTX_set_flags(ctx, X509_V_FLAG_PARTIAL_CHAIN);
-	if (X509_verify_cert(ctx) == 1)
-		rc = 0;
+	if (X509_verify_cert(ctx) != 1)
+		goto out;
+	rc = 0;
+	if (from != NULL) {
+		STACK_OF(X509) *chain = X509_STORE_CTX_get0_chain(ctx);
+
+		*from = INT64_MIN;
+		*until = INT64_MAX;
+		for (int i = 0; i < sk_X509_num(chain); i++) {
+			X509 *c = sk_X509_value(chain, i);
+			int64_t nb, na;
+
+			if (asn1_seconds(X509_get0_notBefore(c), &nb) != 0 ||
+			    asn1_seconds(X509_get0_notAfter(c), &na) != 0) {
+				*until = INT64_MIN; /* nothing to remember */
+				break;
+			}
+			*from = nb > *from ? nb : *from;
+			*until = na < *until ? na : *until;
+		}
+	}
 out:
 	X509_STORE_CTX_free(ctx);
 	return rc;
@@ -463,7 +528,7 @@ pkeys_verify_chain_oids(const pkeys *k, const unsigned char *const *der, const s
 			goto out;
 		}
 	}
-	if (chain_ok(k, leaf, rest, now, why) == 0)
+	if (chain_ok(k, leaf, rest, now, why, NULL, NULL) == 0)
 		rc = leaf_signs(leaf, alg, msg, msglen, sig, siglen, why);
 out:
 	X509_free(leaf);
@@ -471,18 +536,67 @@ out:
 	return rc;
 }
 
+/* the leaf key of a chain verified before, valid at now (a reference), or NULL */
+static EVP_PKEY *
+memo_find(chain_cache *c, const unsigned char digest[32], int64_t now)
+{
+	EVP_PKEY *key = NULL;
+
+	pthread_mutex_lock(&c->lock);
+	for (size_t i = 0; i < CHAINS_KEPT && key == NULL; i++)
+		if (c->m[i].key != NULL && memcmp(c->m[i].digest, digest, 32) == 0 &&
+		    now >= c->m[i].from && now <= c->m[i].until &&
+		    EVP_PKEY_up_ref(c->m[i].key) == 1)
+			key = c->m[i].key;
+	pthread_mutex_unlock(&c->lock);
+	return key;
+}
+
+static void
+memo_add(chain_cache *c, const unsigned char digest[32], EVP_PKEY *key, int64_t from, int64_t until)
+{
+	chain_memo *m;
+
+	if (key == NULL || until < from || EVP_PKEY_up_ref(key) != 1)
+		return;
+	pthread_mutex_lock(&c->lock);
+	m = &c->m[c->next];
+	c->next = (c->next + 1) % CHAINS_KEPT;
+	EVP_PKEY_free(m->key);
+	memcpy(m->digest, digest, 32);
+	m->key = key;
+	m->from = from;
+	m->until = until;
+	pthread_mutex_unlock(&c->lock);
+}
+
 int
 pkeys_verify_chain_pem(const pkeys *k, const char *pem, size_t pemlen, int64_t now, pkey_alg alg,
 		       const unsigned char *msg, size_t msglen, const unsigned char *sig,
 		       size_t siglen, const char **why)
 {
-	BIO *bio = BIO_new_mem_buf(pem, (int)pemlen);
-	STACK_OF(X509) *rest = sk_X509_new_null();
+	BIO *bio = NULL;
+	STACK_OF(X509) *rest = NULL;
 	X509 *leaf = NULL, *x;
+	unsigned char digest[32];
+	int64_t from, until;
+	EVP_PKEY *known;
 	int rc = -1;
 
 	*why = "bad certificate";
-	if (bio == NULL || rest == NULL || pemlen > KEY_FILE_MAX ||
+	if (k == NULL || pemlen > KEY_FILE_MAX ||
+	    EVP_Digest(pem, pemlen, digest, NULL, EVP_sha256(), NULL) != 1)
+		return -1;
+	if ((known = memo_find(k->chains, digest, now)) != NULL) {
+		rc = verify_with(known, alg, msg, msglen, sig, siglen) ? 0 : -1;
+		if (rc != 0)
+			*why = "signature mismatch";
+		EVP_PKEY_free(known);
+		return rc;
+	}
+	bio = BIO_new_mem_buf(pem, (int)pemlen);
+	rest = sk_X509_new_null();
+	if (bio == NULL || rest == NULL ||
 	    (leaf = PEM_read_bio_X509(bio, NULL, NULL, NULL)) == NULL)
 		goto out;
 	while ((x = PEM_read_bio_X509(bio, NULL, NULL, NULL)) != NULL) {
@@ -491,8 +605,10 @@ pkeys_verify_chain_pem(const pkeys *k, const char *pem, size_t pemlen, int64_t n
 			goto out;
 		}
 	}
-	if (chain_ok(k, leaf, rest, now, why) == 0)
+	if (chain_ok(k, leaf, rest, now, why, &from, &until) == 0) {
+		memo_add(k->chains, digest, X509_get0_pubkey(leaf), from, until);
 		rc = leaf_signs(leaf, alg, msg, msglen, sig, siglen, why);
+	}
 out:
 	X509_free(leaf);
 	sk_X509_pop_free(rest, X509_free);

@@ -7,7 +7,10 @@
  * For providers/<name>.c only.  Keys come from files the operator keeps
  * (key_file: a JWK, Plaid's {"key": JWK} answer or a JWKS {"keys": [...]};
  * ca_file: PEM certificates), never from the network on the request path.
- * A pkeys handle is immutable once loaded, so the request threads share it.
+ * A pkeys handle is immutable once loaded, so the request threads share it;
+ * only its memo of PEM chains verified before (pkeys_verify_chain_pem:
+ * a chain's leaf key, for the time the whole chain is valid) changes, under
+ * its own lock.
  * OpenSSL does the cryptography (EVP, X509_STORE); nothing here logs.
  */
 #ifndef HOOKINBOX_PKEY_H

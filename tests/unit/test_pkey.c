@@ -13,11 +13,14 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <openssl/core_names.h>
 #include <openssl/evp.h>
+#include <openssl/pem.h>
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>
 
 int main(void);
 
@@ -138,6 +141,97 @@ plaid_round_trip(void)
 	free(d64);
 }
 
+/* a certificate for key, issued by ca (NULL: self-signed), valid [now - back, now + ahead] */
+static X509 *
+make_cert(EVP_PKEY *key, EVP_PKEY *ca_key, X509 *ca, const char *cn, long back, long ahead,
+	  bool is_ca)
+{
+	X509 *x = X509_new();
+	X509_NAME *name = X509_get_subject_name(x);
+	X509V3_CTX v3;
+	X509_EXTENSION *ext;
+
+	X509_set_version(x, 2);
+	ASN1_INTEGER_set(X509_get_serialNumber(x), is_ca ? 1 : 2);
+	X509_gmtime_adj(X509_getm_notBefore(x), -back);
+	X509_gmtime_adj(X509_getm_notAfter(x), ahead);
+	X509_set_pubkey(x, key);
+	X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)cn, -1, -1, 0);
+	X509_set_issuer_name(x, ca ? X509_get_subject_name(ca) : name);
+	X509V3_set_ctx(&v3, ca ? ca : x, x, NULL, NULL, 0);
+	ext = X509V3_EXT_conf_nid(NULL, &v3, NID_basic_constraints,
+				  is_ca ? "critical,CA:TRUE" : "CA:FALSE");
+	X509_add_ext(x, ext, -1);
+	X509_EXTENSION_free(ext);
+	X509_sign(x, ca_key ? ca_key : key, EVP_sha256());
+	return x;
+}
+
+/*
+ * A PEM chain verified once is remembered (its leaf key, for the time the
+ * chain is valid): the second verification of the same text takes the memo,
+ * a bad signature still fails on it, and a time past the leaf's end, or
+ * other text, is verified in full
+ */
+static void
+chain_memo(void)
+{
+	EVP_PKEY *ca_key = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	EVP_PKEY *leaf_key = EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)2048);
+	X509 *ca = make_cert(ca_key, NULL, NULL, "memo ca", 86400, 86400 * 30, true);
+	X509 *leaf = make_cert(leaf_key, ca_key, ca, "memo leaf", 3600, 3600, false);
+	char path[] = "/tmp/hookinbox-test-memo-XXXXXX", err[256], *pem, *pem2;
+	const unsigned char msg[] = "the signed notification";
+	unsigned char sig[512];
+	size_t siglen = sizeof(sig);
+	int64_t now = (int64_t)time(NULL);
+	const char *why;
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	BIO *b = BIO_new(BIO_s_mem());
+	pkeys *kc = pkeys_new();
+	FILE *f;
+	long n;
+	int fd = mkstemp(path);
+
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	ok(f != NULL && PEM_write_X509(f, ca) == 1 && fclose(f) == 0, "memo: the CA file");
+	ok(pkeys_load_ca_file(kc, path, err, sizeof(err)) == 0, "memo: the CA loads");
+	unlink(path);
+	PEM_write_bio_X509(b, leaf);
+	n = BIO_get_mem_data(b, &pem);
+	pem2 = malloc((size_t)n + 2);
+	memcpy(pem2, pem, (size_t)n);
+	memcpy(pem2 + n, "\n", 2);
+	ok(EVP_DigestSignInit(md, NULL, EVP_sha256(), NULL, leaf_key) == 1 &&
+		   EVP_DigestSign(md, sig, &siglen, msg, sizeof(msg) - 1) == 1,
+	   "memo: signed with the leaf's key");
+	ok(pkeys_verify_chain_pem(kc, pem, (size_t)n, now, PKEY_RS256, msg, sizeof(msg) - 1, sig,
+				  siglen, &why) == 0,
+	   "memo: verified in full");
+	ok(pkeys_verify_chain_pem(kc, pem, (size_t)n, now + 60, PKEY_RS256, msg, sizeof(msg) - 1,
+				  sig, siglen, &why) == 0,
+	   "memo: verified again (the memo's path)");
+	ok(pkeys_verify_chain_pem(kc, pem, (size_t)n, now, PKEY_RS256, msg, sizeof(msg) - 2, sig,
+				  siglen, &why) != 0 &&
+		   strcmp(why, "signature mismatch") == 0,
+	   "memo: another message does not verify with the remembered key");
+	ok(pkeys_verify_chain_pem(kc, pem, (size_t)n, now + 7200, PKEY_RS256, msg, sizeof(msg) - 1,
+				  sig, siglen, &why) != 0 &&
+		   strcmp(why, "certificate not trusted") == 0,
+	   "memo: past the leaf's end, not trusted (the memo holds only the chain's time)");
+	ok(pkeys_verify_chain_pem(kc, pem2, (size_t)n + 1, now, PKEY_RS256, msg, sizeof(msg) - 1,
+				  sig, siglen, &why) == 0,
+	   "memo: other text is verified in full");
+	free(pem2);
+	BIO_free(b);
+	EVP_MD_CTX_free(md);
+	X509_free(leaf);
+	X509_free(ca);
+	EVP_PKEY_free(leaf_key);
+	EVP_PKEY_free(ca_key);
+	pkeys_free(kc);
+}
+
 static pkeys *k;
 
 /* the keys text adds to k, or -1 */
@@ -223,6 +317,7 @@ main(void)
 	   "sns: a field that is not a string refused");
 
 	plaid_round_trip();
+	chain_memo();
 	pkeys_free(k);
 	return done_testing();
 }
