@@ -69,6 +69,7 @@ struct handler {
 	size_t hdrs_cap, hdrs_len;
 	unsigned *seen; /* per kept header: the request (gen) that kept it */
 	unsigned gen;
+	long pid; /* for the request ids: getpid() is a system call each time */
 	/* rejection counts: the request thread adds, the flusher writes */
 	pthread_mutex_t count_lock;
 	pthread_cond_t count_wake;
@@ -348,6 +349,7 @@ handler_new(const conf *cfg, store *st)
 {
 	handler *h = xcalloc(1, sizeof(*h));
 
+	h->pid = (long)getpid();
 	h->cfg = cfg;
 	h->st = st;
 	(void)pthread_once(&kept_once, kept_build);
@@ -938,11 +940,11 @@ handler_requests_resume(unsigned long long n)
 
 /* "pid-n": unique per process and request, across the request threads */
 static void
-request_id(char *buf, size_t size)
+request_id(const handler *h, char *buf, size_t size)
 {
 	unsigned long long n = atomic_fetch_add(&request_counter, 1) + 1;
 
-	snprintf(buf, size, "%ld-%llu", (long)getpid(), n);
+	snprintf(buf, size, "%ld-%llu", h->pid, n);
 }
 
 void
@@ -962,7 +964,7 @@ handler_serve(handler *h, const http_io *io)
 	elapsed_us = clock_mono_us() - t0;
 	count_duration(h, ep, o.what, o.status, (double)elapsed_us / 1e6);
 
-	request_id(rid, sizeof(rid));
+	request_id(h, rid, sizeof(rid));
 	snprintf(status, sizeof(status), "%d", o.status);
 	snprintf(id, sizeof(id), "%" PRId64, o.id);
 	snprintf(ms, sizeof(ms), "%.2f", (double)elapsed_us / 1000.0);
