@@ -322,8 +322,8 @@ sub keys_match_downstream {
 			next unless $first;
 			next if crashed_between($m, $first->{t}, $r->{t});
 			next if $r->{t} >= $first->{t} + ($first->{delay} > $timeout ? $timeout : $first->{delay}) - 0.1;
-			push @v, sprintf('key %s: a second call arrived %.2f s into a call still in flight',
-				$key, $r->{t} - $first->{t});
+			push @v, sprintf('key %s: a second call arrived %.2f s into a call still in flight; ',
+				$key, $r->{t} - $first->{t}) . history($m, $key, $by_key{$key});
 		}
 	}
 	my $dup = 0;
