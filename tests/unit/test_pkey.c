@@ -9,6 +9,7 @@
 #include "secret.h"
 #include "tap.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -167,6 +168,30 @@ make_cert(EVP_PKEY *key, EVP_PKEY *ca_key, X509 *ca, const char *cn, long back, 
 	return x;
 }
 
+/* what the request threads share: one chain, verified by each in turn */
+typedef struct memo_job {
+	const pkeys *k;
+	const char *pem;
+	size_t pemlen;
+	const unsigned char *msg, *sig;
+	size_t msglen, siglen;
+	int64_t now;
+	int failed;
+} memo_job;
+
+static void *
+memo_thread(void *arg)
+{
+	memo_job *j = arg;
+	const char *why;
+
+	for (int i = 0; i < 20; i++)
+		if (pkeys_verify_chain_pem(j->k, j->pem, j->pemlen, j->now + i, PKEY_RS256, j->msg,
+					   j->msglen, j->sig, j->siglen, &why) != 0)
+			j->failed++;
+	return NULL;
+}
+
 /*
  * A PEM chain verified once is remembered (its leaf key, for the time the
  * chain is valid): the second verification of the same text takes the memo,
@@ -222,6 +247,30 @@ chain_memo(void)
 	ok(pkeys_verify_chain_pem(kc, pem2, (size_t)n + 1, now, PKEY_RS256, msg, sizeof(msg) - 1,
 				  sig, siglen, &why) == 0,
 	   "memo: other text is verified in full");
+	{
+		/* fresh: the threads race to verify it first and to remember it */
+		pkeys *k2 = pkeys_new();
+		pthread_t th[4];
+		memo_job jobs[4];
+		int failed = 0;
+
+		f = fopen(path, "w");
+		ok(f != NULL && PEM_write_X509(f, ca) == 1 && fclose(f) == 0 &&
+			   pkeys_load_ca_file(k2, path, err, sizeof(err)) == 0,
+		   "memo: a second handle");
+		unlink(path);
+		for (int i = 0; i < 4; i++) {
+			jobs[i] = (memo_job){k2,     pem, (size_t)n, msg, sig, sizeof(msg) - 1,
+					     siglen, now, 0};
+			pthread_create(&th[i], NULL, memo_thread, &jobs[i]);
+		}
+		for (int i = 0; i < 4; i++) {
+			pthread_join(th[i], NULL);
+			failed += jobs[i].failed;
+		}
+		ok(failed == 0, "memo: four threads verify it 20 times each");
+		pkeys_free(k2);
+	}
 	free(pem2);
 	BIO_free(b);
 	EVP_MD_CTX_free(md);
