@@ -112,7 +112,7 @@ sub seq_sent_then_closed {
 	my ($id, $state, $att, $key) = split /\|/, $m->sql("select a.id || '|' || a.state || '|' || a.attempts "
 		. "|| '|' || a.idem_key from hookinbox.action a join hookinbox.inbox i on i.id = a.inbox_id "
 		. "where a.route = 'seq' and i.event_id = '$event_id'") // '';
-	return '; seq not sent' unless $id && $state eq 'pending' && $att > 0;
+	return '; seq uncalled' unless $id && $state eq 'pending' && $att > 0;
 	wait_calls_over($m, $id);
 	$m->sql("update hookinbox.action set max_attempts = attempts, due_at = now(), "
 		. "lease_until = least(lease_until, now()) where id = $id and state = 'pending'");
