@@ -174,54 +174,8 @@ declare
 	v_hold boolean;
 	v_gone bigint;
 	v_gone_type text;
-	v_n integer := coalesce(array_length(p_event_id, 1), 0);
-	v_fast bigint[];
 begin
-	-- The common case in one statement for the whole batch: a signed id the
-	-- ledger does not know, whose delivery key no row owns yet.  The first
-	-- delivery of each key in the batch is inserted; v_fast[k] is its new id.
-	-- Everything else (a conflict, a second delivery of a key in this batch,
-	-- the ledger's, content judged by its hash) takes the loop below, as
-	-- before: its first insert meets the row this one stored.
-	if v_n > 0 and false = any(p_body_dedup) then
-		with cand as (
-			select t.k, p_endpoint[t.k] as ep, p_provider[t.k] as pr, p_account[t.k] as ac,
-			       p_environment[t.k] as en, p_event_id[t.k] as ev
-			  from generate_series(1, v_n) as t(k)
-			 where p_body_dedup[t.k] is false
-			   and not exists (select 1 from hookinbox.ledger l
-					    where l.endpoint = p_endpoint[t.k]
-					      and l.digest = hookinbox.key_digest(p_provider[t.k],
-							p_account[t.k], p_environment[t.k], p_event_id[t.k]))
-		), firsts as (
-			select distinct on (ep, pr, ac, en, ev) k, ep, pr, ac, en, ev
-			  from cand order by ep, pr, ac, en, ev, k
-		), ins as (
-			insert into hookinbox.inbox as i (endpoint, provider, account, environment,
-				event_id, event_type, object_id, event_version, body_sha256, body_dedup,
-				signed_sha256, intake_note, headers, body)
-			select f.ep, f.pr, f.ac, f.en, f.ev, p_event_type[f.k], p_object_id[f.k],
-			       p_event_version[f.k], sha256(p_body[f.k]), false, p_signed_sha256[f.k],
-			       p_note[f.k], coalesce(p_headers[f.k], '{}'), p_body[f.k]
-			  from firsts f order by f.k
-			on conflict (provider, account, environment, event_id, endpoint)
-				where review_of is null do nothing
-			returning i.id, i.endpoint, i.provider, i.account, i.environment, i.event_id
-		)
-		select array_agg(x.id order by g.k) into v_fast
-		  from generate_series(1, v_n) as g(k)
-		  left join (select f.k, ins.id from firsts f
-			       join ins on (ins.endpoint, ins.provider, ins.account, ins.environment,
-					    ins.event_id) = (f.ep, f.pr, f.ac, f.en, f.ev)) x on x.k = g.k;
-	end if;
-	for k in 1 .. v_n loop
-		if v_fast[k] is not null then
-			id := v_fast[k];
-			duplicate := false;
-			held := false;
-			return next;
-			continue;
-		end if;
+	for k in 1 .. coalesce(array_length(p_event_id, 1), 0) loop
 		v_hash := sha256(p_body[k]);
 		v_dedup := coalesce(p_signed_sha256[k], v_hash);
 		id := null;
