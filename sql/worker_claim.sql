@@ -250,7 +250,13 @@ begin
 					  from hookinbox.action s
 					 where s.route = r.route and s.object_id = r.object_id and s.ordered
 					   and s.id <> r.id and s.event_version = r.event_version
-					   and s.state in ('pending', 'done', 'parked', 'review')
+					   and (s.state in ('pending', 'done', 'parked', 'review')
+						-- closed by an operator after it was sent: the
+						-- downstream may hold that version already
+						or (s.state in ('dismissed', 'resolved')
+						    and (s.attempts > 0
+							 or exists (select 1 from hookinbox.action_history h
+								     where h.action_id = s.id and h.attempts > 0))))
 					 order by s.id
 					 limit 1;
 				end if;
