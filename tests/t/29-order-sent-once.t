@@ -75,4 +75,18 @@ my @c = grep { ($_->{event_id} // '') =~ /^c/ } $d->requests;
 is_deeply([map { $_->{event_id} } @c], ['c6', 'c6'], 'called twice, with one key');
 is(scalar(grep { $_->{effect} } @c), 1, 'applied once');
 
+# ---- 4. version 7 sent, parked, and resolved by the operator; an equal
+# version arrives after: the downstream holds version 7, so review
+accept_v('d7', 'obj_D', 7);
+my $d7 = sent_unrecorded('d7', park => 1);
+HookTest::Worker::drain($t);
+is(st('d7'), 'parked', 'version 7: parked (attempts used up, outcome unknown)');
+($rc, $out) = $t->pg->psql_file("$sql/resolve.sql", vars => { action_id => $d7, reason => 'handled by hand', go => 1 },
+	role => 'hookinbox_admin');
+is($rc, 0, 'resolve.sql of the parked one') or diag $out;
+accept_v('d7bis', 'obj_D', 7);
+HookTest::Worker::drain($t);
+is_deeply([st('d7'), st('d7bis')], ['resolved', 'review'], 'resolved, and the equal version after it in review');
+is_deeply([grep { /^d/ } applied()], ['d7'], 'the downstream applied version 7 once');
+
 done_testing();
