@@ -48,6 +48,10 @@ server.errorlog = "$d/lighttpd.error.log"
 server.breakagelog = "$d/responder.log"
 server.pid-file = "$d/lighttpd.pid"
 server.max-request-size = 131072
+# the tests pause for seconds between requests on one keep-alive
+# connection: a server closing it mid-pause races the next POST, which
+# HTTP::Tiny does not retry (not idempotent)
+server.max-keep-alive-idle = 300
 CONF
 	open my $fh, '>', "$d/lighttpd.conf" or die $!;
 	if ($self->{cgi}) {

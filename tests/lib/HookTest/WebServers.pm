@@ -271,6 +271,8 @@ LogFormat "%h %t \\"%r\\" %>s %b %D" hook
 CustomLog "$d/apache.access.log" hook
 DocumentRoot "$r/htdocs"
 Timeout 30
+# keep-alive outlasts the tests' pauses (HookTest/Lighttpd.pm says why)
+KeepAliveTimeout 300
 StartServers 1
 ServerLimit 2
 ThreadsPerChild 16
@@ -355,6 +357,7 @@ error_log $d/nginx.error.log warn;
 events { worker_connections 256; }
 http {
 	access_log $d/nginx.access.log;
+	keepalive_timeout 300s;
 $temps
 	server {
 		listen 127.0.0.1:$self->{port};
