@@ -183,32 +183,21 @@ is($lines->[0][1], 401, 'slack signer, stale: 401');
 
 # ---- --check: a bad template at its line
 
-my $bad = HookTest::write_file("$tmp/bad.conf", <<"INI");
-[database]
-conninfo = dbname=hookinbox
-[endpoint x]
-provider = hmac
-secret_file = $file{$url_secret}
-header = X-Sig
-id_field = id
-signed_content = {timestamp}.{body
-INI
-my $out;
-($rc, $out) = HookTest::run_status("$top/obj/test/hookinbox.fcgi", '--check', '-c', $bad);
+# an hmac endpoint whose last line is $last, checked by the responder
+sub check_conf {
+	my ($name, $last) = @_;
+	my $f = HookTest::write_file("$tmp/$name.conf", "[database]\nconninfo = dbname=hookinbox\n[endpoint x]\n"
+		. "provider = hmac\nsecret_file = $file{$url_secret}\nheader = X-Sig\nid_field = id\n$last\n");
+	return ($f, HookTest::run_status("$top/obj/test/hookinbox.fcgi", '--check', '-c', $f));
+}
+my ($bad, $out);
+($bad, $rc, $out) = check_conf('bad', 'signed_content = {timestamp}.{body');
 is($rc, 78, '--check: a bad template exits 78');
 like($out, qr/\Q$bad\E:8: signed_content: '\{' at byte 13 is not closed/, '--check: file, line and what is wrong') or diag $out;
-my $half = HookTest::write_file("$tmp/half.conf", <<"INI");
-[database]
-conninfo = dbname=hookinbox
-[endpoint x]
-provider = hmac
-secret_file = $file{$url_secret}
-header = X-Sig
-id_field = id
-signed_content = {timestamp}.{body}
-INI
-($rc, $out) = HookTest::run_status("$top/obj/test/hookinbox.fcgi", '--check', '-c', $half);
+($bad, $rc, $out) = check_conf('half', 'signed_content = {timestamp}.{body}');
 is($rc, 78, '--check: {timestamp} without timestamp_header exits 78');
-like($out, qr/\Q$half\E:3: endpoint "x": signed_content has \{timestamp\}: set timestamp_header/, '--check: says so') or diag $out;
+like($out, qr/\Q$bad\E:3: endpoint "x": signed_content has \{timestamp\}: set timestamp_header/, '--check: says so') or diag $out;
+($bad, $rc, $out) = check_conf('good', "signed_content = {timestamp}.{body}\ntimestamp_header = X-Ts");
+is($rc, 0, '--check: a complete template endpoint passes') or diag $out;
 
 done_testing();
