@@ -191,7 +191,9 @@ template_content(const body_mac *m, const provider_endpoint *ep, const request_v
 			     .header = request_header,
 			     .ctx = &hl};
 
-	if (template_parse(m->signed_content, &t, err, sizeof(err)) < 0)
+	/* what scheme_body_mac_check refuses at load, refused here too: nothing verifies */
+	if (template_parse(m->signed_content, &t, err, sizeof(err)) < 0 ||
+	    template_has(&t, TPL_TIMESTAMP) != (m->ts_header != NULL))
 		return scheme_fail(res, VERIFY_MISMATCH, "endpoint's signed_content is invalid");
 	if (m->ts_header != NULL) {
 		bool too_long = false;
@@ -373,6 +375,10 @@ template_sent(const body_mac *m, const sign_input *in, const char *ts,
 
 	if (template_parse(m->signed_content, &t, errbuf, errlen) < 0)
 		return -1;
+	if (template_has(&t, TPL_TIMESTAMP) && m->ts_header == NULL) {
+		snprintf(errbuf, errlen, "signed_content signs {timestamp}: give its header");
+		return -1;
+	}
 	if (template_has(&t, TPL_URL)) {
 		if (in->url == NULL) {
 			snprintf(errbuf, errlen, "signed_content signs the URL: give it");

@@ -346,6 +346,20 @@ test_check(void)
 	why = provider_endpoint_check(&c.ep);
 	ok(why != NULL && strstr(why, "signature header itself") != NULL,
 	   "check: the signature header signed (%s)", why);
+	/* refused at load; were such an endpoint reached, nothing would verify or sign */
+	c.h.signed_content = with_ts;
+	c.ep.hmac = c.h;
+	{
+		char err[256] = "";
+
+		ok(!sign_case(&c, "x", NOW, "dlv_1", err, sizeof(err)) &&
+			   strstr(err, "{timestamp}") != NULL,
+		   "sign: {timestamp} without its header refused (%s)", err);
+		headers_set(&c.t, "X-Sig",
+			    "v1=0000000000000000000000000000000000000000000000000000000000000000");
+		expect(&c, c.body, VERIFY_MISMATCH, -1, "verify: {timestamp} without its header");
+		headers_clear(&c.t);
+	}
 	c.h.signed_content = NULL;
 	c.ep.hmac = c.h;
 	ok(provider_endpoint_check(&c.ep) == NULL, "check: no template, today's endpoint");
