@@ -187,7 +187,8 @@ int scheme_sign_ed25519(const ed25519_scheme *sc, const sign_input *in, sign_out
  * were given (https://user:password@host/...): "Authorization: Basic
  * <base64 of user:password>", compared whole and in constant time with
  * each "user:password" line of the secret file.  Weaker than a signature:
- * the body is not covered, so ids are deduplicated on the body too.
+ * the body is not covered, so ids are deduplicated on the body too.  The
+ * two are such a provider's provider_ops.verify and .sign as they stand.
  */
 int scheme_verify_basic(const provider_endpoint *ep, const request_view *req, verify_result *res);
 int scheme_sign_basic(const sign_input *in, sign_output *out, char *errbuf, size_t errlen);
