@@ -24,12 +24,6 @@ static const v0_scheme scheme = {
 	.missing = "missing X-Slack-Signature or X-Slack-Request-Timestamp header",
 };
 
-static int
-verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
-{
-	return scheme_verify_v0(&scheme, ep, req, res);
-}
-
 /* url_verification: answered with its challenge, nothing stored */
 static int
 handshake(const provider_endpoint *ep, const request_view *req, size_t secret_index,
@@ -154,26 +148,18 @@ out:
 	return rc;
 }
 
-static int
-sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
-{
-	return scheme_sign_v0(&scheme, in, out, errbuf, errlen);
-}
-
 static const char *const headers[] = {"X-Slack-Retry-Num", "X-Slack-Retry-Reason",
 				      "X-Slack-Request-Timestamp", NULL};
 
 const provider_ops provider_slack = {
 	.name = "slack",
-	.klass = "HMAC of v0:<ts>:<body>",
 	.tolerance = 300,
 	.headers = headers,
 	.id_signed = provider_id_signed,
 	.sends_version = provider_always,
 	.replay = REPLAY_BODY,
-	.verify = verify,
+	.v0 = &scheme, /* verifies and signs */
 	.extract = extract,
 	.handshake = handshake,
-	.sign = sign,
 	.form_bodies = true,
 };

@@ -25,18 +25,6 @@ static const v0_scheme scheme = {
 };
 
 static int
-verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
-{
-	return scheme_verify_v0(&scheme, ep, req, res);
-}
-
-static int
-sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
-{
-	return scheme_sign_v0(&scheme, in, out, errbuf, errlen);
-}
-
-static int
 handshake(const provider_endpoint *ep, const request_view *req, size_t secret_index,
 	  handshake_answer *ans, const char **reason)
 {
@@ -80,14 +68,12 @@ static const char *const headers[] = {"x-zm-trackingid", "x-zm-request-timestamp
 
 const provider_ops provider_zoom = {
 	.name = "zoom",
-	.klass = "HMAC of v0:<ts>:<body>",
 	.tolerance = 300,
 	.headers = headers,
 	.id_signed = provider_id_signed,
 	.sends_version = provider_always,
 	.replay = REPLAY_BODY,
-	.verify = verify,
+	.v0 = &scheme, /* verifies and signs */
 	.handshake = handshake,
 	.fields = &fields,
-	.sign = sign,
 };
