@@ -245,6 +245,8 @@ provider_class(provider p)
 		return "HMAC of v0:<ts>:<body>";
 	if (ops->verify == NULL && ops->ed25519 != NULL)
 		return "Ed25519 over <ts><body>";
+	if (ops->verify == NULL && ops->token != NULL)
+		return "shared token in one header";
 	if (ops->verify == NULL)
 		return "HMAC of <ts><sep><body>, t=...,v1=...";
 	return ops->name; /* a scheme of its own */

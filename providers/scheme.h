@@ -194,6 +194,26 @@ int scheme_verify_basic(const provider_endpoint *ep, const request_view *req, ve
 int scheme_sign_basic(const sign_input *in, sign_output *out, char *errbuf, size_t errlen);
 
 /*
+ * GitLab's and Okta's class: the secret itself in one header, not a
+ * signature, compared whole and in constant time with each line of the
+ * secret file.  It does not cover the body, so ids are deduplicated on the
+ * body too.  Signing sends the secret, and the event id and type in their
+ * headers when the row names them.
+ */
+typedef struct token_scheme {
+	const char *header;
+	const char *missing;		     /* reason when the header is absent */
+	const char *too_long;		     /* reason when it is longer than SCHEME_HEADER_MAX */
+	const char *mismatch;		     /* reason when no secret is its value */
+	const char *id_header, *type_header; /* NULL: not sent */
+} token_scheme;
+
+int scheme_verify_token(const token_scheme *sc, const provider_endpoint *ep,
+			const request_view *req, verify_result *res);
+int scheme_sign_token(const token_scheme *sc, const sign_input *in, sign_output *out, char *errbuf,
+		      size_t errlen);
+
+/*
  * Box's, Zendesk's and Twitch's class: an HMAC-SHA256 over parts of the
  * request in the order layout names them ('b' the body, 't' the RFC 3339
  * timestamp header, 'i' the delivery id header), carried as
