@@ -118,5 +118,12 @@ int env_extract_fields(const request_view *req, const env_body_fields *f, envelo
  */
 int env_extract_object(const jval *b, const unsigned char *bytes, size_t len,
 		       const env_body_fields *f, envelope *env, const char **reason);
+/*
+ * The event id from request header id_header (f->id is not read), the
+ * other fields at f's paths of the JSON body; a body that is not a JSON
+ * object only loses those, and is noted.
+ */
+int env_extract_header_fields(const request_view *req, const char *id_header,
+			      const env_body_fields *f, envelope *env, const char **reason);
 
 #endif

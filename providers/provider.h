@@ -178,8 +178,9 @@ typedef struct provider_ops {
 	 * A scheme that is only data needs no functions: with verify and sign
 	 * NULL, scheme.h's body_mac, stamp_mac, v0, ed25519 or token row (the
 	 * one set) or else the timestamped scheme verifies and signs; with
-	 * extract NULL, the body_mac row's fields or the body fields of
-	 * fields.h are extracted.
+	 * extract NULL, the body_mac row's fields, or the stamp_mac row's id
+	 * header and the body fields of fields.h, or those body fields alone
+	 * are extracted.
 	 */
 	/*
 	 * What hookinbox-send asks of a provider (sign.h): whether it sends
