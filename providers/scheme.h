@@ -62,6 +62,13 @@ int scheme_split(const char *v, size_t len, char sep, span out[SCHEME_ENTRIES_MA
 /* split "k=v" (or "k,v") at the first c; false when c is absent */
 bool scheme_split_kv(span s, char c, span *k, span *v);
 
+/*
+ * "<ts><joiner><body>" ("" for no joiner), for the schemes that sign it
+ * with a key of another kind (Ed25519, ECDSA); the caller frees it
+ */
+unsigned char *scheme_ts_message(const char *ts, size_t tslen, const char *joiner,
+				 const unsigned char *body, size_t blen, size_t *len);
+
 /* does hex entry s carry mac? (a bad digit or length simply does not match) */
 bool scheme_hex_matches(span s, const unsigned char *mac, size_t maclen);
 
