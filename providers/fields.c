@@ -165,6 +165,17 @@ env_json_text(jval v, char **out, size_t *len)
 	return v.present && jscan_string(&v.v, out, len) == 0;
 }
 
+bool
+env_json_is(jval v, const char *text)
+{
+	char *s = NULL;
+	size_t len = 0;
+	bool same = env_json_text(v, &s, &len) && len == strlen(text) && memcmp(s, text, len) == 0;
+
+	free(s);
+	return same;
+}
+
 /*
  * *out = the string at v, or with numbers an integer's exact source text
  * (all its digits: JSON.parse keeps them apart, and so do we).  Returns 1

@@ -62,6 +62,8 @@ jval env_body(const request_view *req, envelope *env);
 jval env_json_path(const jval *o, const char *path);
 /* a string value, unescaped (caller frees); false when v is not one or holds a lone surrogate */
 bool env_json_text(jval v, char **out, size_t *len);
+/* whether v is a string whose text is text (a handshake's "type") */
+bool env_json_is(jval v, const char *text);
 /*
  * *out = the string at v, or with numbers an integer's exact source text.
  * Returns 1 when v is absent or JSON null, 0 on success, -1 (and *why) for

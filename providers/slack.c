@@ -16,7 +16,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 static const v0_scheme scheme = {
 	.sig_header = "X-Slack-Signature",
@@ -30,17 +29,12 @@ handshake(const provider_endpoint *ep, const request_view *req, size_t secret_in
 	  handshake_answer *ans, const char **reason)
 {
 	jval body = env_parse_object(req->body, req->body_len);
-	char *type = NULL, *challenge = NULL, *q;
-	size_t tlen = 0;
+	char *challenge = NULL, *q;
 	const char *why = NULL;
-	bool verification = env_json_text(env_json_path(&body, "type"), &type, &tlen) &&
-			    tlen == strlen("url_verification") &&
-			    memcmp(type, "url_verification", tlen) == 0;
 
 	(void)ep;
 	(void)secret_index;
-	free(type);
-	if (!verification)
+	if (!env_json_is(env_json_path(&body, "type"), "url_verification"))
 		return 0;
 	if (env_take_json(&challenge, env_json_path(&body, "challenge"), false, &why) != 0) {
 		*reason = "bad challenge";

@@ -29,17 +29,12 @@ handshake(const provider_endpoint *ep, const request_view *req, size_t secret_in
 	  handshake_answer *ans, const char **reason)
 {
 	jval body = env_parse_object(req->body, req->body_len);
-	char *event = NULL, *token = NULL, *q;
-	size_t elen = 0;
+	char *token = NULL, *q;
 	const char *why = NULL;
 	unsigned char mac[HMAC_MAX_LEN];
 	char hex[2 * HMAC_MAX_LEN + 1];
-	bool validation = env_json_text(env_json_path(&body, "event"), &event, &elen) &&
-			  elen == strlen("endpoint.url_validation") &&
-			  memcmp(event, "endpoint.url_validation", elen) == 0;
 
-	free(event);
-	if (!validation)
+	if (!env_json_is(env_json_path(&body, "event"), "endpoint.url_validation"))
 		return 0;
 	if (env_take_json(&token, env_json_path(&body, "payload.plainToken"), false, &why) != 0) {
 		*reason = "bad plainToken";
