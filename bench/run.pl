@@ -1006,8 +1006,9 @@ sub run_breaker {
 			$r->[0]{open_after} + $BRK_WINDOW, $r->[0]{before});
 		$res{"breaker/dead/$r->[1]"} = { other => $r->[0]{other} };
 	}
-	push @verdicts, sprintf('- dead: %.1f calls per minute while the breaker is open (one probe per 30 s cool-down: '
-		. 'about 2), %.0f with the breaker off', $d_on->{per_min}, ref $d_off ? $d_off->{per_min} // 0 : 0)
+	push @verdicts, sprintf('- dead: %.1f calls per minute while the breaker is open (a probe after each 30 s '
+		. 'cool-down: 1 or 2 a minute), %.0f with the breaker off', $d_on->{per_min},
+		ref $d_off ? $d_off->{per_min} // 0 : 0)
 		if ref $d_on && defined $d_on->{per_min};
 	return join("\n", @out, '', @verdicts);
 }
