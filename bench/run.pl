@@ -14,7 +14,7 @@
 #         and the group-commit mode ([intake] threads) when the responder has it
 # then the same through PgBouncer (transaction mode) at 16 and 64
 # connections, the worker half (20,000 events x 2 routes against a 20 ms downstream),
-# EXPLAIN of the claim with 100,000 due actions beside 1,000,000 done, and
+# the circuit breaker on and off against fail-first, flaky and dead downstreams, EXPLAIN of the claim with 100,000 due actions beside 1,000,000 done, and
 # the verification cost per provider class (obj/bench/verifycost) beside
 # the web ceiling.
 #
@@ -25,7 +25,9 @@
 #
 # Environment: BENCH_SECONDS (default 5) per measured run, BENCH_LEVELS
 # (default "1 16 64"), BENCH_NO_WORKER=1, BENCH_NO_EXPLAIN=1,
-# BENCH_NO_256K=1, BENCH_NO_POOLER=1, HOOKINBOX_KEEP=1 keeps the temp dir.
+# BENCH_NO_256K=1, BENCH_NO_POOLER=1, BENCH_NO_BREAKER=1, BENCH_ONLY=breaker
+# (that part alone), BENCH_BREAKER_EVENTS (2000), BENCH_BREAKER_WINDOW (60 s),
+# HOOKINBOX_KEEP=1 keeps the temp dir.
 use strict;
 use warnings;
 use FindBin;
@@ -46,6 +48,9 @@ my $TICK = sysconf(_SC_CLK_TCK) || 100;
 my $BIG = 256 * 1024;
 my $SMALL = 2048;
 my $WARM = 2;   # seconds of pgbench warm-up left out of the figures
+# BENCH_ONLY=breaker: only the breaker runs (no intake, pooler, worker, plan or verification cost)
+my $only = $ENV{BENCH_ONLY} // '';
+die "BENCH_ONLY=$only: the only part that runs alone is \"breaker\"\n" if $only ne '' && $only ne 'breaker';
 my $started = time;
 my @rows;       # the table
 my @failures;   # loud at the end too
@@ -559,7 +564,7 @@ my $have_threads = do {
 my %peak;   # hookinbox unique 2 KB: best req/s and its level
 my %gpeak;  # the same in group-commit mode
 
-for my $c (@LEVELS) {
+for my $c ($only ? () : @LEVELS) {
 	note("---- $c connection(s)");
 	my @sizes = ($SMALL, $ENV{BENCH_NO_256K} ? () : ($BIG));
 	for my $size (@sizes) {
@@ -669,7 +674,7 @@ half_peak(\%gpeak, 'group', 'group commit', 'gh', 1, $gpeak{c} && "$dir/group-$g
 # again at 16 and 64 connections, for ratios to the direct runs above.
 # PgBouncer's own CPU is printed in the check column (it is not in set-up).
 my $POOL = 16;
-if (!$ENV{BENCH_NO_POOLER} && HookTest::PgBouncer::available()) {
+if (!$ENV{BENCH_NO_POOLER} && !$only && HookTest::PgBouncer::available()) {
 	my $b = HookTest::PgBouncer->new(dir => $dir, pg => $pg, pool_size => $POOL)->start;
 	my $ci = $b->conninfo('hookinbox_intake');
 	for my $c (grep { $_ >= 16 } @LEVELS) {
@@ -817,7 +822,7 @@ sub run_explain {
 		. "inside hookinbox.claim_actions (auto_explain, analyze):\n\n```\n$nested\n```\n";
 }
 
-unless ($ENV{BENCH_NO_WORKER}) {
+unless ($ENV{BENCH_NO_WORKER} || $only) {
 	$worker_line = eval { run_worker() } // "FAILED: $@";
 	loud("worker: $worker_line") if $worker_line =~ /^FAILED/;
 	# the cost of the route limits when none is hit: a run with every
@@ -834,8 +839,184 @@ unless ($ENV{BENCH_NO_WORKER}) {
 			$a->{rate} / $b->{rate}) if $a && $b && $b->{rate};
 	}
 }
-unless ($ENV{BENCH_NO_EXPLAIN}) {
+unless ($ENV{BENCH_NO_EXPLAIN} || $only) {
 	$explain = eval { run_explain() } // "FAILED: $@";
+}
+
+# ---------------------------------------------------------------- breaker
+
+# The circuit breaker against downstreams that misbehave in the ordinary
+# way, each run twice, with the default breaker and with breaker_failures =
+# 0, the same events and the same failing calls (bench/downstream.c --mode):
+# fail-first (500 to a key's first call, 200 to its retry) and flaky (about
+# half of the first three calls of a key fail, the fourth answers): time to
+# deliver every event, as throughput on / off; dead (500 to everything):
+# calls per minute while the breaker is open, against the same minute with
+# it off.  The worker runs --loop with the default backoff (5 s, doubling):
+# the flaky runs end within 5 + 10 + 20 s of backoff plus jitter.
+my $BRK_N = $ENV{BENCH_BREAKER_EVENTS} // 2000;
+my $BRK_WINDOW = $ENV{BENCH_BREAKER_WINDOW} // 60;   # seconds of a dead downstream counted
+
+# the downstream's counts so far (SIGUSR1)
+sub ds_counts {
+	my ($ds) = @_;
+	kill 'USR1', $ds->{pid};
+	my $fh = $ds->{fh};
+	my $line = <$fh>;
+	return parse_kv($line);
+}
+
+sub ds_stop {
+	my ($ds) = @_;
+	kill 'TERM', $ds->{pid};
+	my $fh = $ds->{fh};
+	my $last;
+	while (my $l = <$fh>) { $last = $l }
+	close $fh;
+	return parse_kv($last);
+}
+
+# one run: $mode downstream, the route's breaker as %$route says; returns a
+# hash of figures, or a string saying what failed
+sub breaker_run {
+	my (%o) = @_;
+	my $bin = "$top/worker/hookinbox-worker";
+	sql('truncate hookinbox.inbox');
+	sql('truncate hookinbox.action');
+	sql('delete from hookinbox.route_state');
+	my $hex = body_hex($SMALL);
+	sql("select count(*) from (select hookinbox.accept('bench', 'stripe', 'acct_bench', 'live', "
+		. "'evt_brk_' || g, 'invoice.paid', 'in_brk_' || g, 1700000000, "
+		. "'{\"Content-Type\":\"application/json\"}'::jsonb, '\\x$hex'::bytea, false) "
+		. "from generate_series(1, $BRK_N) g) s");
+	sql('vacuum analyze hookinbox.inbox');
+	my $dpid = open(my $dfh, '-|', "$top/obj/bench/downstream", '--latency', '20', '--mode', $o{mode})
+		or return "downstream: $!";
+	my ($port) = (<$dfh> // '') =~ /port=(\d+)/ or return 'downstream gave no port';
+	my $ds = { pid => $dpid, fh => $dfh };
+	my $wconf = write_conf("$dir/breaker.conf", role => 'hookinbox_worker',
+		routes => [{ name => 'brk', endpoint => 'bench', url => "http://127.0.0.1:$port/brk", %{ $o{route} } }]);
+	my $t0 = sql('select extract(epoch from clock_timestamp())');
+	my ($pg0, $m0, $c0, $w0) = (pg_cpu_s(), machine_busy_s(), children_cpu_s(), time);
+	my $wpid = fork // die;
+	if (!$wpid) {
+		open STDOUT, '>', "$dir/breaker-$o{tag}.log";
+		open STDERR, '>&', \*STDOUT;
+		exec { $bin } $bin, '-c', $wconf, '--loop', '--concurrency', '64' or POSIX::_exit(127);
+	}
+	my %r = (tag => $o{tag});
+	my $limit = $o{limit} // 300;
+	if ($o{mode} eq 'dead') {
+		# until the breaker opens (or, breaker off, as long as the run with it took)
+		my $open_after = $o{open_after};
+		while (!defined $open_after && time - $w0 < 120) {
+			$open_after = time - $w0
+				if sql("select count(*) from hookinbox.route_state where route = 'brk' and breaker <> 'closed'");
+			sleep 0.2;
+		}
+		if (defined $open_after) {
+			sleep 0.2 while time - $w0 < $open_after;
+			my $a = ds_counts($ds);
+			sleep $BRK_WINDOW;
+			my $b = ds_counts($ds);
+			%r = (%r, open_after => $open_after, before => $a->{requests},
+				per_min => ($b->{requests} - $a->{requests}) * 60 / $BRK_WINDOW);
+		}
+	} else {
+		my $q = "select count(*) from hookinbox.action where state = 'done'";
+		sleep 0.2 while time - $w0 < $limit && sql($q) < $BRK_N;
+	}
+	kill 'TERM', $wpid;
+	waitpid($wpid, 0);
+	my $wall = time - $w0;
+	$r{wall} = $wall;
+	my ($pg1, $m1, $c1) = (pg_cpu_s(), machine_busy_s(), children_cpu_s());
+	my $dcpu = cpu_s($dpid);
+	my $end = ds_stop($ds);
+	$r{done} = sql("select count(*) from hookinbox.action where state = 'done'");
+	$r{took} = sql("select coalesce(extract(epoch from max(done_at)) - $t0, 0) from hookinbox.action "
+		. "where state = 'done'");
+	$r{calls} = $end->{requests} // 0;
+	$r{failed} = $end->{failed} // 0;
+	$r{twice} = $end->{twice} // 0;
+	$r{opened} = sql("select count(*) from hookinbox.route_state where route = 'brk' and breaker <> 'closed'");
+	$r{states} = sql("select string_agg(state || '=' || n, ' ' order by state) from "
+		. "(select state, count(*) n from hookinbox.action group by state) s");
+	$r{other} = other_load($m1 - $m0, ($c1 - $c0) + ($pg1 - $pg0) + $dcpu, $wall) // 0;
+	return \%r;
+}
+
+sub run_breaker {
+	my $bin = "$top/worker/hookinbox-worker";
+	return 'skipped: worker not built' unless -x $bin;
+	my %on = (breaker_failures => 5, breaker_cooldown => 30);   # the defaults, spelt out
+	my %off = (breaker_failures => 0);
+	my @out;
+	push @out, "$BRK_N events, one route, downstream 20 ms, `--loop --concurrency 64`, the default "
+		. 'backoff (`backoff_base = 5`, doubling, +-20 % jitter) and breaker (`breaker_failures = 5`, '
+		. '`breaker_cooldown = 30`) against `breaker_failures = 0`', '';
+	push @out, '| downstream | breaker | delivered | time to deliver all | events/s | calls (500s) | '
+		. 'second effects | breaker opened | other load | check |';
+	push @out, '|---|---|---|---|---|---|---|---|---|---|';
+	my @verdicts;
+	for my $mode (['fail-first', 'fail-first (500, then 200)'], ['flaky', 'flaky (~50 % of the first 3 calls)']) {
+		my %got;
+		for my $side (['on', \%on], ['off', \%off]) {
+			note("---- breaker $side->[0], $mode->[0] downstream: $BRK_N events");
+			my $r = breaker_run(mode => $mode->[0], tag => "$mode->[0]-$side->[0]", route => $side->[1]);
+			unless (ref $r) {
+				loud("breaker $side->[0], $mode->[0]: $r");
+				next;
+			}
+			my @bad;
+			push @bad, "$r->{done} of $BRK_N done" if $r->{done} != $BRK_N;
+			push @bad, "$r->{twice} second effects" if $r->{twice};
+			loud("breaker $side->[0], $mode->[0]: a key answered 200 twice") if $r->{twice};
+			# a run that did not finish: what it delivered over the time it had
+			my $span = $r->{done} == $BRK_N ? $r->{took} : $r->{wall};
+			$r->{rate} = $span > 0 ? $r->{done} / $span : 0;
+			$got{$side->[0]} = $r;
+			push @out, sprintf('| %s | %s | %d of %d | %s | %.0f | %d (%d) | %d | %s | %.2f | %s |', $mode->[1],
+				$side->[0] eq 'on' ? 'default' : 'off', $r->{done}, $BRK_N,
+				$r->{done} == $BRK_N ? sprintf('%.1f s', $r->{took}) : sprintf('not within %.0f s (STALL)', $r->{wall}),
+				$r->{rate}, $r->{calls}, $r->{failed}, $r->{twice}, $r->{opened} ? 'yes' : 'no', $r->{other},
+				@bad ? 'FAILED: ' . join('; ', @bad) : 'ok');
+			$res{"breaker/$mode->[0]/$side->[0]"} = { other => $r->{other} };
+		}
+		my ($a, $b) = @got{qw(on off)};
+		next unless $a && $b && $b->{rate};
+		my $x = $a->{rate} / $b->{rate};
+		push @verdicts, sprintf('- %s: breaker on / off %.2fx of the events/s (goal >= 0.8x%s): %s', $mode->[0], $x,
+			$mode->[0] eq 'fail-first' ? ', no stall' : '', $x >= 0.8 ? 'PASS' : 'FALL SHORT');
+	}
+	note("---- breaker on, dead downstream: calls per minute while open ($BRK_WINDOW s)");
+	my $d_on = breaker_run(mode => 'dead', tag => 'dead-on', route => \%on);
+	my $d_off = ref $d_on && defined $d_on->{open_after}
+		? breaker_run(mode => 'dead', tag => 'dead-off', route => \%off, open_after => $d_on->{open_after})
+		: undef;
+	for my $r ([$d_on, 'default'], [$d_off, 'off']) {
+		next unless $r->[0];
+		unless (ref $r->[0] && defined $r->[0]{per_min}) {
+			loud("breaker $r->[1], dead: " . (ref $r->[0] ? 'the breaker never opened' : $r->[0]));
+			next;
+		}
+		push @out, sprintf('| dead (500 to all) | %s | %s | - | - | %d (%d) | %d | %s | %.2f | %.1f calls/min from %.0f s '
+			. 'to %.0f s after the start (%d calls before) |', $r->[1], $r->[0]{states}, $r->[0]{calls}, $r->[0]{failed},
+			$r->[0]{twice}, $r->[0]{opened} ? 'yes' : 'no', $r->[0]{other}, $r->[0]{per_min}, $r->[0]{open_after},
+			$r->[0]{open_after} + $BRK_WINDOW, $r->[0]{before});
+		$res{"breaker/dead/$r->[1]"} = { other => $r->[0]{other} };
+	}
+	push @verdicts, sprintf('- dead: %.1f calls per minute while the breaker is open (a probe after each 30 s '
+		. 'cool-down: 1 or 2 a minute), %.0f with the breaker off', $d_on->{per_min},
+		ref $d_off ? $d_off->{per_min} // 0 : 0)
+		if ref $d_on && defined $d_on->{per_min};
+	return join("\n", @out, '', @verdicts);
+}
+
+my $breaker_line;
+if (!$ENV{BENCH_NO_BREAKER} && (!$only || $only eq 'breaker')) {
+	$breaker_line = eval { run_breaker() } // "FAILED: $@";
+	loud("breaker: $breaker_line") if $breaker_line =~ /^FAILED/;
 }
 
 # ---------------------------------------------------------------- verification per provider class
@@ -843,7 +1024,7 @@ unless ($ENV{BENCH_NO_EXPLAIN}) {
 # obj/bench/verifycost: every provider of the table, grouped by class (those
 # added later too), microseconds of one thread per 2 KB delivery
 my @vcost;
-{
+unless ($only) {
 	note('verification cost per provider class (obj/bench/verifycost)');
 	my $out = `$top/obj/bench/verifycost $SMALL 20000 2>&1`;
 	loud("verifycost: exit $?: $out") if $?;
@@ -862,101 +1043,103 @@ say '';
 say "machine: $m->{model}, $m->{cpus} CPUs, $m->{mem} RAM, kernel $m->{kernel}, data on $m->{fs}; "
 	. "$m->{pg}; $m->{lighttpd}; $T s per run";
 say '';
-print_table();
-say '';
-say 'CPU columns: CPU seconds per 1,000 completed requests (utime+stime from /proc): resp = the responder '
-	. 'processes, lighttpd = the web server, pg = the whole PostgreSQL cluster (backends, walwriter, '
-	. 'checkpointer; reaped backends through the postmaster\'s cutime), client = pgbench or the load '
-	. 'generator, set-up = the sum of these. other load = cores kept busy by anything else on the machine '
-	. 'during the run (/proc/stat minus the set-up): above ~0.1 the figures of that row are disturbed. '
-	. 'HWM = the largest VmHWM of a responder process, PSS = the largest Pss (smaps_rollup). '
-	. 'resp cs = context switches of the responders\' threads per request (voluntary + involuntary, '
-	. '/proc/PID/task/*/status). '
-	. 'x db / x web = req/s over the same-run ceiling at the same connections and body size.';
-say '';
-say '### goals: closer to the limit (printed, not enforced)';
-say '';
-{
-	my $verdict = sub { return $_[0] ? 'PASS' : 'FALL SHORT' };
-	my $us = sub { my ($s, $n) = @_; return $n ? $s / $n * 1e6 : undef };
-	for my $size ($SMALL, $BIG) {
-		for my $c (grep { $_ >= 16 } @LEVELS) {
-			my ($g, $w) = ($res{"group/$size/$c"}, $res{"web/$size/$c"});
-			next unless $g && $w && $w->{rps};
-			my $x = $g->{rps} / $w->{rps};
-			say sprintf('- group commit / web ceiling, %s, %d connections: %.2fx (goal >= 0.5x): %s',
-				$size == $BIG ? '256 KB' : '2 KB', $c, $x, $verdict->($x >= 0.5));
+print_table() if @rows;
+say '' if @rows;
+unless ($only) {
+	say 'CPU columns: CPU seconds per 1,000 completed requests (utime+stime from /proc): resp = the responder '
+		. 'processes, lighttpd = the web server, pg = the whole PostgreSQL cluster (backends, walwriter, '
+		. 'checkpointer; reaped backends through the postmaster\'s cutime), client = pgbench or the load '
+		. 'generator, set-up = the sum of these. other load = cores kept busy by anything else on the machine '
+		. 'during the run (/proc/stat minus the set-up): above ~0.1 the figures of that row are disturbed. '
+		. 'HWM = the largest VmHWM of a responder process, PSS = the largest Pss (smaps_rollup). '
+		. 'resp cs = context switches of the responders\' threads per request (voluntary + involuntary, '
+		. '/proc/PID/task/*/status). '
+		. 'x db / x web = req/s over the same-run ceiling at the same connections and body size.';
+	say '';
+	say '### goals: closer to the limit (printed, not enforced)';
+	say '';
+	{
+		my $verdict = sub { return $_[0] ? 'PASS' : 'FALL SHORT' };
+		my $us = sub { my ($s, $n) = @_; return $n ? $s / $n * 1e6 : undef };
+		for my $size ($SMALL, $BIG) {
+			for my $c (grep { $_ >= 16 } @LEVELS) {
+				my ($g, $w) = ($res{"group/$size/$c"}, $res{"web/$size/$c"});
+				next unless $g && $w && $w->{rps};
+				my $x = $g->{rps} / $w->{rps};
+				say sprintf('- group commit / web ceiling, %s, %d connections: %.2fx (goal >= 0.5x): %s',
+					$size == $BIG ? '256 KB' : '2 KB', $c, $x, $verdict->($x >= 0.5));
+			}
 		}
+		for my $c (@LEVELS) {
+			my ($h, $nv) = ($res{"hookinbox/$SMALL/$c"}, $res{"naive/$SMALL/$c"});
+			next unless $h && $nv && $nv->{rps};
+			my $x = $h->{rps} / $nv->{rps};
+			say sprintf('- one-commit mode / naive single-INSERT intake, %d connections: %.2fx (goal >= 1.0x): %s',
+				$c, $x, $verdict->($x >= 1.0));
+		}
+		for my $p (['one-commit mode', \%peak], ['group commit', \%gpeak]) {
+			my $hp = $p->[1]{half} or next;
+			say sprintf('- p99 at half of peak, %s (%d req/s, %d connections): %.2f ms (goal < 10 ms): %s',
+				$p->[0], $hp->{rate}, $hp->{c}, $hp->{p99}, $verdict->($hp->{p99} < 10));
+		}
+		for my $c (grep { $_ >= 16 } @LEVELS) {
+			my $g = $res{"group/$SMALL/$c"} or next;
+			my ($r, $d) = ($us->($g->{resp_cpu}, $g->{n}), $us->($g->{pg_cpu}, $g->{n}));
+			say sprintf('- CPU per delivery in group commit, %d connections: responder %.0f us (goal <= 60): %s; '
+				. 'PostgreSQL %.0f us (goal <= 50): %s; context switches of the responder %.2f per request',
+				$c, $r, $verdict->($r <= 60), $d, $verdict->($d <= 50),
+				($g->{cs_vol} + $g->{cs_invol}) / ($g->{n} || 1));
+		}
+		say '- no allocation per delivery in steady state: counted by tests/t/10-intake.t and 11 '
+			. '(LD_PRELOAD tests/lib/malloccount.c), not here';
 	}
-	for my $c (@LEVELS) {
-		my ($h, $nv) = ($res{"hookinbox/$SMALL/$c"}, $res{"naive/$SMALL/$c"});
-		next unless $h && $nv && $nv->{rps};
-		my $x = $h->{rps} / $nv->{rps};
-		say sprintf('- one-commit mode / naive single-INSERT intake, %d connections: %.2fx (goal >= 1.0x): %s',
-			$c, $x, $verdict->($x >= 1.0));
-	}
-	for my $p (['one-commit mode', \%peak], ['group commit', \%gpeak]) {
-		my $hp = $p->[1]{half} or next;
-		say sprintf('- p99 at half of peak, %s (%d req/s, %d connections): %.2f ms (goal < 10 ms): %s',
-			$p->[0], $hp->{rate}, $hp->{c}, $hp->{p99}, $verdict->($hp->{p99} < 10));
+	say '';
+	say '### targets (printed, not enforced)';
+	say '';
+	for my $c (grep { $_ >= 16 } @LEVELS) {
+		my ($h, $db) = ($res{"hookinbox/$SMALL/$c"}, $res{"db/$SMALL/$c"});
+		say "- intake in single-row mode (threads = 1) / db ceiling at $c connections: " . ratio($h && $h->{rps}, $db && $db->{rps}) . ' (target >= 0.8x)';
 	}
 	for my $c (grep { $_ >= 16 } @LEVELS) {
-		my $g = $res{"group/$SMALL/$c"} or next;
-		my ($r, $d) = ($us->($g->{resp_cpu}, $g->{n}), $us->($g->{pg_cpu}, $g->{n}));
-		say sprintf('- CPU per delivery in group commit, %d connections: responder %.0f us (goal <= 60): %s; '
-			. 'PostgreSQL %.0f us (goal <= 50): %s; context switches of the responder %.2f per request',
-			$c, $r, $verdict->($r <= 60), $d, $verdict->($d <= 50),
-			($g->{cs_vol} + $g->{cs_invol}) / ($g->{n} || 1));
+		my ($g, $db) = ($res{"group/$SMALL/$c"}, $res{"db/$SMALL/$c"});
+		say "- intake in group-commit mode (the sample configuration's) / db ceiling at $c connections: "
+			. ratio($g && $g->{rps}, $db && $db->{rps}) . ' (target >= 0.8x)' if $g;
 	}
-	say '- no allocation per delivery in steady state: counted by tests/t/10-intake.t and 11 '
-		. '(LD_PRELOAD tests/lib/malloccount.c), not here';
-}
-say '';
-say '### targets (printed, not enforced)';
-say '';
-for my $c (grep { $_ >= 16 } @LEVELS) {
-	my ($h, $db) = ($res{"hookinbox/$SMALL/$c"}, $res{"db/$SMALL/$c"});
-	say "- intake in single-row mode (threads = 1) / db ceiling at $c connections: " . ratio($h && $h->{rps}, $db && $db->{rps}) . ' (target >= 0.8x)';
-}
-for my $c (grep { $_ >= 16 } @LEVELS) {
-	my ($g, $db) = ($res{"group/$SMALL/$c"}, $res{"db/$SMALL/$c"});
-	say "- intake in group-commit mode (the sample configuration's) / db ceiling at $c connections: "
-		. ratio($g && $g->{rps}, $db && $db->{rps}) . ' (target >= 0.8x)' if $g;
-}
-if (my $hp = $peak{half}) {
-	say sprintf('- p99 at half of peak (%d req/s at %d connections): %.2f ms (target < 10 ms)', $hp->{rate}, $hp->{c}, $hp->{p99});
-}
-if (my $hp = $gpeak{half}) {
-	say sprintf('- p99 at half of peak in group-commit mode (%d req/s at %d connections): %.2f ms (target < 10 ms)',
-		$hp->{rate}, $hp->{c}, $hp->{p99});
-}
-for my $c (@LEVELS) {
-	my ($g, $db) = ($res{"group/$SMALL/$c"}, $res{"db/$SMALL/$c"});
-	say "- group commit / single-row db ceiling at $c connections: "
-		. ($g ? ratio($g->{rps}, $db && $db->{rps}) : 'not measured (placeholder)') . ' (target >= 1.5x)'
-		. ($c == 1 ? ': one delivery at a time has nothing to share a commit with' : '');
-}
-for my $c (grep { $_ >= 16 } @LEVELS) {
-	my ($p, $h, $pg_, $g) = map { $res{"$_/$SMALL/$c"} } qw(pooled-single hookinbox pooled-group group);
-	next unless $p || $pg_;
-	say "- through PgBouncer (transaction mode, pool $POOL) / direct at $c connections: single-row "
-		. ratio($p && $p->{rps}, $h && $h->{rps}) . ', group commit ' . ratio($pg_ && $pg_->{rps}, $g && $g->{rps});
-}
-{
-	# PSS shares the library pages among the responder processes: read it
-	# where there are the most of them (single-row mode, most connections)
-	my ($hwm, $pss, $procs) = (0, 0, 0);
-	for my $r (values %res) {
-		next unless ref $r eq 'HASH' && ($r->{kind} // '') eq 'hookinbox';
-		$hwm = max($hwm, $r->{hwm_kb} // 0);
-		($pss, $procs) = ($r->{pss_kb} // 0, $r->{procs}) if $r->{procs} > $procs;
+	if (my $hp = $peak{half}) {
+		say sprintf('- p99 at half of peak (%d req/s at %d connections): %.2f ms (target < 10 ms)', $hp->{rate}, $hp->{c}, $hp->{p99});
 	}
-	say sprintf('- responder peak RSS %.1f MB over the 2 KB runs (target < 8 MB); PSS %.2f MB per process '
-		. 'with %d processes (target < 1.5 MB)', $hwm / 1024, $pss / 1024, $procs) if $hwm;
+	if (my $hp = $gpeak{half}) {
+		say sprintf('- p99 at half of peak in group-commit mode (%d req/s at %d connections): %.2f ms (target < 10 ms)',
+			$hp->{rate}, $hp->{c}, $hp->{p99});
+	}
+	for my $c (@LEVELS) {
+		my ($g, $db) = ($res{"group/$SMALL/$c"}, $res{"db/$SMALL/$c"});
+		say "- group commit / single-row db ceiling at $c connections: "
+			. ($g ? ratio($g->{rps}, $db && $db->{rps}) : 'not measured (placeholder)') . ' (target >= 1.5x)'
+			. ($c == 1 ? ': one delivery at a time has nothing to share a commit with' : '');
+	}
+	for my $c (grep { $_ >= 16 } @LEVELS) {
+		my ($p, $h, $pg_, $g) = map { $res{"$_/$SMALL/$c"} } qw(pooled-single hookinbox pooled-group group);
+		next unless $p || $pg_;
+		say "- through PgBouncer (transaction mode, pool $POOL) / direct at $c connections: single-row "
+			. ratio($p && $p->{rps}, $h && $h->{rps}) . ', group commit ' . ratio($pg_ && $pg_->{rps}, $g && $g->{rps});
+	}
+	{
+		# PSS shares the library pages among the responder processes: read it
+		# where there are the most of them (single-row mode, most connections)
+		my ($hwm, $pss, $procs) = (0, 0, 0);
+		for my $r (values %res) {
+			next unless ref $r eq 'HASH' && ($r->{kind} // '') eq 'hookinbox';
+			$hwm = max($hwm, $r->{hwm_kb} // 0);
+			($pss, $procs) = ($r->{pss_kb} // 0, $r->{procs}) if $r->{procs} > $procs;
+		}
+		say sprintf('- responder peak RSS %.1f MB over the 2 KB runs (target < 8 MB); PSS %.2f MB per process '
+			. 'with %d processes (target < 1.5 MB)', $hwm / 1024, $pss / 1024, $procs) if $hwm;
+	}
+	say '- worker: ' . (defined $res{worker} ? sprintf('%.2fx of ideal', $res{worker}{rate} / 3200) : 'not measured')
+		. ' (target >= 0.9x)';
+	say '';
 }
-say '- worker: ' . (defined $res{worker} ? sprintf('%.2fx of ideal', $res{worker}{rate} / 3200) : 'not measured')
-	. ' (target >= 0.9x)';
-say '';
 if (@vcost) {
 	# the web ceiling at the most connections measured, 2 KB bodies
 	my ($wc) = grep { $res{"web/$SMALL/$_"} } reverse @LEVELS;
@@ -977,6 +1160,12 @@ if (@vcost) {
 			$per_core ? sprintf('%.0f', $per_core) : '-', $per_core ? ratio($per_core, $web) : '-',
 			$v->{providers}) . ' |';
 	}
+	say '';
+}
+if (defined $breaker_line) {
+	say '### circuit breaker: flaky, fail-first and dead downstreams';
+	say '';
+	say $breaker_line;
 	say '';
 }
 if (defined $worker_line) {

@@ -179,6 +179,25 @@ breaker_trips(const route_gate *rg, const route_conf *r, int64_t now_ms)
 	       now_ms - rg->failing_since_ms >= GATE_BREAKER_WINDOW_MS;
 }
 
+/* a 429 or a Retry-After on a failure holds the route (GATE_HOLD_MAX_S at most) */
+static void
+hold_for(gate *g, route_gate *rg, const job *j, int64_t now_ms)
+{
+	double s = j->retry_after_s > 0 ? j->retry_after_s : j->delay_s;
+	char why[96];
+
+	if (j->status != 429 && !(j->retry_after_s > 0 && j->status >= 300))
+		return;
+	if (s < 1)
+		s = 1;
+	if (s > GATE_HOLD_MAX_S)
+		s = GATE_HOLD_MAX_S; /* a hostile or mistaken Retry-After */
+	hold(rg, now_ms + (int64_t)(s * 1000));
+	snprintf(why, sizeof(why), "status %ld%s", j->status,
+		 j->retry_after_s > 0 ? " with Retry-After" : "");
+	report(g, j->route, GATE_HOLD, s, why);
+}
+
 bool
 gate_finished(gate *g, const job *j, int64_t now_ms)
 {
@@ -195,18 +214,6 @@ gate_finished(gate *g, const job *j, int64_t now_ms)
 	transient =
 		j->status == 0 || (backoff_classify(j->status) == CALL_RETRY && j->status != 429);
 
-	if (j->status == 429 || (j->retry_after_s > 0 && j->status >= 300)) {
-		double s = j->retry_after_s > 0 ? j->retry_after_s : j->delay_s;
-
-		if (s < 1)
-			s = 1;
-		if (s > GATE_HOLD_MAX_S)
-			s = GATE_HOLD_MAX_S; /* a hostile or mistaken Retry-After */
-		hold(rg, now_ms + (int64_t)(s * 1000));
-		snprintf(why, sizeof(why), "status %ld%s", j->status,
-			 j->retry_after_s > 0 ? " with Retry-After" : "");
-		report(g, r, GATE_HOLD, s, why);
-	}
 	if (!transient) {
 		/* the downstream answers: closed at once, whichever call saw it */
 		rg->failures = 0;
@@ -215,19 +222,26 @@ gate_finished(gate *g, const job *j, int64_t now_ms)
 			rg->open_until_ms = 0;
 			report(g, r, GATE_CLOSED, 0, j->probe ? "probe answered" : "call answered");
 		}
-		return false;
+	} else {
+		if (rg->failures++ == 0)
+			rg->failing_since_ms = now_ms - j->duration_ms;
+		if (r->breaker_failures > 0 && (j->probe || breaker_trips(rg, r, now_ms))) {
+			rg->open = true;
+			rg->open_until_ms = now_ms + (int64_t)r->breaker_cooldown * 1000;
+			snprintf(why, sizeof(why), "%s after %d transient failures in %lld s",
+				 j->probe ? "probe failed" : "breaker opened", rg->failures,
+				 (long long)((now_ms - rg->failing_since_ms) / 1000));
+			report(g, r, GATE_OPEN, r->breaker_cooldown, why);
+		}
 	}
-	if (rg->failures++ == 0)
-		rg->failing_since_ms = now_ms - j->duration_ms;
-	if (r->breaker_failures > 0 && (j->probe || breaker_trips(rg, r, now_ms))) {
-		rg->open = true;
-		rg->open_until_ms = now_ms + (int64_t)r->breaker_cooldown * 1000;
-		snprintf(why, sizeof(why), "%s after %d transient failures in %lld s",
-			 j->probe ? "probe failed" : "breaker opened", rg->failures,
-			 (long long)((now_ms - rg->failing_since_ms) / 1000));
-		report(g, r, GATE_OPEN, r->breaker_cooldown, why);
-	}
-	return j->probe;
+	/*
+	 * The hold is reported after the breaker: in route_state a probe's
+	 * "closed" ends the hold it finds and its "open" sets the cool-down,
+	 * so a Retry-After reported before either would be lost for the other
+	 * workers.
+	 */
+	hold_for(g, rg, j, now_ms);
+	return transient && j->probe;
 }
 
 int

@@ -8,6 +8,9 @@
 # at most 1.25x the time of the other (goal: >= 0.8x the throughput).  A
 # dead downstream (503 to everything): the breaker opens and, while open,
 # calls come only as probes, one per cool-down.  The figures are printed.
+# A probe answered 429 with Retry-After: the breaker closes and the route
+# stays held for the Retry-After in hookinbox.route_state, where every other
+# worker sees it: another worker makes no call meanwhile.
 use strict;
 use warnings;
 use Test::More;
@@ -24,6 +27,8 @@ my $t = HookTest::Worker::setup(routes => {
 	off => { endpoint => 'shop', events => 'off.*', url => $d->url('/off'), timeout => 2,
 		breaker_failures => 0 },
 	dead => { endpoint => 'shop', events => 'dead.*', url => $d->url('/dead'), timeout => 2,
+		breaker_cooldown => 5 },
+	pr => { endpoint => 'shop', events => 'pr.*', url => $d->url('/pr'), timeout => 2,
 		breaker_cooldown => 5 },
 }, worker => { lease => 20, concurrency => 8, backoff_base => 1, backoff_cap => 4 });
 
@@ -98,5 +103,27 @@ diag(sprintf('dead: %d calls before the breaker opened, %.1f calls per minute wh
 cmp_ok($during, '<=', 6, "dead: while open only probes ($during calls in 20 s, one per 5 s cool-down)");
 is($t->sql("select count(*) from hookinbox.action where route = 'dead' and state = 'parked'"), 0,
 	'dead: no action parked while held');
+
+# ---- a probe answered 429 with Retry-After: closed, and held for every worker
+$d->plan('/pr', '503');
+HookTest::Worker::accept_many($t, 10, prefix => 'pr', type => 'pr.x');
+($pid, $log) = HookTest::Worker::worker_bg($t, '--loop');
+$t0 = time();
+my $state = sub { $t->sql("select breaker from hookinbox.route_state where route = 'pr'") };
+sleep 0.2 while time() < $t0 + 60 && $state->() !~ /open|probing/;
+like($state->(), qr/open|probing/, 'pr: the breaker opened against 503s');
+$d->plan('/pr', '429 Retry-After: 120');
+sleep 0.2 while time() < $t0 + 90 && $state->() ne 'closed';
+kill 'TERM', $pid;
+waitpid $pid, 0;
+is($state->(), 'closed', 'pr: the probe was answered 429: the breaker is closed') or diag HookTest::slurp($log);
+cmp_ok($t->sql("select coalesce(extract(epoch from hold_until - now()), 0) from hookinbox.route_state "
+	. "where route = 'pr'"), '>', 90, 'pr: and the route is held for the Retry-After, for every worker');
+my $calls = scalar(grep { $_->{path} eq '/pr' } $d->requests);
+my ($rc) = HookTest::Worker::worker($t, '--once');
+is($rc, 0, 'pr: another worker runs');
+is(scalar(grep { $_->{path} eq '/pr' } $d->requests), $calls, 'pr: and makes no call while the route is held');
+is($t->sql("select count(*) from hookinbox.action where route = 'pr' and state = 'pending'"), 10,
+	'pr: every action still pending');
 
 done_testing;

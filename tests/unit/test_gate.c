@@ -139,6 +139,34 @@ main(void)
 	ok(n == 1 && rep[0].seconds == GATE_HOLD_MAX_S, "and is reported capped");
 	t += GATE_HOLD_MAX_S * 1000;
 
+	/*
+	 * A probe answered 429 or 503 with Retry-After: the hold is reported
+	 * after the breaker's change (route_state: "closed" ends the hold it
+	 * finds, "open" sets the cool-down), so that other workers keep it.
+	 */
+	j = call(&a, 429, 120, true);
+	gate_started(g, &a, t);
+	ok(!gate_finished(g, &j, t), "a probe answered 429: not a failed probe");
+	ok(gate_held(g, &a, t + 119999) && !gate_held(g, &a, t + 120000),
+	   "and the route is held for its Retry-After");
+	n = (int)gate_take_reports(g, rep, 8);
+	ok(n == 2 && rep[0].what == GATE_CLOSED && rep[1].what == GATE_HOLD &&
+		   rep[1].seconds == 120,
+	   "reports: closed, then the hold");
+	t += 120000;
+	j = call(&a, 503, 120, true);
+	gate_started(g, &a, t);
+	ok(gate_finished(g, &j, t), "a probe answered 503 with Retry-After: a failed probe");
+	ok(gate_held(g, &a, t + 119999), "held for the Retry-After, past the cool-down");
+	n = (int)gate_take_reports(g, rep, 8);
+	ok(n == 2 && rep[0].what == GATE_OPEN && rep[1].what == GATE_HOLD && rep[1].seconds == 120,
+	   "reports: open, then the hold");
+	t += 120000;
+	j = call(&a, 200, -1, true);
+	gate_started(g, &a, t);
+	(void)gate_finished(g, &j, t);
+	(void)gate_take_reports(g, rep, 8);
+
 	/* rate: 2/s, a burst of 2 */
 	ok(gate_may_start(g, &b, t), "rate: first call");
 	gate_started(g, &b, t);

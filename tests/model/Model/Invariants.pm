@@ -423,7 +423,11 @@ sub calls_under_lease {
 
 # 6. On the ordered route, the downstream never applied an older version
 # of an object after a newer one (effects in arrival order), nor one
-# version of an object twice (under two keys).
+# version of an object twice (under two keys).  And the database says
+# which action produced each state (docs/worker.md, sql/event.sql): an
+# object's state names an action of its route and object at the applied
+# version, and every stale action names one of its route and object with
+# a newer version (an action purge.sql removed is not judged).
 sub order_per_object {
 	my ($m) = @_;
 	my @v;
@@ -448,6 +452,20 @@ sub order_per_object {
 				. "$newest{$o}[0] ($newest{$o}[1])";
 		}
 		$newest{$o} = [$e->{version}, $e->{event_id}] if !defined $newest{$o} || $e->{version} > $newest{$o}[0];
+	}
+	for my $r (rows($m, q{select o.route, o.object_id, o.applied_version, coalesce(o.action_id::text, 'none'),
+		coalesce(a.route || ' ' || a.object_id || ' v' || a.event_version, '')
+		from hookinbox.object_state o left join hookinbox.action a on a.id = o.action_id
+		where o.action_id is null or (a.id is not null and (a.route <> o.route
+		      or a.object_id is distinct from o.object_id or a.event_version is distinct from o.applied_version))})) {
+		push @v, sprintf('route %s object %s: its state (version %s) names action %s (%s)', @$r);
+	}
+	for my $r (rows($m, q{select s.id, s.route, s.object_id, s.event_version, coalesce(s.superseded_by::text, 'none'),
+		coalesce(a.route || ' ' || a.object_id || ' v' || a.event_version, '')
+		from hookinbox.action s left join hookinbox.action a on a.id = s.superseded_by
+		where s.state = 'stale' and (s.superseded_by is null or (a.id is not null and (a.route <> s.route
+		      or a.object_id is distinct from s.object_id or a.event_version <= s.event_version)))})) {
+		push @v, sprintf('stale action %s (route %s object %s v%s) superseded by action %s (%s)', @$r);
 	}
 	return @v;
 }
