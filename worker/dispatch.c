@@ -105,8 +105,14 @@ finished(dispatch *d, job *j)
 	outcome_decide(&d->policy, j, drand48());
 	tally_call(d->m, j);
 	if (j->called && j->route != NULL && j->route->handler == NULL &&
-	    gate_finished(d->gate, j, now_ms()) && j->outcome != JOB_LOST) {
-		/* a failed probe: the route is held again, the action keeps its attempt */
+	    gate_finished(d->gate, j, now_ms()) && j->outcome != JOB_LOST &&
+	    strstr(j->error, "outcome unknown") == NULL) {
+		/*
+		 * A failed probe: the route is held again and the action keeps its
+		 * attempt.  Not one whose call may have been applied (a timeout or
+		 * reset after sending): that attempt is recorded as any other, so
+		 * the next claim reconciles it and replay.sql asks for blind=1.
+		 */
 		j->called = j->transport_error = j->timed_out = false;
 		j->status = 0;
 		j->error[0] = '\0';

@@ -11,6 +11,8 @@
 # A probe answered 429 with Retry-After: the breaker closes and the route
 # stays held for the Retry-After in hookinbox.route_state, where every other
 # worker sees it: another worker makes no call meanwhile.
+# A probe that times out after sending (the downstream applied it): its
+# attempt is recorded as outcome unknown, never handed back as if unsent.
 use strict;
 use warnings;
 use Test::More;
@@ -29,6 +31,8 @@ my $t = HookTest::Worker::setup(routes => {
 	dead => { endpoint => 'shop', events => 'dead.*', url => $d->url('/dead'), timeout => 2,
 		breaker_cooldown => 5 },
 	pr => { endpoint => 'shop', events => 'pr.*', url => $d->url('/pr'), timeout => 2,
+		breaker_cooldown => 5 },
+	pu => { endpoint => 'shop', events => 'pu.*', url => $d->url('/pu'), timeout => 2,
 		breaker_cooldown => 5 },
 }, worker => { lease => 20, concurrency => 8, backoff_base => 1, backoff_cap => 4 });
 
@@ -125,5 +129,30 @@ is($rc, 0, 'pr: another worker runs');
 is(scalar(grep { $_->{path} eq '/pr' } $d->requests), $calls, 'pr: and makes no call while the route is held');
 is($t->sql("select count(*) from hookinbox.action where route = 'pr' and state = 'pending'"), 10,
 	'pr: every action still pending');
+
+# ---- a probe that times out after sending: recorded, outcome unknown
+$d->plan('/pu', '503');
+HookTest::Worker::accept_many($t, 1, prefix => 'pu', type => 'pu.x');
+($pid, $log) = HookTest::Worker::worker_bg($t, '--loop');
+$t0 = time();
+my $pu_state = sub { $t->sql("select breaker from hookinbox.route_state where route = 'pu'") };
+sleep 0.2 while time() < $t0 + 120 && $pu_state->() !~ /open|probing/;
+like($pu_state->(), qr/open|probing/, 'pu: the breaker opened against 503s');
+my $pu_calls = sub { scalar(grep { $_->{path} eq '/pu' } $d->requests) };
+my $pu_before = $pu_calls->();
+$d->plan('/pu', 'sleep 5');
+sleep 0.2 while time() < $t0 + 180 && $pu_calls->() == $pu_before;
+ok($pu_calls->() > $pu_before, 'pu: the probe was sent');
+# the probe's 2 s timeout, then its record
+sleep 0.2 while time() < $t0 + 200
+	&& $t->sql("select coalesce(last_error, '') from hookinbox.action where route = 'pu'") !~ /outcome unknown/;
+kill 'TERM', $pid;
+waitpid $pid, 0;
+my %pu_eff = $d->effects;
+my ($pu_key) = $t->sql("select idem_key from hookinbox.action where route = 'pu'");
+is($pu_eff{$pu_key}, 1, 'pu: the downstream applied the probe');
+like($t->sql("select last_error from hookinbox.action where route = 'pu'"), qr/outcome unknown/,
+	'pu: the action says its last outcome is unknown, as the downstream has it')
+	or diag HookTest::slurp($log);
 
 done_testing;
