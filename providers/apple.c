@@ -13,7 +13,10 @@
  * lines: the app's bundle ids.  No window: Apple retries the same signed
  * payload for days.  The delivery key is the signed notificationUUID; the
  * type is notificationType, with ".subtype" when there is one.
- * hookinbox-send cannot sign it: the signature is inside the body.
+ * hookinbox-send signs its payload (the decoded payload, a JSON object)
+ * into the body with "<x5c leaf> <x5c intermediate> [<x5c root>] <base64
+ * PKCS#8 DER P-256 key of the leaf>", the certificates as x5c carries them
+ * (base64 DER).
  */
 #include "base64.h"
 #include "fields.h"
@@ -189,11 +192,47 @@ load(provider_endpoint *ep, char *errbuf, size_t errlen)
 static int
 sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 {
-	(void)in;
-	(void)out;
-	snprintf(errbuf, errlen,
-		 "the App Store signs inside the body: hookinbox-send cannot play it");
-	return -1;
+	pkey_secret ps;
+	char *x5c = NULL, *header, *payload, *tok;
+	size_t n;
+
+	if (!env_parse_object(in->body, in->body_len).present) {
+		snprintf(errbuf, errlen, "the App Store's payload must be a JSON object");
+		return -1;
+	}
+	if (pkey_secret_parse(in->secret, in->secret_len, &ps, errbuf, errlen) < 0)
+		return -1;
+	for (n = 0; n < X5C_MAX && ps.words[n] != NULL; n++) {
+		char *q = env_json_quote(ps.words[n]);
+		char *list = xasprintf("%s%s%s", x5c != NULL ? x5c : "", x5c != NULL ? "," : "", q);
+
+		free(q);
+		free(x5c);
+		x5c = list;
+	}
+	if (n < 2 || ps.words[n] != NULL) {
+		free(x5c);
+		pkey_secret_release(&ps);
+		snprintf(errbuf, errlen,
+			 "the secret is not \"<x5c leaf> <x5c intermediate> [<x5c root>] <base64 "
+			 "PKCS#8 DER key>\"");
+		return -1;
+	}
+	header = xasprintf("{\"alg\":\"ES256\",\"x5c\":[%s]}", x5c);
+	free(x5c);
+	payload = xmalloc(in->body_len + 1);
+	memcpy(payload, in->body, in->body_len);
+	payload[in->body_len] = '\0';
+	tok = jws_sign(&ps, PKEY_ES256, header, payload, errbuf, errlen);
+	free(header);
+	free(payload);
+	pkey_secret_release(&ps);
+	if (tok == NULL)
+		return -1;
+	out->body = (unsigned char *)xasprintf("{\"signedPayload\":\"%s\"}", tok);
+	out->body_len = strlen((const char *)out->body);
+	free(tok);
+	return 0;
 }
 
 static const char *const headers[] = {NULL};

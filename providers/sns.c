@@ -17,7 +17,8 @@
  * is stored as an event of that type like any other: nothing is fetched on
  * the request path.  The operator, or a route, confirms the subscription
  * by requesting its SubscribeURL (docs/providers.md).  hookinbox-send
- * cannot sign SNS: the signature is inside the body.
+ * sends its payload as the Message of a Notification, signed inside the
+ * body with "<SigningCertURL> <TopicArn> <base64 PKCS#8 DER RSA key>".
  */
 #include "base64.h"
 #include "fields.h"
@@ -28,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static bool
 url_ok(const char *url, size_t len)
@@ -183,13 +185,87 @@ out:
 	return rc;
 }
 
+/*
+ * The signed message of in: the payload as the Message of a Notification
+ * from topic, MessageId the event id, signed with SignatureVersion 2
+ * (SHA256withRSA) and naming cert as SigningCertURL; the body, malloc'd.
+ */
+static char *
+signed_message(const sign_input *in, const pkey_secret *ps, char *errbuf, size_t errlen)
+{
+	const char *cert = ps->words[0], *topic = ps->words[1];
+	char ts[32], *text, *q[4], *canon = NULL, *b64 = NULL, *out = NULL;
+	unsigned char *sig = NULL;
+	size_t cl, siglen;
+	time_t t = (time_t)in->timestamp;
+	struct tm g;
+
+	gmtime_r(&t, &g);
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S.000Z", &g);
+	text = xmalloc(in->body_len + 1);
+	memcpy(text, in->body, in->body_len);
+	text[in->body_len] = '\0';
+	q[0] = env_json_quote(in->event_id);
+	q[1] = env_json_quote(topic);
+	q[2] = env_json_quote(text);
+	q[3] = env_json_quote(cert);
+	free(text);
+	text = xasprintf("{\"Type\":\"Notification\",\"MessageId\":%s,\"TopicArn\":%s,"
+			 "\"Message\":%s,\"Timestamp\":\"%s\",\"SignatureVersion\":\"2\","
+			 "\"SigningCertURL\":%s}",
+			 q[0], q[1], q[2], ts, q[3]);
+	for (size_t i = 0; i < 4; i++)
+		free(q[i]);
+	/* what the verifier signs over, read back from the message itself */
+	if (sns_canonical((const unsigned char *)text, strlen(text), &canon, &cl) != 0) {
+		snprintf(errbuf, errlen, "the payload is not UTF-8 text");
+		goto out;
+	}
+	if (pkey_sign(ps, PKEY_RS256, (const unsigned char *)canon, cl, &sig, &siglen, errbuf,
+		      errlen) < 0)
+		goto out;
+	b64 = xmalloc(BASE64_ENCODED_SIZE(siglen));
+	base64_encode(sig, siglen, b64);
+	text[strlen(text) - 1] = '\0';
+	out = xasprintf("%s,\"Signature\":\"%s\"}", text, b64);
+out:
+	free(text);
+	free(canon);
+	free(sig);
+	free(b64);
+	return out;
+}
+
 static int
 sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 {
-	(void)in;
-	(void)out;
-	snprintf(errbuf, errlen, "SNS signs inside the body: hookinbox-send cannot play it");
-	return -1;
+	pkey_secret ps;
+	char *msg;
+
+	if (in->event_id == NULL || memchr(in->body, '\0', in->body_len) != NULL) {
+		snprintf(errbuf, errlen,
+			 "SNS signing needs a MessageId (the event id) and a text "
+			 "payload");
+		return -1;
+	}
+	if (pkey_secret_parse(in->secret, in->secret_len, &ps, errbuf, errlen) < 0)
+		return -1;
+	if (ps.words[1] == NULL || ps.words[2] != NULL) {
+		pkey_secret_release(&ps);
+		snprintf(errbuf, errlen,
+			 "the secret is not \"<SigningCertURL> <TopicArn> <base64 PKCS#8 DER "
+			 "key>\"");
+		return -1;
+	}
+	if ((msg = signed_message(in, &ps, errbuf, errlen)) != NULL) {
+		sign_add(out, "x-amz-sns-message-type", xstrdup("Notification"));
+		sign_add(out, "x-amz-sns-message-id", xstrdup(in->event_id));
+		sign_add(out, "x-amz-sns-topic-arn", xstrdup(ps.words[1]));
+		out->body = (unsigned char *)msg;
+		out->body_len = strlen(msg);
+	}
+	pkey_secret_release(&ps);
+	return msg != NULL ? 0 : -1;
 }
 
 /* {"Type", "MessageId", "TopicArn", "Timestamp", ...} */
@@ -211,5 +287,4 @@ const provider_ops provider_sns = {
 	.load = scheme_load_cert,
 	.fields = &fields,
 	.sign = sign,
-	.id_in_body = true,
 };
