@@ -143,6 +143,32 @@ push @v, ['hmac-512', req('hmac-512', [['X-Signature', hmac_sha512_hex('{}', $pl
 		push @v, ['zendesk', req('zendesk', [['X-Zendesk-Webhook-Signature', encode_base64(hmac_sha256($zts . $zd, $plain), '')], ['X-Zendesk-Webhook-Signature-Timestamp', $zts], ['x-zendesk-webhook-invocation-id', 'zi-1']], $zd)];
 	}
 	push @v, ['postmark', req('postmark', [['Authorization', 'Basic ' . encode_base64('fuzz-user:fuzz-password', '')]], '{"RecordType":"Delivery","MessageID":"m1"}')];
+	push @v, ['chargebee', req('chargebee', [['Authorization', 'Basic ' . encode_base64('fuzz-user:fuzz-password', '')]], '{"id":"ev_1","event_type":"customer_created","occurred_at":1700000000}')];
+	# the one-row providers of the body-MAC and t=,v1= classes
+	my $b64 = sub { encode_base64($_[0], '') };
+	my @rows = (
+		[intercom => '{"type":"notification_event","id":"notif_1","topic":"conversation.user.created","created_at":1700000000,"data":{"item":{"id":"c1"}}}',
+			sub { [['X-Hub-Signature', 'sha1=' . Digest::SHA::hmac_sha1_hex($_[0], $plain)]] }],
+		[bitbucket => '{"push":{"changes":[]},"repository":{"full_name":"a/b"}}',
+			sub { [['X-Hub-Signature', 'sha256=' . hmac_sha256_hex($_[0], $plain)], ['X-Request-UUID', 'r-1'], ['X-Event-Key', 'repo:push']] }],
+		[typeform => '{"event_id":"01HF","event_type":"form_response","form_response":{"form_id":"f1","submitted_at":"2023-11-14T22:13:20Z"}}',
+			sub { [['Typeform-Signature', 'sha256=' . $b64->(hmac_sha256($_[0], $plain))]] }],
+		[calendly => '{"event":"invitee.created","created_at":"2023-11-14T22:13:20.000000Z","payload":{"uri":"https://api.calendly.com/scheduled_events/e1/invitees/i1"}}',
+			sub { [['Calendly-Webhook-Signature', "t=$now,v1=" . hmac_sha256_hex("$now.$_[0]", $plain)]] }],
+		[woocommerce => '{"id":42,"status":"processing"}',
+			sub { [['X-WC-Webhook-Signature', $b64->(hmac_sha256($_[0], $plain))], ['X-WC-Webhook-Delivery-ID', '7'], ['X-WC-Webhook-Topic', 'order.created']] }],
+		[sentry => '{"action":"created","data":{"issue":{"id":"1"}}}',
+			sub { [['Sentry-Hook-Signature', hmac_sha256_hex($_[0], $plain)], ['Request-ID', 'r-1'], ['Sentry-Hook-Resource', 'issue']] }],
+		[vercel => '{"id":"evt_1","type":"deployment.created","createdAt":1700000000000}',
+			sub { [['x-vercel-signature', Digest::SHA::hmac_sha1_hex($_[0], $plain)]] }],
+		[checkout => '{"id":"evt_1","type":"payment_approved","created_on":"2023-11-14T22:13:20Z","data":{"id":"pay_1"}}',
+			sub { [['Cko-Signature', hmac_sha256_hex($_[0], $plain)]] }],
+		[lemonsqueezy => '{"meta":{"event_name":"order_created"},"data":{"id":"1","type":"orders"}}',
+			sub { [['X-Signature', hmac_sha256_hex($_[0], $plain)], ['X-Event-Name', 'order_created']] }],
+		[notion => '{"id":"n1","type":"page.created","timestamp":"2023-11-14T22:13:20.000Z","entity":{"id":"p1"}}',
+			sub { [['X-Notion-Signature', 'sha256=' . hmac_sha256_hex($_[0], $plain)]] }],
+	);
+	push @v, [$_->[0], req($_->[0], $_->[2]->($_->[1]), $_->[1])] for @rows;
 	push @v, ['telnyx', req('telnyx', [['telnyx-signature-ed25519', encode_base64($ed->("\x33" x 32, "$now|$tx"), '')], ['telnyx-timestamp', $now]], $tx)];
 }
 # the batch class and Mailgun; SendGrid's signatures are made with the
