@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: ISC
-// base-vectors.mjs - writes provider-vectors-base.json: vectors for the two
-// providers of the first set that provider-vectors.json has none for,
-// gitlab (a token compared with the secret, nothing signed) and the generic
-// hmac (an HMAC of the body, configured per endpoint: verify.endpoint holds
-// the settings).  Neither has an official SDK verifier: "derived", the
-// documented algorithm with node:crypto.
+// base-vectors.mjs - writes provider-vectors-base.json: vectors for the
+// providers of the first set that provider-vectors.json has none (or no
+// refused ones) for: gitlab (a token compared with the secret, nothing
+// signed), the generic hmac (an HMAC of the body, configured per endpoint:
+// verify.endpoint holds the settings) and svix's refusals (the published
+// Standard Webhooks vector under svix-* names, tampered and re-keyed).
+// gitlab and hmac have no official SDK verifier: "derived", the documented
+// algorithm with node:crypto.
 //
 //   node base-vectors.mjs > provider-vectors-base.json
 //
@@ -27,6 +29,18 @@ const withEndpoint = (v, endpoint) => { v.verify.endpoint = endpoint; return v; 
 	await add(vec('gitlab-no-token', 'gitlab', 'reject', token, body, missing, {}), none);
 }
 
+// ---- svix: the published sign-function vector (standard-webhooks'
+// webhook.test.ts) under svix-* names, with a body and a key it does not sign
+{
+	const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', id = 'msg_p5jXN8AQM9LWM0D4loKWxJek', ts = 1614265330;
+	const body = '{"test": 2432232314}';
+	const sig = (key, b) => 'v1,' + hmac('sha256', Buffer.from(key.slice(6), 'base64'), `${id}.${ts}.${b}`, 'base64');
+	const h = (key, b) => ({ 'svix-id': id, 'svix-timestamp': String(ts), 'svix-signature': sig(key, b) });
+	await add(vec('svix-tampered-body', 'svix', 'reject', secret, '{"test": 2432232315}', h(secret, body), { now: ts }), none);
+	await add(vec('svix-wrong-secret', 'svix', 'reject', secret, body, h('whsec_' + Buffer.from('not-the-svix-key-0123456').toString('base64'), body), { now: ts }), none);
+	await add(vec('svix-accept-derived', 'svix', 'accept', secret, body, h(secret, body), { now: ts }), none);
+}
+
 // ---- hmac: one vector set per configuration of the header, digest, encoding and prefix
 const configs = [
 	['hmac-sha256-hex', { header: 'X-Signature', algorithm: 'sha256', encoding: 'hex', prefix: 'sha256=', id_field: 'id' }, 'sha256', 'hex'],
@@ -42,4 +56,4 @@ for (const [id, ep, alg, enc] of configs) {
 	await add(withEndpoint(vec(`${id}-wrong-secret`, 'hmac', 'reject', secret, body, h('not-the-secret-0123', body)), ep), none);
 }
 
-emit('Vectors for gitlab and the generic hmac, written by base-vectors.mjs: derived from the documented algorithm (no official SDK verifier); verify.endpoint holds the hmac settings of the endpoint.');
+emit('Vectors for gitlab, the generic hmac and svix\'s refusals, written by base-vectors.mjs: derived from the documented algorithm (no official SDK verifier); verify.endpoint holds the hmac settings of the endpoint.');
