@@ -239,6 +239,7 @@ static const char *const headers[] = {NULL};
 
 const provider_ops provider_apple = {
 	.name = "apple",
+	.klass = "ES256 JWS with an x5c chain to a root",
 	.tolerance = 0,
 	.headers = headers,
 	.id_signed = provider_id_signed,

@@ -244,6 +244,7 @@ static const char *const headers[] = {NULL};
 
 const provider_ops provider_graph = {
 	.name = "graph",
+	.klass = "clientState in the body",
 	.tolerance = 0,
 	.headers = headers,
 	.id_signed = provider_id_unsigned,
