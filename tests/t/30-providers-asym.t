@@ -16,6 +16,8 @@ use MIME::Base64 qw(encode_base64 decode_base64);
 use File::Temp qw(tempdir);
 use IO::Socket::INET;
 use POSIX ();
+use lib HookTest::top() . '/tests/sdk';
+use SDK;
 
 my $top = HookTest::top();
 my $send = "$top/contrib/hookinbox-send";
@@ -524,6 +526,27 @@ sub sent_body {
 	is($post->($sent), 200, 'hookinbox-send apple: the untampered body is accepted');
 	is(row_of('send-apple-2'), 1, 'hookinbox-send apple: as one row');
 }
+
+# the App Store's own verifier (@apple/app-store-server-library's
+# SignedDataVerifier, offline) accepts what hookinbox-send signs, and refuses
+# a copy with its payload changed
+subtest 'the App Store server library verifies hookinbox-send\'s notification' => sub {
+	my $why = SDK::install();
+	plan skip_all => "SDK cross-check skipped: $why" if defined $why;
+	my @x5c = map { der_b64("$tmp/$_.pem") } qw(aleaf aint aroot);
+	my $key = encode_base64(`openssl pkcs8 -topk8 -nocrypt -in $tmp/aleaf.key -outform DER`, '');
+	my $s = secret_file('apple-sdk', "@x5c $key");
+	my $ms = time * 1000;
+	my $sent = sent_body('apple', $s, qq({"notificationType":"DID_RENEW","notificationUUID":"sdk-apple-1","version":"2.0","signedDate":$ms,"data":{"bundleId":"com.example.app","environment":"Sandbox"}}));
+	my ($h, $p, $sig) = $sent =~ /^\{"signedPayload":"([^."]+)\.([^."]+)\.([^."]+)"\}$/;
+	my $forged = b64u(qq({"notificationType":"REFUND","notificationUUID":"sdk-apple-1","version":"2.0","signedDate":$ms,"data":{"bundleId":"com.example.app","environment":"Sandbox"}}));
+	my $case = { provider => 'apple', headers => {}, roots => [der_b64("$tmp/aroot.pem")], bundle_id => 'com.example.app' };
+	my $res = SDK::run('verify', [ { %$case, body => $sent }, { %$case, body => qq({"signedPayload":"$h.$forged.$sig"}) },
+		{ %$case, body => $sent, bundle_id => 'com.other.app' } ]);
+	ok($res->[0]{ok}, 'apple: SignedDataVerifier verifies the notification hookinbox-send signs') or diag($res->[0]{error});
+	ok(!$res->[1]{ok}, 'apple: and refuses it with the payload changed');
+	ok(!$res->[2]{ok}, 'apple: and refuses it for another bundle id');
+};
 
 {
 	my $url = $t->url('graph');
