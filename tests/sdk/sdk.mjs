@@ -4,6 +4,7 @@
 //   node sdk.mjs sign   < cases.json   # [{provider, secret, body, id, type, url, timestamp}]
 //   node sdk.mjs verify < cases.json   # [{provider, secret, body, headers, url}]
 //                                      # apple: [{provider, body, roots, bundle_id}]
+//                                      # sns: [{provider, body, cert_url, cert_pem}]
 //   node sdk.mjs fields < cases.json   # [{provider, secret, body, headers}]
 //
 // Reads a JSON array of cases on standard input and prints a JSON array of
@@ -30,6 +31,7 @@
 // string.  Used by tests/t/16-ids.t.
 
 import { createHmac } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 
 // each SDK is loaded when first used, so that a run for one provider starts
 // fast (Paddle's SDK allows only 5 seconds between signing and verifying)
@@ -155,6 +157,27 @@ async function verify(c) {
 		const paddle = new Paddle('pdl_hookinbox_crosscheck', { environment: Environment.sandbox });
 		if (!await paddle.webhooks.isSignatureValid(c.body, c.secret, h['paddle-signature']))
 			throw new Error('paddle isSignatureValid returned false');
+		return;
+	}
+	case 'sns': {
+		// AWS's own validator; the certificate it would fetch from
+		// SigningCertURL is the case's (cert_url, cert_pem), served by a
+		// stand-in for https.get: nothing leaves the machine
+		const https = (await load('node:https')).default;
+		const get = https.get;
+		https.get = (url, cb) => {
+			const res = new EventEmitter();
+			res.statusCode = String(url) === c.cert_url ? 200 : 404;
+			process.nextTick(() => { cb(res); res.emit('data', Buffer.from(c.cert_pem)); res.emit('end'); });
+			return { on() { return this; } };
+		};
+		try {
+			const { default: MessageValidator } = await load('sns-validator');
+			await new Promise((resolve, reject) => new MessageValidator().validate(JSON.parse(c.body),
+				(err) => (err ? reject(err) : resolve())));
+		} finally {
+			https.get = get;
+		}
 		return;
 	}
 	case 'apple': {

@@ -496,6 +496,23 @@ sub sent_body {
 	unlike(do { local $/; open my $e, '<', "$tmp/stderr"; <$e> }, qr/\Q$key\E/, 'hookinbox-send sns: the key is not shown');
 }
 
+# AWS's own validator (sns-validator, aws-js-sns-message-validator) accepts
+# the message hookinbox-send signs and refuses a changed copy; the
+# certificate it fetches from SigningCertURL is served to it from the test
+subtest 'AWS\'s SNS message validator verifies hookinbox-send\'s message' => sub {
+	my $why = SDK::install();
+	plan skip_all => "SDK cross-check skipped: $why" if defined $why;
+	my $cert = 'https://sns.us-west-2.amazonaws.com/SimpleNotificationService-7ff5318490ec183fbaddaa2a969abfda.pem';
+	my $key = encode_base64(`openssl pkcs8 -topk8 -nocrypt -in $tmp/ca-leaf.key -outform DER`, '');
+	my $s = secret_file('sns-sdk', "$cert arn:aws:sns:us-west-2:123456789012:MyTopic $key");
+	my $sent = sent_body('sns', $s, '{"order":"o-9","note":"two\nlines"}', '--event-id=sdk-sns-1');
+	my $pem = do { local $/; open my $f, '<', "$tmp/ca-leaf.pem" or die $!; <$f> };
+	my $case = { provider => 'sns', headers => {}, cert_url => $cert, cert_pem => $pem };
+	my $res = SDK::run('verify', [ { %$case, body => $sent }, { %$case, body => $sent =~ s/o-9/o-8/r } ]);
+	ok($res->[0]{ok}, 'sns: sns-validator verifies the message hookinbox-send signs') or diag($res->[0]{error});
+	ok(!$res->[1]{ok}, 'sns: and refuses it with the Message changed');
+};
+
 {
 	my $url = $t->url('apple');
 	my @x5c = map { der_b64("$tmp/$_.pem") } qw(aleaf aint aroot);
