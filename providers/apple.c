@@ -14,7 +14,7 @@
  * payload for days.  The delivery key is the signed notificationUUID; the
  * type is notificationType, with ".subtype" when there is one.
  * hookinbox-send signs its payload (the decoded payload, a JSON object)
- * into the body with "<x5c leaf> <x5c intermediate> [<x5c root>] <base64
+ * into the body with "<x5c leaf> <x5c intermediate> <x5c root> <base64
  * PKCS#8 DER P-256 key of the leaf>", the certificates as x5c carries them
  * (base64 DER).
  */
@@ -28,9 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define X5C_MAX 3
+#define X5C_LEN 3 /* leaf, intermediate, root: SignedDataVerifier takes no other length */
 
-static const char *const oids[X5C_MAX] = {"1.2.840.113635.100.6.11.1", "1.2.840.113635.100.6.2.1",
+static const char *const oids[X5C_LEN] = {"1.2.840.113635.100.6.11.1", "1.2.840.113635.100.6.2.1",
 					  NULL};
 
 /* the signedPayload JWS of the body; -1 when there is none */
@@ -84,8 +84,8 @@ bundle(const provider_endpoint *ep, const jws *j)
 static int
 verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
 {
-	unsigned char *der[X5C_MAX] = {NULL};
-	size_t derlen[X5C_MAX], n = 0;
+	unsigned char *der[X5C_LEN] = {NULL};
+	size_t derlen[X5C_LEN], n = 0;
 	jscan_value x5c, el;
 	const char *pos = NULL, *why;
 	char *alg = NULL;
@@ -110,7 +110,7 @@ verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
 		size_t len;
 		long dl;
 
-		if (n == X5C_MAX || jscan_string(&el, &b64, &len) != 0)
+		if (n == X5C_LEN || jscan_string(&el, &b64, &len) != 0)
 			goto out;
 		der[n] = xmalloc(BASE64_DECODED_MAX(len) + 1);
 		dl = base64_decode(b64, len, der[n], BASE64_DECODED_MAX(len) + 1);
@@ -119,7 +119,7 @@ verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
 			goto out;
 		derlen[n++] = (size_t)dl;
 	}
-	if (n < 2)
+	if (n != X5C_LEN)
 		goto out;
 	if (pkeys_verify_chain_oids(ep->keys, (const unsigned char *const *)der, derlen, n, oids,
 				    req->now, PKEY_ES256, (const unsigned char *)j.signed_part,
@@ -132,7 +132,7 @@ verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
 	else
 		rc = scheme_pass(res, (size_t)idx);
 out:
-	for (size_t i = 0; i < X5C_MAX; i++)
+	for (size_t i = 0; i < X5C_LEN; i++)
 		free(der[i]);
 	free(alg);
 	jws_release(&j);
@@ -202,7 +202,7 @@ sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 	}
 	if (pkey_secret_parse(in->secret, in->secret_len, &ps, errbuf, errlen) < 0)
 		return -1;
-	for (n = 0; n < X5C_MAX && ps.words[n] != NULL; n++) {
+	for (n = 0; n < X5C_LEN && ps.words[n] != NULL; n++) {
 		char *q = env_json_quote(ps.words[n]);
 		char *list = xasprintf("%s%s%s", x5c != NULL ? x5c : "", x5c != NULL ? "," : "", q);
 
@@ -210,11 +210,11 @@ sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 		free(x5c);
 		x5c = list;
 	}
-	if (n < 2 || ps.words[n] != NULL) {
+	if (n != X5C_LEN || ps.words[n] != NULL) {
 		free(x5c);
 		pkey_secret_release(&ps);
 		snprintf(errbuf, errlen,
-			 "the secret is not \"<x5c leaf> <x5c intermediate> [<x5c root>] <base64 "
+			 "the secret is not \"<x5c leaf> <x5c intermediate> <x5c root> <base64 "
 			 "PKCS#8 DER key>\"");
 		return -1;
 	}

@@ -80,7 +80,7 @@ my %secret = (
 	pubsub => 'kid-1 pusher@proj.iam.gserviceaccount.com ' . p8("$tmp/rsa.pem"),
 	paypal => 'https://api.paypal.com/v1/notifications/certs/CERT-1 WH-ID ' . p8("$tmp/rsa.pem"),
 	sns => "$cert_url arn:aws:sns:us-east-1:123456789012:t " . p8("$tmp/rsa.pem"),
-	apple => "$x5c $x5c " . p8("$tmp/ec.pem"),
+	apple => "$x5c $x5c $x5c " . p8("$tmp/ec.pem"),
 );
 my $json = '{"id":"evt_contract","type":"contract.check","data":{"id":"d_1"}}';
 my %payload = (

@@ -87,6 +87,12 @@ chmod 0777, "$tmp/certs";	# the responder notes the certificates it wants there
 		sh("openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout $tmp/$leaf.key -out $tmp/$leaf.csr -subj '/CN=Test Signer' 2>/dev/null");
 		sh("openssl x509 -req -in $tmp/$leaf.csr -CA $tmp/aint.pem -CAkey $tmp/aint.key -CAcreateserial -extfile $tmp/ext-" . ($leaf eq 'aleaf' ? 'leaf' : 'plain') . " -out $tmp/$leaf.pem -days 30 2>/dev/null");
 	}
+	# and one of the same shape under a root nobody configured
+	sh("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout $tmp/broot.key -out $tmp/broot.pem -days 30 -subj '/CN=Test Apple Root' 2>/dev/null");
+	sh("openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout $tmp/bint.key -out $tmp/bint.csr -subj '/CN=Test WWDR' 2>/dev/null");
+	sh("openssl x509 -req -in $tmp/bint.csr -CA $tmp/broot.pem -CAkey $tmp/broot.key -CAcreateserial -extfile $tmp/ext-int -out $tmp/bint.pem -days 30 2>/dev/null");
+	sh("openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout $tmp/bleaf.key -out $tmp/bleaf.csr -subj '/CN=Test Signer' 2>/dev/null");
+	sh("openssl x509 -req -in $tmp/bleaf.csr -CA $tmp/bint.pem -CAkey $tmp/bint.key -CAcreateserial -extfile $tmp/ext-leaf -out $tmp/bleaf.pem -days 30 2>/dev/null");
 }
 sub der_b64 { my $d = `openssl x509 -in $_[0] -outform DER`; return encode_base64($d, '') }
 
@@ -391,8 +397,11 @@ sub sns_message {
 		'apple: another app\'s notification is refused');
 	is($t->post('apple', $note->(uuid => 'u-3', key => $plain_der, x5c => [map { der_b64("$tmp/$_.pem") } qw(aplain aint aroot)]), { 'Content-Type' => 'application/json' })->{status}, 401,
 		'apple: a leaf without Apple\'s marker extension is refused');
-	is($t->post('apple', $note->(uuid => 'u-4', x5c => [map { der_b64("$tmp/$_.pem") } qw(aleaf rogue)]), { 'Content-Type' => 'application/json' })->{status}, 401,
+	my $bleaf_der = encode_base64(`openssl pkcs8 -topk8 -nocrypt -in $tmp/bleaf.key -outform DER`, '');
+	is($t->post('apple', $note->(uuid => 'u-4', key => $bleaf_der, x5c => [map { der_b64("$tmp/$_.pem") } qw(bleaf bint broot)]), { 'Content-Type' => 'application/json' })->{status}, 401,
 		'apple: a chain that does not reach the configured root is refused');
+	is($t->post('apple', $note->(uuid => 'u-6', x5c => [map { der_b64("$tmp/$_.pem") } qw(aleaf aint)]), { 'Content-Type' => 'application/json' })->{status}, 400,
+		'apple: an x5c of two certificates is malformed (SignedDataVerifier takes three)');
 	is($t->post('apple', $note->(uuid => 'u-5', key => $plain_der), { 'Content-Type' => 'application/json' })->{status}, 401,
 		'apple: a payload not signed by the x5c leaf is refused');
 	is($t->post('apple', '{"signedPayload":"x.y"}', { 'Content-Type' => 'application/json' })->{status}, 401,
