@@ -279,6 +279,32 @@ push @v, ['hmac-512', req('hmac-512', [['X-Signature', hmac_sha512_hex('{}', $pl
 	push @v, ['apple', req('apple', [], '{"signedPayload":"' . $jws->('{"alg":"ES256","x5c":["' . $der . '","' . $der . '","' . $der . '"]}',
 		'{"notificationType":"DID_RENEW","notificationUUID":"u1","data":{"bundleId":"fuzz-secret-0123456789"}}', 64) . '"}')];
 }
+# an App Store-shaped x5c of real certificates (root, intermediate, leaf with
+# Apple's marker extensions; made anew each run), so that the fuzzer mutates
+# DER certificates and their extensions, not only the JWS around them
+{
+	my $b64u = sub { my $s = encode_base64($_[0], ''); $s =~ tr{+/}{-_}; $s =~ s/=+$//; $s };
+	my $d = "/tmp/hookinbox-seed-x5c-$$";
+	make_path($d);
+	my $sh = sub { system("$_[0] 2>/dev/null") == 0 or die "$_[0] failed" };
+	open my $e, '>', "$d/int.ext" or die $!;
+	print $e "basicConstraints=critical,CA:true\nkeyUsage=critical,keyCertSign\n1.2.840.113635.100.6.2.1=ASN1:NULL\n";
+	open $e, '>', "$d/leaf.ext" or die $!;
+	print $e "1.2.840.113635.100.6.11.1=ASN1:NULL\n";
+	close $e;
+	my $ec = '-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes';
+	$sh->("openssl req -x509 $ec -keyout $d/root.key -out $d/root.pem -days 3650 -subj /CN=seed-root");
+	$sh->("openssl req $ec -keyout $d/int.key -out $d/int.csr -subj /CN=seed-int");
+	$sh->("openssl x509 -req -in $d/int.csr -CA $d/root.pem -CAkey $d/root.key -set_serial 2 -extfile $d/int.ext -days 3650 -out $d/int.pem");
+	$sh->("openssl req $ec -keyout $d/leaf.key -out $d/leaf.csr -subj /CN=seed-leaf");
+	$sh->("openssl x509 -req -in $d/leaf.csr -CA $d/int.pem -CAkey $d/int.key -set_serial 3 -extfile $d/leaf.ext -days 3650 -out $d/leaf.pem");
+	my @x5c = map { encode_base64(`openssl x509 -in $d/$_.pem -outform DER`, '') } qw(leaf int root);
+	system('rm', '-rf', $d);
+	my $h = '{"alg":"ES256","x5c":[' . join(',', map { qq("$_") } @x5c) . ']}';
+	my $p = '{"notificationType":"SUBSCRIBED","subtype":"INITIAL_BUY","notificationUUID":"u2","signedDate":1700000000000,"data":{"bundleId":"fuzz-secret-0123456789"}}';
+	push @v, ['apple-x5c', req('apple', [['Content-Type', 'application/json']],
+		'{"signedPayload":"' . join('.', $b64u->($h), $b64u->($p), $b64u->("\x5a" x 64)) . '"}')];
+}
 push @v, ['graph', req('graph', [], '{"value":[{"subscriptionId":"s1","clientState":"fuzz-secret-0123456789","changeType":"created","resourceData":{"id":"r1"}},{"clientState":"fuzz-secret-0123456789","lifecycleEvent":"reauthorizationRequired"}]}')];
 push @v, ['graph-validation', req('graph', [['?', 'validationToken=Validation%3a+Testing+client']], '')];
 # hostile shapes
