@@ -258,9 +258,12 @@ sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 		return -1;
 	}
 	if ((msg = signed_message(in, &ps, errbuf, errlen)) != NULL) {
+		/*
+		 * Not x-amz-sns-topic-arn: the TopicArn is a line of the
+		 * endpoint's secret_file, and kept headers are stored as text.
+		 */
 		sign_add(out, "x-amz-sns-message-type", xstrdup("Notification"));
 		sign_add(out, "x-amz-sns-message-id", xstrdup(in->event_id));
-		sign_add(out, "x-amz-sns-topic-arn", xstrdup(ps.words[1]));
 		out->body = (unsigned char *)msg;
 		out->body_len = strlen(msg);
 	}
