@@ -17,13 +17,16 @@
  * is stored as an event of that type like any other: nothing is fetched on
  * the request path.  The operator, or a route, confirms the subscription
  * by requesting its SubscribeURL (docs/providers.md).  hookinbox-send
- * sends its payload as the Message of a Notification, signed inside the
+ * sends its payload as the Message of a Notification (or, with --type, of
+ * a SubscriptionConfirmation or UnsubscribeConfirmation), signed inside the
  * body with "<SigningCertURL> <TopicArn> <base64 PKCS#8 DER RSA key>".
  */
 #include "base64.h"
 #include "fields.h"
+#include "hex.h"
 #include "pkey.h"
 #include "scheme.h"
+#include "sha256.h"
 #include "xalloc.h"
 
 #include <stdio.h>
@@ -185,21 +188,58 @@ out:
 	return rc;
 }
 
+/* the message types hookinbox-send signs (--type; the first by default) */
+static const char *const send_types[] = {"Notification", "SubscriptionConfirmation",
+					 "UnsubscribeConfirmation", NULL};
+
 /*
- * The signed message of in: the payload as the Message of a Notification
- * from topic, MessageId the event id, signed with SignatureVersion 2
- * (SHA256withRSA) and naming cert as SigningCertURL; the body, malloc'd.
+ * A confirmation's Token and SubscribeURL members, ending in a comma
+ * (malloc'd): the token is the hex SHA-256 of the MessageId, the URL on the
+ * host of the certificate's, as SNS sends them; NULL and errbuf on failure
  */
 static char *
-signed_message(const sign_input *in, const pkey_secret *ps, char *errbuf, size_t errlen)
+confirmation_members(const char *id, const char *cert, const char *topic, char *errbuf,
+		     size_t errlen)
+{
+	unsigned char d[SHA256_LEN];
+	char token[2 * SHA256_LEN + 1], *url, *q, *out;
+	const char *host = cert + 8, *slash = strchr(host, '/');
+
+	if (strncmp(cert, "https://", 8) != 0 || slash == NULL ||
+	    sha256_digest(id, strlen(id), d) != 0) {
+		snprintf(errbuf, errlen, "the SigningCertURL is not an https URL");
+		return NULL;
+	}
+	hex_encode(d, sizeof(d), token);
+	url = xasprintf("https://%.*s/?Action=ConfirmSubscription&TopicArn=%s&Token=%s",
+			(int)(slash - host), host, topic, token);
+	q = env_json_quote(url);
+	out = xasprintf("\"Token\":\"%s\",\"SubscribeURL\":%s,", token, q);
+	free(q);
+	free(url);
+	return out;
+}
+
+/*
+ * The signed message of in: the payload as the Message of a message of
+ * type from topic (a confirmation with its Token and SubscribeURL), the
+ * MessageId the event id, signed with SignatureVersion 2 (SHA256withRSA)
+ * and naming cert as SigningCertURL; the body, malloc'd.
+ */
+static char *
+signed_message(const sign_input *in, const char *type, const pkey_secret *ps, char *errbuf,
+	       size_t errlen)
 {
 	const char *cert = ps->words[0], *topic = ps->words[1];
-	char ts[32], *text, *q[4], *canon = NULL, *b64 = NULL, *out = NULL;
+	char ts[32], *text, *q[4], *extra = NULL, *canon = NULL, *b64 = NULL, *out = NULL;
 	unsigned char *sig = NULL;
 	size_t cl, siglen;
 	time_t t = (time_t)in->timestamp;
 	struct tm g;
 
+	if (strcmp(type, "Notification") != 0 &&
+	    (extra = confirmation_members(in->event_id, cert, topic, errbuf, errlen)) == NULL)
+		return NULL;
 	gmtime_r(&t, &g);
 	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S.000Z", &g);
 	text = xmalloc(in->body_len + 1);
@@ -210,12 +250,13 @@ signed_message(const sign_input *in, const pkey_secret *ps, char *errbuf, size_t
 	q[2] = env_json_quote(text);
 	q[3] = env_json_quote(cert);
 	free(text);
-	text = xasprintf("{\"Type\":\"Notification\",\"MessageId\":%s,\"TopicArn\":%s,"
+	text = xasprintf("{\"Type\":\"%s\",\"MessageId\":%s,\"TopicArn\":%s,%s"
 			 "\"Message\":%s,\"Timestamp\":\"%s\",\"SignatureVersion\":\"2\","
 			 "\"SigningCertURL\":%s}",
-			 q[0], q[1], q[2], ts, q[3]);
+			 type, q[0], q[1], extra != NULL ? extra : "", q[2], ts, q[3]);
 	for (size_t i = 0; i < 4; i++)
 		free(q[i]);
+	free(extra);
 	/* what the verifier signs over, read back from the message itself */
 	if (sns_canonical((const unsigned char *)text, strlen(text), &canon, &cl) != 0) {
 		snprintf(errbuf, errlen, "the payload is not UTF-8 text");
@@ -239,9 +280,19 @@ out:
 static int
 sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 {
+	const char *type = send_types[0];
 	pkey_secret ps;
 	char *msg;
 
+	for (size_t i = 0; in->event_type != NULL && send_types[i] != NULL; i++)
+		if (strcmp(in->event_type, send_types[i]) == 0)
+			type = send_types[i];
+	if (in->event_type != NULL && strcmp(in->event_type, type) != 0) {
+		snprintf(errbuf, errlen,
+			 "SNS sends Notification, SubscriptionConfirmation or "
+			 "UnsubscribeConfirmation: not another --type");
+		return -1;
+	}
 	if (in->event_id == NULL || memchr(in->body, '\0', in->body_len) != NULL) {
 		snprintf(errbuf, errlen,
 			 "SNS signing needs a MessageId (the event id) and a text "
@@ -257,12 +308,12 @@ sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 			 "key>\"");
 		return -1;
 	}
-	if ((msg = signed_message(in, &ps, errbuf, errlen)) != NULL) {
+	if ((msg = signed_message(in, type, &ps, errbuf, errlen)) != NULL) {
 		/*
 		 * Not x-amz-sns-topic-arn: the TopicArn is a line of the
 		 * endpoint's secret_file, and kept headers are stored as text.
 		 */
-		sign_add(out, "x-amz-sns-message-type", xstrdup("Notification"));
+		sign_add(out, "x-amz-sns-message-type", xstrdup(type));
 		sign_add(out, "x-amz-sns-message-id", xstrdup(in->event_id));
 		out->body = (unsigned char *)msg;
 		out->body_len = strlen(msg);

@@ -498,6 +498,15 @@ sub sent_body {
 	is(rows(), $before, 'hookinbox-send sns: nothing stored for any refusal');
 	is($post->($sent), 200, 'hookinbox-send sns: the untampered message is accepted');
 	is(row_of('send-sns-2'), 1, 'hookinbox-send sns: as one row');
+	($st, $ans) = sender('sns', $s, $url, 'You have chosen to subscribe to the topic.', '--event-id=send-sns-confirm',
+		'--type=SubscriptionConfirmation');
+	is($st, 200, 'hookinbox-send sns --type SubscriptionConfirmation: accepted') or diag($ans);
+	like($t->sql("select event_type || ' ' || (convert_from(body, 'UTF8')::json->>'SubscribeURL') from hookinbox.inbox where event_id = 'send-sns-confirm'"),
+		qr{^SubscriptionConfirmation https://sns\.us-west-2\.amazonaws\.com/\?Action=ConfirmSubscription&TopicArn=\Q$topic\E&Token=[0-9a-f]{64}$},
+		'hookinbox-send sns: stored as a SubscriptionConfirmation, with the SubscribeURL to request');
+	my $cmd0 = join ' ', map { HookTest::shell_quote($_) } $send, '--provider=sns', "--secret-file=$s", "--url=$url", '--type=Bogus', payload($body);
+	system("$cmd0 >/dev/null 2>&1");
+	is($? >> 8, 78, 'hookinbox-send sns: a --type SNS does not send: exit 78');
 	my $bad = secret_file('sns-bad', "$cert $key");
 	my $cmd = join ' ', map { HookTest::shell_quote($_) } $send, '--provider=sns', "--secret-file=$bad", "--url=$url", payload($body);
 	system("$cmd >/dev/null 2>$tmp/stderr");
@@ -517,9 +526,13 @@ subtest 'AWS\'s SNS message validator verifies hookinbox-send\'s message' => sub
 	my $sent = sent_body('sns', $s, '{"order":"o-9","note":"two\nlines"}', '--event-id=sdk-sns-1');
 	my $pem = do { local $/; open my $f, '<', "$tmp/ca-leaf.pem" or die $!; <$f> };
 	my $case = { provider => 'sns', headers => {}, cert_url => $cert, cert_pem => $pem };
-	my $res = SDK::run('verify', [ { %$case, body => $sent }, { %$case, body => $sent =~ s/o-9/o-8/r } ]);
+	my $confirm = sent_body('sns', $s, 'You have chosen to subscribe.', '--event-id=sdk-sns-2', '--type=SubscriptionConfirmation');
+	my $res = SDK::run('verify', [ { %$case, body => $sent }, { %$case, body => $sent =~ s/o-9/o-8/r },
+		{ %$case, body => $confirm }, { %$case, body => $confirm =~ s/Token=[0-9a-f]/Token=x/r } ]);
 	ok($res->[0]{ok}, 'sns: sns-validator verifies the message hookinbox-send signs') or diag($res->[0]{error});
 	ok(!$res->[1]{ok}, 'sns: and refuses it with the Message changed');
+	ok($res->[2]{ok}, 'sns: sns-validator verifies the SubscriptionConfirmation hookinbox-send signs') or diag($res->[2]{error});
+	ok(!$res->[3]{ok}, 'sns: and refuses it with the SubscribeURL changed');
 };
 
 {
