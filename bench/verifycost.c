@@ -546,8 +546,13 @@ measure(provider p, const keypair *kp, setup_fn setup, int k, size_t size, long 
 	}
 	url = sign_json_body_url(p, URL, (const unsigned char *)body, len);
 	in.url = url;
-	if (sign_headers(&in, &h.out, err, sizeof(err)) != 0)
-		goto out;
+	if (sign_headers(&in, &h.out, err, sizeof(err)) != 0) {
+		/* a provider whose types are its own (sns's Type) signs without ours */
+		sign_release(&h.out);
+		in.event_type = NULL;
+		if (sign_headers(&in, &h.out, err, sizeof(err)) != 0)
+			goto out;
+	}
 	ep.secrets = secrets_of(kp->verify != NULL ? kp->verify : kp->sign);
 	if (provider_endpoint_load(&ep, err, sizeof(err)) != 0)
 		goto out_secrets;
