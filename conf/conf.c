@@ -27,6 +27,7 @@
 #include "dbcheck.h"
 #include "decimal.h"
 #include "dynbuf.h"
+#include "template.h"
 #include "xalloc.h"
 
 #include <ctype.h>
@@ -138,6 +139,7 @@ typedef struct conf_enum {
 
 /* enumerations are stored through an int: they must have its size */
 _Static_assert(sizeof(hmac_alg) == sizeof(int) && sizeof(hmac_encoding) == sizeof(int) &&
+		       sizeof(hmac_time_unit) == sizeof(int) &&
 		       sizeof(route_order) == sizeof(int) && sizeof(route_key) == sizeof(int),
 	       "enumerations stored as int");
 
@@ -148,6 +150,9 @@ static const conf_enum algorithms[] = {{"sha256", HMAC_SHA256, false},
 static const conf_enum encodings[] = {{"hex", HMAC_HEX, false},
 				      {"base64", HMAC_BASE64, false},
 				      {NULL, 0, false}};
+static const conf_enum time_units[] = {{"seconds", HMAC_SECONDS, false},
+				       {"milliseconds", HMAC_MILLISECONDS, false},
+				       {NULL, 0, false}};
 /* "object": the name before "newest" */
 static const conf_enum orders[] = {{"none", ROUTE_ORDER_NONE, false},
 				   {"newest", ROUTE_ORDER_OBJECT, false},
@@ -227,6 +232,15 @@ handler_ok(const char *v)
 	return strncmp(v, "sql:", 4) == 0 && valid_sql_function(v + 4) ? v + 4 : NULL;
 }
 
+/* signed_content: a template the hmac provider can sign (template.h) */
+static int
+template_ok(const char *v, char *msg, size_t len)
+{
+	template t;
+
+	return template_parse(v, &t, msg, len);
+}
+
 static const char *
 header_name_ok(const char *v)
 {
@@ -279,11 +293,13 @@ typedef struct conf_key {
 	const conf_enum *map; /* CT_ENUM */
 	const char *(*check)(const char *v); /* CT_STR: the part to keep, NULL when bad */
 	const char *bad;		     /* CT_STR with check: the message */
-	size_t count_off;		     /* CT_WORDS: the size_t count */
-	const char *alias;		     /* another name for the key */
-	const char *label;		     /* how messages name the key; NULL: name */
-	bool sensitive; /* never shown (a password may be in it): only enumerations and the
-			 * provider echo a bad value in their message, never a sensitive key */
+	/* CT_STR: 0, or -1 with what is wrong with the value in msg (never a secret key) */
+	int (*parse)(const char *v, char *msg, size_t len);
+	size_t count_off;  /* CT_WORDS: the size_t count */
+	const char *alias; /* another name for the key */
+	const char *label; /* how messages name the key; NULL: name */
+	bool sensitive;	   /* never shown (a password may be in it): only enumerations and the
+			    * provider echo a bad value in their message, never a sensitive key */
 } conf_key;
 
 #define G(f) offsetof(struct conf, f)
@@ -299,6 +315,10 @@ typedef struct conf_key {
 #define CHECKED(k, n, o, fn, msg)                                                                  \
 	{                                                                                          \
 		.kind = (k), .name = (n), .type = CT_STR, .off = (o), .check = (fn), .bad = (msg)  \
+	}
+#define PARSED(k, n, o, fn)                                                                        \
+	{                                                                                          \
+		.kind = (k), .name = (n), .type = CT_STR, .off = (o), .parse = (fn)                \
 	}
 #define NUM(k, n, t, o, d, lo, hi, w)                                                              \
 	{                                                                                          \
@@ -370,6 +390,10 @@ static const conf_key keys[] = {
 	STR(K_ENDPOINT, "type_field", E(pe.hmac.type_field), NULL),
 	STR(K_ENDPOINT, "object_field", E(pe.hmac.object_field), NULL),
 	STR(K_ENDPOINT, "version_field", E(pe.hmac.version_field), NULL),
+	PARSED(K_ENDPOINT, "signed_content", E(pe.hmac.signed_content), template_ok),
+	CHECKED(K_ENDPOINT, "timestamp_header", E(pe.hmac.timestamp_header), header_name_ok,
+		"timestamp_header must be a header name (letters, digits, '-', '_')"),
+	ENUM(K_ENDPOINT, "timestamp_unit", E(pe.hmac.ts_unit), "seconds", time_units, NULL),
 	/* the asymmetric providers (providers/pkey.h) */
 	STR(K_ENDPOINT, "key_file", E(pe.key_file), NULL),
 	STR(K_ENDPOINT, "ca_file", E(pe.ca_file), NULL),
@@ -529,14 +553,21 @@ key_set(conf *c, const conf_key *k, void *base, const char *v, bool dflt)
 	long long n;
 
 	switch (k->type) {
-	case CT_STR:
+	case CT_STR: {
+		char msg[512];
+
 		if (k->check != NULL && !dflt && (v = k->check(v)) == NULL) {
 			conf_error(c, "%s", k->bad);
+			return -1;
+		}
+		if (k->parse != NULL && !dflt && k->parse(v, msg, sizeof(msg)) < 0) {
+			conf_error(c, "%s: %s", k->name, msg);
 			return -1;
 		}
 		free(*(char **)dst);
 		*(char **)dst = xstrdup(v);
 		return 0;
+	}
 	case CT_WORDS: {
 		size_t *count = field(base, k->count_off);
 

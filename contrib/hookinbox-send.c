@@ -80,6 +80,16 @@ usage(FILE *f)
 		"      --hmac-encoding=E     hmac provider: hex or base64 [hex]\n"
 		"      --hmac-prefix=P       hmac provider: prefix before the signature\n"
 		"      --hmac-id-header=H    hmac provider: header carrying --event-id\n"
+		"      --hmac-signed-content=T\n"
+		"                            hmac provider: what is signed, as the endpoint's\n"
+		"                            signed_content says ({body}, {timestamp},\n"
+		"                            {header:Name}, {method}, {url}); a signed header\n"
+		"                            that is not the id, type or timestamp comes from\n"
+		"                            --header [{body}]\n"
+		"      --hmac-timestamp-header=H\n"
+		"                            hmac provider: header carrying the timestamp\n"
+		"      --hmac-timestamp-unit=U\n"
+		"                            hmac provider: seconds or milliseconds [seconds]\n"
 		"  -h, --help                show this help and exit\n"
 		"  -V, --version             show the version and exit\n\n"
 		"The payload is read from PAYLOAD-FILE, or standard input when it is \"-\" or absent,\n"
@@ -314,7 +324,10 @@ enum {
 	OPT_HMAC_ALG,
 	OPT_HMAC_ENCODING,
 	OPT_HMAC_PREFIX,
-	OPT_HMAC_ID_HEADER
+	OPT_HMAC_ID_HEADER,
+	OPT_HMAC_SIGNED_CONTENT,
+	OPT_HMAC_TIMESTAMP_HEADER,
+	OPT_HMAC_TIMESTAMP_UNIT
 };
 
 int main(int argc, char **argv);
@@ -337,6 +350,9 @@ main(int argc, char **argv)
 		{"hmac-encoding", required_argument, NULL, OPT_HMAC_ENCODING},
 		{"hmac-prefix", required_argument, NULL, OPT_HMAC_PREFIX},
 		{"hmac-id-header", required_argument, NULL, OPT_HMAC_ID_HEADER},
+		{"hmac-signed-content", required_argument, NULL, OPT_HMAC_SIGNED_CONTENT},
+		{"hmac-timestamp-header", required_argument, NULL, OPT_HMAC_TIMESTAMP_HEADER},
+		{"hmac-timestamp-unit", required_argument, NULL, OPT_HMAC_TIMESTAMP_UNIT},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -427,6 +443,20 @@ main(int argc, char **argv)
 		case OPT_HMAC_ID_HEADER:
 			hc.id_header = optarg;
 			break;
+		case OPT_HMAC_SIGNED_CONTENT:
+			hc.signed_content = optarg;
+			break;
+		case OPT_HMAC_TIMESTAMP_HEADER:
+			hc.timestamp_header = optarg;
+			break;
+		case OPT_HMAC_TIMESTAMP_UNIT:
+			if (strcmp(optarg, "seconds") == 0)
+				hc.ts_unit = HMAC_SECONDS;
+			else if (strcmp(optarg, "milliseconds") == 0)
+				hc.ts_unit = HMAC_MILLISECONDS;
+			else
+				usage_error("unknown hmac timestamp unit \"%s\"", optarg);
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -488,6 +518,8 @@ main(int argc, char **argv)
 	in.body = body;
 	in.body_len = body_len;
 	in.url = send_url;
+	in.headers = (const char *const *)extra; /* a template may sign them */
+	in.n_headers = n_extra;
 	if (sign_headers(&in, &out, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s: could not sign: %s\n", progname, err);
 		status = EX_CONFIG;

@@ -18,6 +18,7 @@
 #include "secret.h"
 
 typedef enum hmac_encoding { HMAC_HEX, HMAC_BASE64 } hmac_encoding;
+typedef enum hmac_time_unit { HMAC_SECONDS, HMAC_MILLISECONDS } hmac_time_unit;
 
 /* the generic "hmac" provider's settings; NULL strings are unset */
 typedef struct hmac_conf {
@@ -31,6 +32,10 @@ typedef struct hmac_conf {
 	char *type_field;
 	char *object_field;  /* object_field = data.object.id */
 	char *version_field; /* version_field = created (integer or RFC 3339) */
+	/* signed_content = v0:{timestamp}:{body} (template.h); unset: the body alone */
+	char *signed_content;
+	char *timestamp_header; /* timestamp_header = X-Timestamp: {timestamp}, windowed */
+	hmac_time_unit ts_unit; /* timestamp_unit = seconds (default) | milliseconds */
 } hmac_conf;
 
 typedef struct provider_endpoint {

@@ -4,9 +4,12 @@
  * endpoint (hmac_conf in endpoint.h)
  *
  * ep->hmac.header carries [prefix]<hex|base64> of the HMAC (sha1, sha256,
- * sha512) of the body; no timestamp.  Each envelope field comes from a
- * header or a dotted JSON path.  An id read from a header is not signed.
- * The configuration is a body_mac row (scheme.h), the class the providers
+ * sha512) of the body, or of what signed_content spells out (template.h):
+ * the body with a timestamp header (windowed by the endpoint's tolerance,
+ * 300 s by default), other headers, the method or the URL.  Each envelope
+ * field comes from a header or a dotted JSON path.  An id read from a
+ * header is not signed unless signed_content signs that header.  The
+ * configuration is a body_mac row (scheme.h), the class the providers
  * that are only such a row share.
  */
 #include "fields.h"
@@ -28,23 +31,30 @@ row_of(const hmac_conf *h)
 		.type_field = h->type_field,
 		.object_field = h->object_field,
 		.version_field = h->version_field,
+		.signed_content = h->signed_content,
+		.ts_header = h->timestamp_header,
+		.ts_ms = h->ts_unit == HMAC_MILLISECONDS,
 	};
 }
 
 static const char *
 check(const provider_endpoint *ep)
 {
+	body_mac m = row_of(&ep->hmac);
+
 	if (ep->hmac.header == NULL)
 		return "provider hmac needs header";
 	if (ep->hmac.id_header == NULL && ep->hmac.id_field == NULL)
 		return "provider hmac needs id_header or id_field";
-	return NULL;
+	return scheme_body_mac_check(&m, ep);
 }
 
 static bool
 id_signed(const provider_endpoint *ep)
 {
-	return ep->hmac.id_header == NULL;
+	body_mac m = row_of(&ep->hmac);
+
+	return scheme_body_mac_id_signed(&m);
 }
 
 static bool
@@ -86,7 +96,7 @@ static const char *const headers[] = {NULL};
 
 const provider_ops provider_hmac = {
 	.name = "hmac",
-	.tolerance = 0,
+	.tolerance = 300, /* when signed_content signs {timestamp} */
 	.headers = headers,
 	.id_signed = id_signed,
 	.sends_version = sends_version,

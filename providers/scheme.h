@@ -132,6 +132,14 @@ typedef struct body_mac {
 	 */
 	unsigned numbered;
 	bool url_after; /* the body is followed by the endpoint's public_url (Trello) */
+	/*
+	 * What is signed, as a template (template.h), instead of the body
+	 * (and url_after); ts_header the header {timestamp} is read from, in
+	 * seconds or, with ts_ms, milliseconds, within the endpoint's window
+	 */
+	const char *signed_content;
+	const char *ts_header;
+	bool ts_ms;
 	const char *id_header, *id_field;
 	const char *type_header, *type_field;
 	const char *object_field, *version_field;
@@ -145,6 +153,11 @@ int scheme_sign_body_mac(const body_mac *m, const sign_input *in, sign_output *o
 			 size_t errlen);
 /* whether the row's event id is covered by the signature */
 bool scheme_body_mac_id_signed(const body_mac *m);
+/*
+ * What a row with signed_content also needs (its timestamp header, the
+ * endpoint's public_url for {url}): NULL when complete, else a static text
+ */
+const char *scheme_body_mac_check(const body_mac *m, const provider_endpoint *ep);
 
 /*
  * Slack's and Zoom's class: "<sig header>: v0=<hex>" with the timestamp in

@@ -29,6 +29,12 @@ typedef struct sign_input {
 	const unsigned char *body; /* exact bytes that will be sent */
 	size_t body_len;
 	const char *url; /* the full URL requested, for providers that sign it */
+	/*
+	 * Headers the sender adds as they are ("Name: value"), which the
+	 * hmac provider's signed_content may sign ({header:Name})
+	 */
+	const char *const *headers;
+	size_t n_headers;
 } sign_input;
 
 typedef struct sign_header {

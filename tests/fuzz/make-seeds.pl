@@ -83,6 +83,13 @@ push @v, ['gitlab', req('gitlab', [['X-Gitlab-Token', $plain], ['X-Gitlab-Event'
 push @v, ['hmac', req('hmac', [['X-Signature', 'sha256=' . hmac_sha256_hex($hmac, $plain)], ['X-Event-Id', 'e-1']], $hmac)];
 push @v, ['hmac-b64', req('hmac-b64', [['X-Signature', encode_base64(hmac_sha1($hmacb, $plain), '')], ['X-Event', 'thing.done']], $hmacb)];
 push @v, ['hmac-512', req('hmac-512', [['X-Signature', hmac_sha512_hex('{}', $plain)], ['X-Event-Id', 'e-512']], '{}')];
+# signed_content templates: a signed delivery id and timestamp; the URL with a query, a header, ms
+push @v, ['hmac-tpl', req('hmac-tpl', [['X-Signature', 'v1=' . hmac_sha256_hex("e-tpl.$now.$hmac", $plain)], ['X-Event-Id', 'e-tpl'], ['X-Timestamp', $now]], $hmac)];
+{
+	my ($ms, $b) = ($now * 1000, '{"id":"u-1"}');
+	my $sig = encode_base64(Digest::SHA::hmac_sha512("POST&https://hooks.example.com/hooks/hmac-url?a=1&acme&$ms&{$b}", $plain), '');
+	push @v, ['hmac-url', req('hmac-url', [['X-Signature', $sig], ['X-Tenant', 'acme'], ['X-Timestamp', $ms], ['?', 'a=1']], $b)];
+}
 # the providers that are rows of shared classes, and the handshakes
 {
 	my $ms = $now * 1000;

@@ -182,6 +182,10 @@ dump(const conf *c, char *buf, size_t len)
 		    str(ep->pe.hmac.type_header), str(ep->pe.hmac.type_field));
 		put(buf, len, "endpoint.object_field=%s\nendpoint.version_field=%s\n",
 		    str(ep->pe.hmac.object_field), str(ep->pe.hmac.version_field));
+		put(buf, len, "endpoint.signed_content=%s\nendpoint.timestamp_header=%s\n",
+		    str(ep->pe.hmac.signed_content), str(ep->pe.hmac.timestamp_header));
+		put(buf, len, "endpoint.timestamp_unit=%s\n",
+		    ep->pe.hmac.ts_unit == HMAC_SECONDS ? "seconds" : "milliseconds");
 		put(buf, len, "endpoint.key_file=%s\nendpoint.ca_file=%s\n", str(ep->pe.key_file),
 		    str(ep->pe.ca_file));
 		put(buf, len, "endpoint.cert_cache=%s\nendpoint.audience=%s\n",
@@ -382,6 +386,23 @@ static const key_case key_cases[] = {
 	GOOD("endpoint a", "object_field", "data.object.id",
 	     "endpoint.object_field=data.object.id"),
 	GOOD("endpoint a", "version_field", "created", "endpoint.version_field=created"),
+	GOOD("endpoint a", "signed_content", "v0:{timestamp}:{body}",
+	     "endpoint.signed_content=v0:{timestamp}:{body}"),
+	GOOD("endpoint a", "signed_content", "{header:X-Id}.{method} {url}{{x}}{body}",
+	     "endpoint.signed_content={header:X-Id}.{method} {url}{{x}}{body}"),
+	BAD("endpoint a", "signed_content", "{timestamp}.{bdy}",
+	    "signed_content: unknown placeholder {bdy} (body, timestamp, header:Name, method, url; "
+	    "{{ and }} for braces)"),
+	BAD("endpoint a", "signed_content", "{timestamp}", "signed_content: must sign {body}"),
+	BAD("endpoint a", "signed_content", "{body", "signed_content: '{' at byte 1 is not closed"),
+	GOOD("endpoint a", "timestamp_header", "X-Timestamp",
+	     "endpoint.timestamp_header=X-Timestamp"),
+	BAD("endpoint a", "timestamp_header", "X Timestamp",
+	    "timestamp_header must be a header name (letters, digits, '-', '_')"),
+	GOOD("endpoint a", "timestamp_unit", "milliseconds",
+	     "endpoint.timestamp_unit=milliseconds"),
+	BAD("endpoint a", "timestamp_unit", "ms",
+	    "timestamp_unit must be seconds or milliseconds, not \"ms\""),
 	GOOD("endpoint a", "key_file", "/etc/hookinbox/google.jwks",
 	     "endpoint.key_file=/etc/hookinbox/google.jwks"),
 	GOOD("endpoint a", "ca_file", "/etc/ssl/certs/ca-certificates.crt",
@@ -502,6 +523,9 @@ static const char *const defaults[] = {
 	"endpoint.type_field=(unset)",
 	"endpoint.object_field=(unset)",
 	"endpoint.version_field=(unset)",
+	"endpoint.signed_content=(unset)",
+	"endpoint.timestamp_header=(unset)",
+	"endpoint.timestamp_unit=seconds",
 	"endpoint.key_file=(unset)",
 	"endpoint.ca_file=(unset)",
 	"endpoint.cert_cache=(unset)",
@@ -627,6 +651,24 @@ static const text_case text_cases[] = {
 	{"provider hmac without an id", CONF_ALL,
 	 DB "[endpoint a]\nprovider = hmac\nsecret_file = secrets\nheader = X-Sig\n", NULL,
 	 "3: endpoint \"a\": provider hmac needs id_header or id_field"},
+	{"provider hmac with a template", CONF_ALL,
+	 DB "[endpoint a]\nprovider = hmac\nsecret_file = secrets\nheader = X-Sig\nid_field = id\n"
+	    "signed_content = {timestamp}.{body}\ntimestamp_header = X-Ts\n",
+	 "endpoint.signed_content={timestamp}.{body}", NULL},
+	{"a bad template at its line", CONF_ALL,
+	 DB "[endpoint a]\nprovider = hmac\nsecret_file = secrets\nheader = X-Sig\nid_field = id\n"
+	    "signed_content = {timestamp}.{body}}\n",
+	 NULL, "8: signed_content: '}' at byte 19 closes nothing (write }} for one)"},
+	{"{timestamp} without timestamp_header", CONF_ALL,
+	 DB "[endpoint a]\nprovider = hmac\nsecret_file = secrets\nheader = X-Sig\nid_field = id\n"
+	    "signed_content = {timestamp}.{body}\n",
+	 NULL, "3: endpoint \"a\": signed_content has {timestamp}: set timestamp_header"},
+	{"{url} without public_url", CONF_ALL,
+	 DB "[endpoint a]\nprovider = hmac\nsecret_file = secrets\nheader = X-Sig\nid_field = id\n"
+	    "signed_content = {url}{body}\n",
+	 NULL,
+	 "3: endpoint \"a\": signed_content has {url}: set public_url (the URL the provider "
+	 "signs)"},
 	{"provider twilio without public_url", CONF_ALL,
 	 DB "[endpoint a]\nprovider = twilio\nsecret_file = secrets\n", NULL,
 	 "3: endpoint \"a\": provider twilio needs public_url (the URL Twilio signs)"},

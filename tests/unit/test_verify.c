@@ -4,6 +4,7 @@
  * hand cases per provider, and sign.c -> verify.c round trips
  */
 #include "headers.h"
+#include "secrets.h"
 #include "tap.h"
 
 #include "base64.h"
@@ -23,31 +24,6 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
-
-/* a secret set holding the given lines, through a 0600 temp file */
-static secret_set *
-make_secrets(const char *const *lines, size_t n)
-{
-	char path[] = "/tmp/hookinbox-test-secretXXXXXX";
-	char err[256];
-	int fd = mkstemp(path);
-	secret_set *set;
-
-	if (fd < 0)
-		abort();
-	for (size_t i = 0; i < n; i++) {
-		if (write(fd, lines[i], strlen(lines[i])) < 0 || write(fd, "\n", 1) < 0)
-			abort();
-	}
-	close(fd);
-	set = secret_set_load(path, err, sizeof(err));
-	unlink(path);
-	if (set == NULL) {
-		printf("# %s\n", err);
-		abort();
-	}
-	return set;
-}
 
 static secret_set *
 one_secret(const char *s)
@@ -286,8 +262,8 @@ static const pcase cases[] = {
 
 static char h_header[] = "X-Signature", h_prefix[] = "sha512=", h_id[] = "X-Event-Id",
 	    h_type[] = "type";
-static hmac_conf test_hmac = {h_header, HMAC_SHA512, HMAC_BASE64, h_prefix, h_id,
-			      NULL,	NULL,	     h_type,	  NULL,	    NULL};
+static hmac_conf test_hmac = {h_header, HMAC_SHA512, HMAC_BASE64, h_prefix, h_id, NULL,	       NULL,
+			      h_type,	NULL,	     NULL,	  NULL,	    NULL, HMAC_SECONDS};
 
 /* sign body with secret into t's headers */
 static bool
