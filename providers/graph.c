@@ -200,10 +200,14 @@ sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 	(void)out;
 	if (in->body_len == 0)
 		return 0; /* the validationToken handshake: sent as it is */
-	if (!b.present || memchr(in->secret, '\0', in->secret_len) != NULL) {
+	if (!b.present) {
 		snprintf(errbuf, errlen,
 			 "Graph's payload must be a notification or a "
 			 "{\"value\": [...]} batch of them");
+		return -1;
+	}
+	if (memchr(in->secret, '\0', in->secret_len) != NULL) {
+		snprintf(errbuf, errlen, "the clientState holds a NUL byte");
 		return -1;
 	}
 	secret = xmalloc(in->secret_len + 1);
@@ -212,24 +216,27 @@ sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 	q = env_json_quote(secret);
 	secure_wipe(secret, in->secret_len);
 	free(secret);
-	dynbuf_init(&d, SIZE_MAX);
+	/* each item is 2 bytes at least, and gains at most a member of q */
+	dynbuf_init(&d, in->body_len + 16 + (in->body_len / 2 + 1) * (strlen(q) + 17));
 	dynbuf_xadd(&d, "{\"value\":[", 10);
 	if (jscan_member(&b.v, "value", 5, &value) != 0) {
 		put_item(&d, &b.v, q);
 		n = 1;
 	} else if (value.type == JSCAN_ARRAY) {
-		while (jscan_element(&value, &pos, &item) == 0 && item.type == JSCAN_OBJECT) {
+		while (jscan_element(&value, &pos, &item) == 0) {
+			if (item.type != JSCAN_OBJECT) {
+				n = SIZE_MAX; /* an item that is not a notification */
+				break;
+			}
 			if (n++ > 0)
 				dynbuf_xadd(&d, ",", 1);
 			put_item(&d, &item, q);
 		}
-		if (jscan_element(&value, &pos, &item) == 0)
-			n = 0; /* an item that is not an object */
 	}
 	secure_wipe(q, strlen(q));
 	free(q);
 	dynbuf_xadd(&d, "]}", 2);
-	if (n == 0) {
+	if (n == 0 || n == SIZE_MAX) {
 		secure_wipe(d.buf, d.len);
 		dynbuf_release(&d);
 		snprintf(errbuf, errlen,

@@ -615,6 +615,11 @@ subtest 'the App Store server library verifies hookinbox-send\'s notification' =
 		"--url=$url?validationToken=send%20check", payload('');
 	my $out = `$cmd 2>/dev/null`;
 	is($out, "1 200 send check\n", 'hookinbox-send graph: an empty payload rehearses the validationToken handshake');
+	for my $bad ('{"value":[' . $item->('SendM5', 'created') . ',7]}', '{"value":[]}', '[1]') {
+		my $c = join ' ', map { HookTest::shell_quote($_) } $send, '--provider=graph', "--secret-file=$s", "--url=$url", payload($bad);
+		system("$c >/dev/null 2>&1");
+		is($? >> 8, 78, "hookinbox-send graph: a payload that is not notifications ($bad): exit 78, nothing sent");
+	}
 	is(rows(), $before, 'hookinbox-send graph: nothing stored for the refusals and the handshake');
 }
 
