@@ -203,9 +203,9 @@ confirmation_members(const char *id, const char *cert, const char *topic, char *
 {
 	unsigned char d[SHA256_LEN];
 	char token[2 * SHA256_LEN + 1], *url, *q, *out;
-	const char *host = cert + 8, *slash = strchr(host, '/');
+	const char *host = cert + 8, *slash;
 
-	if (strncmp(cert, "https://", 8) != 0 || slash == NULL ||
+	if (strncmp(cert, "https://", 8) != 0 || (slash = strchr(host, '/')) == NULL ||
 	    sha256_digest(id, strlen(id), d) != 0) {
 		snprintf(errbuf, errlen, "the SigningCertURL is not an https URL");
 		return NULL;
