@@ -14,6 +14,8 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "pksign.h"
+
 /* a SubjectPublicKeyInfo longer than this is not cached (a P-256 one is 91 bytes) */
 #define CACHE_DER_MAX 128
 #define CACHE_SLOTS 32
@@ -122,18 +124,9 @@ bool
 ecdsa_verify(const ecdsa_key *k, const void *msg, size_t len, const unsigned char *sig,
 	     size_t siglen)
 {
-	EVP_MD_CTX *md;
-	bool good = false;
-
 	if (siglen == 0 || siglen > ECDSA_SIG_MAX)
 		return false;
-	md = EVP_MD_CTX_new();
-	if (md == NULL)
-		return false;
-	if (EVP_DigestVerifyInit(md, NULL, EVP_sha256(), NULL, k->pkey) == 1)
-		good = EVP_DigestVerify(md, sig, siglen, msg, len) == 1;
-	EVP_MD_CTX_free(md);
-	return good;
+	return pksign_verify(k->pkey, EVP_sha256(), msg, len, sig, siglen);
 }
 
 int
@@ -142,7 +135,6 @@ ecdsa_sign_der(const unsigned char *der, size_t derlen, const void *msg, size_t 
 {
 	const unsigned char *p = der;
 	EVP_PKEY *pkey;
-	EVP_MD_CTX *md = NULL;
 	size_t n = ECDSA_SIG_MAX;
 	int rc = -1;
 
@@ -151,18 +143,12 @@ ecdsa_sign_der(const unsigned char *der, size_t derlen, const void *msg, size_t 
 	pkey = d2i_AutoPrivateKey(NULL, &p, (long)derlen);
 	if (pkey == NULL)
 		return -1;
-	if (p != der + derlen || !on_p256(pkey))
-		goto out;
-	md = EVP_MD_CTX_new();
-	if (md == NULL)
-		goto out;
-	if (EVP_DigestSignInit(md, NULL, EVP_sha256(), NULL, pkey) != 1 ||
-	    EVP_DigestSign(md, sig, &n, msg, len) != 1)
+	if (p != der + derlen || !on_p256(pkey) ||
+	    pksign_sign(pkey, EVP_sha256(), msg, len, sig, &n) != 0)
 		goto out;
 	*siglen = n;
 	rc = 0;
 out:
-	EVP_MD_CTX_free(md);
 	EVP_PKEY_free(pkey);
 	return rc;
 }

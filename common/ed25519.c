@@ -7,25 +7,19 @@
 
 #include <openssl/evp.h>
 
+#include "pksign.h"
+
 bool
 ed25519_verify(const unsigned char pub[ED25519_KEY_LEN], const void *msg, size_t len,
 	       const unsigned char sig[ED25519_SIG_LEN])
 {
 	EVP_PKEY *pkey;
-	EVP_MD_CTX *md = NULL;
-	bool good = false;
+	bool good;
 
 	pkey = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, NULL, pub, ED25519_KEY_LEN);
 	if (pkey == NULL)
 		return false;
-	md = EVP_MD_CTX_new();
-	if (md == NULL)
-		goto out;
-	if (EVP_DigestVerifyInit(md, NULL, NULL, NULL, pkey) != 1)
-		goto out;
-	good = EVP_DigestVerify(md, sig, ED25519_SIG_LEN, msg, len) == 1;
-out:
-	EVP_MD_CTX_free(md);
+	good = pksign_verify(pkey, NULL, msg, len, sig, ED25519_SIG_LEN);
 	EVP_PKEY_free(pkey);
 	return good;
 }
@@ -35,23 +29,14 @@ ed25519_sign(const unsigned char seed[ED25519_KEY_LEN], const void *msg, size_t 
 	     unsigned char sig[ED25519_SIG_LEN])
 {
 	EVP_PKEY *pkey;
-	EVP_MD_CTX *md = NULL;
 	size_t siglen = ED25519_SIG_LEN;
-	int rc = -1;
+	int rc;
 
 	pkey = EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, NULL, seed, ED25519_KEY_LEN);
 	if (pkey == NULL)
 		return -1;
-	md = EVP_MD_CTX_new();
-	if (md == NULL)
-		goto out;
-	if (EVP_DigestSignInit(md, NULL, NULL, NULL, pkey) != 1)
-		goto out;
-	if (EVP_DigestSign(md, sig, &siglen, msg, len) != 1 || siglen != ED25519_SIG_LEN)
-		goto out;
-	rc = 0;
-out:
-	EVP_MD_CTX_free(md);
+	rc = pksign_sign(pkey, NULL, msg, len, sig, &siglen) == 0 && siglen == ED25519_SIG_LEN ? 0
+											       : -1;
 	EVP_PKEY_free(pkey);
 	return rc;
 }

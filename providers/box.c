@@ -21,26 +21,8 @@ static const stamp_mac scheme = {
 	.missing = "missing box-signature-primary or box-delivery-timestamp header",
 };
 
-static int
-extract(const provider_endpoint *ep, const request_view *req, envelope *env, const char **reason)
-{
-	const char *why = NULL;
-	jval body = env_body(req, env);
-
-	(void)ep;
-	if (env_need_id(env_take_header(&env->event_id, req, "box-delivery-id", &why), &why,
-			reason) < 0)
-		return -1;
-	env_optional(env,
-		     env_take_json(&env->event_type, env_json_path(&body, "trigger"), false, &why),
-		     "type", &why);
-	env_optional(env,
-		     env_take_json(&env->object_id, env_json_path(&body, "source.id"), false, &why),
-		     "object id", &why);
-	env_optional(env, env_take_version(env, env_json_path(&body, "created_at")), "created_at",
-		     &env_version_why);
-	return 0;
-}
+/* {"trigger", "source": {"id", ...}, "created_at", ...}; the id is box-delivery-id */
+static const env_body_fields fields = {NULL, "trigger", "source.id", "created_at"};
 
 static const char *const headers[] = {"box-delivery-id", "box-delivery-timestamp", NULL};
 
@@ -51,6 +33,6 @@ const provider_ops provider_box = {
 	.id_signed = provider_id_signed, /* bounded by the signed timestamp */
 	.sends_version = provider_always,
 	.replay = REPLAY_BODY,
-	.stamp_mac = &scheme, /* verifies and signs */
-	.extract = extract,
+	.stamp_mac = &scheme, /* verifies, signs and, with fields, extracts */
+	.fields = &fields,
 };

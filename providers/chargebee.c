@@ -9,18 +9,6 @@
 #include "fields.h"
 #include "scheme.h"
 
-static int
-verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
-{
-	return scheme_verify_basic(ep, req, res);
-}
-
-static int
-sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
-{
-	return scheme_sign_basic(in, out, errbuf, errlen);
-}
-
 /* {"id": "ev_...", "occurred_at", "event_type", "content": {...}} */
 static const env_body_fields fields = {"id", "event_type", NULL, "occurred_at"};
 
@@ -34,7 +22,7 @@ const provider_ops provider_chargebee = {
 	.id_signed = provider_id_unsigned, /* nothing is signed */
 	.sends_version = provider_always,
 	.replay = REPLAY_BODY,
-	.verify = verify,
+	.verify = scheme_verify_basic,
 	.fields = &fields,
-	.sign = sign,
+	.sign = scheme_sign_basic,
 };

@@ -26,18 +26,6 @@ static const ed25519_scheme scheme = {
 };
 
 static int
-verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
-{
-	return scheme_verify_ed25519(&scheme, ep, req, res);
-}
-
-static int
-sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
-{
-	return scheme_sign_ed25519(&scheme, in, out, errbuf, errlen);
-}
-
-static int
 handshake(const provider_endpoint *ep, const request_view *req, size_t secret_index,
 	  handshake_answer *ans, const char **reason)
 {
@@ -60,14 +48,12 @@ static const char *const headers[] = {NULL};
 
 const provider_ops provider_discord = {
 	.name = "discord",
-	.klass = "Ed25519 over <ts><body>",
 	.tolerance = 0,
 	.headers = headers,
 	.id_signed = provider_id_signed,
 	.sends_version = provider_never,
 	.replay = REPLAY_BODY,
-	.verify = verify,
+	.ed25519 = &scheme, /* verifies and signs */
 	.handshake = handshake,
 	.fields = &fields,
-	.sign = sign,
 };

@@ -31,22 +31,6 @@ encode(hmac_encoding enc, const unsigned char *in, size_t len, char *out)
 		base64_encode(in, len, out);
 }
 
-/* "<ts><joiner><body>", xmalloc'd */
-static unsigned char *
-message(const char *ts, size_t tslen, const char *joiner, const unsigned char *body, size_t blen,
-	size_t *len)
-{
-	size_t jl = strlen(joiner);
-	unsigned char *m = xmalloc(tslen + jl + blen + 1);
-
-	memcpy(m, ts, tslen);
-	memcpy(m + tslen, joiner, jl);
-	if (blen > 0)
-		memcpy(m + tslen + jl, body, blen);
-	*len = tslen + jl + blen;
-	return m;
-}
-
 int
 scheme_verify_ed25519(const ed25519_scheme *sc, const provider_endpoint *ep,
 		      const request_view *req, verify_result *res)
@@ -71,7 +55,7 @@ scheme_verify_ed25519(const ed25519_scheme *sc, const provider_endpoint *ep,
 	    (st = scheme_window(ep, req, ts)) != VERIFY_OK)
 		return scheme_window_fail(res, st);
 	/* the timestamp as it was sent: it is signed as text */
-	msg = message(tsv, tslen, sc->joiner, req->body, req->body_len, &msglen);
+	msg = scheme_ts_message(tsv, tslen, sc->joiner, req->body, req->body_len, &msglen);
 	rc = scheme_fail(res, VERIFY_MISMATCH, "signature mismatch");
 	for (size_t i = 0; i < secret_count(ep->secrets); i++) {
 		unsigned char pub[ED25519_KEY_LEN + 3];
@@ -107,7 +91,7 @@ scheme_sign_ed25519(const ed25519_scheme *sc, const sign_input *in, sign_output 
 		return -1;
 	}
 	snprintf(ts, sizeof(ts), "%lld", (long long)in->timestamp);
-	msg = message(ts, strlen(ts), sc->joiner, in->body, in->body_len, &msglen);
+	msg = scheme_ts_message(ts, strlen(ts), sc->joiner, in->body, in->body_len, &msglen);
 	rc = ed25519_sign(seed, msg, msglen, sig);
 	secure_wipe(seed, sizeof(seed));
 	free(msg);

@@ -39,6 +39,9 @@ envelope_extract(const provider_endpoint *ep, const request_view *req, envelope 
 		return ops->extract(ep, req, env, reason);
 	if (ops->fields == NULL && ops->body_mac != NULL)
 		return scheme_extract_body_mac(ops->body_mac, req, env, reason);
+	if (ops->stamp_mac != NULL && ops->stamp_mac->id_header != NULL)
+		return env_extract_header_fields(req, ops->stamp_mac->id_header, ops->fields, env,
+						 reason);
 	return env_extract_fields(req, ops->fields, env, reason);
 }
 

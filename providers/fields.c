@@ -165,6 +165,17 @@ env_json_text(jval v, char **out, size_t *len)
 	return v.present && jscan_string(&v.v, out, len) == 0;
 }
 
+bool
+env_json_is(jval v, const char *text)
+{
+	char *s = NULL;
+	size_t len = 0;
+	bool same = env_json_text(v, &s, &len) && len == strlen(text) && memcmp(s, text, len) == 0;
+
+	free(s);
+	return same;
+}
+
 /*
  * *out = the string at v, or with numbers an integer's exact source text
  * (all its digits: JSON.parse keeps them apart, and so do we).  Returns 1
@@ -299,6 +310,27 @@ env_extract_fields(const request_view *req, const env_body_fields *f, envelope *
 	return env_extract_object(&body, req->body, req->body_len, f, env, reason);
 }
 
+/* type, object id and version at f's paths of b, each optional */
+static void
+take_fields(const jval *b, const env_body_fields *f, envelope *env)
+{
+	const char *why = NULL;
+
+	if (f->type != NULL)
+		env_optional(
+			env,
+			env_take_json(&env->event_type, env_json_path(b, f->type), false, &why),
+			"type", &why);
+	if (f->object != NULL)
+		env_optional(
+			env,
+			env_take_json(&env->object_id, env_json_path(b, f->object), false, &why),
+			"object id", &why);
+	if (f->version != NULL)
+		env_optional(env, env_take_version(env, env_json_path(b, f->version)), f->version,
+			     &env_version_why);
+}
+
 int
 env_extract_object(const jval *b, const unsigned char *bytes, size_t len, const env_body_fields *f,
 		   envelope *env, const char **reason)
@@ -314,19 +346,20 @@ env_extract_object(const jval *b, const unsigned char *bytes, size_t len, const 
 			       &why, reason) < 0) {
 		return -1;
 	}
-	if (f->type != NULL)
-		env_optional(
-			env,
-			env_take_json(&env->event_type, env_json_path(b, f->type), false, &why),
-			"type", &why);
-	if (f->object != NULL)
-		env_optional(
-			env,
-			env_take_json(&env->object_id, env_json_path(b, f->object), false, &why),
-			"object id", &why);
-	if (f->version != NULL)
-		env_optional(env, env_take_version(env, env_json_path(b, f->version)), f->version,
-			     &env_version_why);
+	take_fields(b, f, env);
+	return 0;
+}
+
+int
+env_extract_header_fields(const request_view *req, const char *id_header, const env_body_fields *f,
+			  envelope *env, const char **reason)
+{
+	const char *why = NULL;
+	jval body = env_body(req, env);
+
+	if (env_need_id(env_take_header(&env->event_id, req, id_header, &why), &why, reason) < 0)
+		return -1;
+	take_fields(&body, f, env);
 	return 0;
 }
 

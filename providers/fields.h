@@ -62,6 +62,8 @@ jval env_body(const request_view *req, envelope *env);
 jval env_json_path(const jval *o, const char *path);
 /* a string value, unescaped (caller frees); false when v is not one or holds a lone surrogate */
 bool env_json_text(jval v, char **out, size_t *len);
+/* whether v is a string whose text is text (a handshake's "type") */
+bool env_json_is(jval v, const char *text);
 /*
  * *out = the string at v, or with numbers an integer's exact source text.
  * Returns 1 when v is absent or JSON null, 0 on success, -1 (and *why) for
@@ -118,5 +120,12 @@ int env_extract_fields(const request_view *req, const env_body_fields *f, envelo
  */
 int env_extract_object(const jval *b, const unsigned char *bytes, size_t len,
 		       const env_body_fields *f, envelope *env, const char **reason);
+/*
+ * The event id from request header id_header (f->id is not read), the
+ * other fields at f's paths of the JSON body; a body that is not a JSON
+ * object only loses those, and is noted.
+ */
+int env_extract_header_fields(const request_view *req, const char *id_header,
+			      const env_body_fields *f, envelope *env, const char **reason);
 
 #endif

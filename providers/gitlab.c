@@ -5,33 +5,17 @@
  * "X-Gitlab-Token" is the shared token itself, not a signature: it does not
  * cover the body, and the delivery id (X-Gitlab-Event-UUID) is not signed.
  */
-#include "ct.h"
 #include "fields.h"
 #include "scheme.h"
-#include "xalloc.h"
 
-#include <string.h>
-
-static int
-verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
-{
-	bool too_long = false;
-	size_t len;
-	const char *v = scheme_header(req, "X-Gitlab-Token", &len, &too_long);
-
-	if (v == NULL)
-		return scheme_fail(res, VERIFY_UNSIGNED, "missing X-Gitlab-Token header");
-	if (too_long)
-		return scheme_fail(res, VERIFY_MALFORMED, "token header too long");
-	for (size_t i = 0; i < secret_count(ep->secrets); i++) {
-		size_t klen;
-		const unsigned char *key = secret_get(ep->secrets, i, &klen);
-
-		if (ct_equal(key, klen, v, len))
-			return scheme_pass(res, i);
-	}
-	return scheme_fail(res, VERIFY_MISMATCH, "token mismatch");
-}
+static const token_scheme scheme = {
+	.header = "X-Gitlab-Token",
+	.missing = "missing X-Gitlab-Token header",
+	.too_long = "token header too long",
+	.mismatch = "token mismatch",
+	.id_header = "X-Gitlab-Event-UUID",
+	.type_header = "X-Gitlab-Event",
+};
 
 static int
 extract(const provider_endpoint *ep, const request_view *req, envelope *env, const char **reason)
@@ -52,21 +36,6 @@ extract(const provider_endpoint *ep, const request_view *req, envelope *env, con
 	return 0;
 }
 
-static int
-sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
-{
-	char *tok = xmalloc(in->secret_len + 1);
-
-	(void)errbuf;
-	(void)errlen;
-	memcpy(tok, in->secret, in->secret_len);
-	tok[in->secret_len] = '\0';
-	sign_add(out, "X-Gitlab-Token", tok);
-	sign_add_opt(out, "X-Gitlab-Event-UUID", in->event_id);
-	sign_add_opt(out, "X-Gitlab-Event", in->event_type);
-	return 0;
-}
-
 static const char *const headers[] = {"X-Gitlab-Event", "X-Gitlab-Event-UUID", NULL};
 
 const provider_ops provider_gitlab = {
@@ -76,7 +45,6 @@ const provider_ops provider_gitlab = {
 	.id_signed = provider_id_unsigned,
 	.sends_version = provider_never,
 	.replay = REPLAY_BODY,
-	.verify = verify,
+	.token = &scheme, /* verifies and signs */
 	.extract = extract,
-	.sign = sign,
 };

@@ -18,7 +18,6 @@
 #include "base64.h"
 #include "batch.h"
 #include "scheme.h"
-#include "wipe.h"
 #include "xalloc.h"
 
 #include <stdio.h>
@@ -120,28 +119,21 @@ static int
 sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 {
 	char ts[32], b64[BASE64_ENCODED_SIZE(HMAC_MAX_LEN)];
-	unsigned char mac[HMAC_MAX_LEN];
-	int rc;
 
 	if (in->url == NULL) {
 		snprintf(errbuf, errlen, "hubspot signing needs the URL");
 		return -1;
 	}
 	snprintf(ts, sizeof(ts), "%lld", (long long)in->timestamp * 1000);
-	{
-		hmac_part parts[4] = {{"POST", 4},
-				      {in->url, strlen(in->url)},
-				      {in->body, in->body_len},
-				      {ts, strlen(ts)}};
+	hmac_part parts[4] = {{"POST", 4},
+			      {in->url, strlen(in->url)},
+			      {in->body, in->body_len},
+			      {ts, strlen(ts)}};
 
-		rc = hmac_compute(HMAC_SHA256, in->secret, in->secret_len, parts, 4, mac);
-	}
-	if (rc < 0) {
+	if (sign_mac_b64(HMAC_SHA256, in->secret, in->secret_len, parts, 4, b64) < 0) {
 		snprintf(errbuf, errlen, "could not compute signature");
 		return -1;
 	}
-	base64_encode(mac, 32, b64);
-	secure_wipe(mac, sizeof(mac));
 	sign_add(out, SIG_HEADER, xstrdup(b64));
 	sign_add(out, TS_HEADER, xstrdup(ts));
 	sign_add(out, "X-HubSpot-Signature-Version", xstrdup("v3"));

@@ -18,7 +18,6 @@
 #include "fields.h"
 #include "hex.h"
 #include "scheme.h"
-#include "wipe.h"
 #include "xalloc.h"
 
 #include <stdio.h>
@@ -127,9 +126,7 @@ sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 {
 	jval body = env_parse_object(in->body, in->body_len);
 	jval data = env_json_path(&body, "event-data");
-	unsigned char mac[HMAC_MAX_LEN];
 	char ts[32], hex[2 * HMAC_MAX_LEN + 1], *text;
-	int rc;
 
 	if (in->event_id == NULL || !body.present) {
 		snprintf(errbuf, errlen,
@@ -140,17 +137,12 @@ sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 	if (!data.present)
 		data = body;
 	snprintf(ts, sizeof(ts), "%lld", (long long)in->timestamp);
-	{
-		hmac_part parts[2] = {{ts, strlen(ts)}, {in->event_id, strlen(in->event_id)}};
+	hmac_part parts[2] = {{ts, strlen(ts)}, {in->event_id, strlen(in->event_id)}};
 
-		rc = hmac_compute(HMAC_SHA256, in->secret, in->secret_len, parts, 2, mac);
-	}
-	if (rc < 0) {
+	if (sign_mac_hex(HMAC_SHA256, in, parts, 2, hex) < 0) {
 		snprintf(errbuf, errlen, "could not compute signature");
 		return -1;
 	}
-	hex_encode(mac, 32, hex);
-	secure_wipe(mac, sizeof(mac));
 	{
 		char *tok = env_json_quote(in->event_id);
 

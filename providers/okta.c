@@ -7,7 +7,6 @@
  * event id (body "eventId") is not signed, so the body is deduplicated as
  * for GitLab's token.  The one-time verification GET is answered.
  */
-#include "ct.h"
 #include "fields.h"
 #include "scheme.h"
 #include "xalloc.h"
@@ -15,26 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int
-verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
-{
-	bool too_long = false;
-	size_t len;
-	const char *v = scheme_header(req, "Authorization", &len, &too_long);
-
-	if (v == NULL)
-		return scheme_fail(res, VERIFY_UNSIGNED, "missing Authorization header");
-	if (too_long)
-		return scheme_fail(res, VERIFY_MALFORMED, "Authorization header too long");
-	for (size_t i = 0; i < secret_count(ep->secrets); i++) {
-		size_t klen;
-		const unsigned char *key = secret_get(ep->secrets, i, &klen);
-
-		if (ct_equal(key, klen, v, len))
-			return scheme_pass(res, i);
-	}
-	return scheme_fail(res, VERIFY_MISMATCH, "Authorization mismatch");
-}
+static const token_scheme scheme = {
+	.header = "Authorization",
+	.missing = "missing Authorization header",
+	.too_long = "Authorization header too long",
+	.mismatch = "Authorization mismatch",
+};
 
 static int
 extract(const provider_endpoint *ep, const request_view *req, envelope *env, const char **reason)
@@ -51,19 +36,6 @@ extract(const provider_endpoint *ep, const request_view *req, envelope *env, con
 		     "type", &why);
 	env_optional(env, env_take_version(env, env_json_path(&b, "eventTime")), "eventTime",
 		     &env_version_why);
-	return 0;
-}
-
-static int
-sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
-{
-	char *tok = xmalloc(in->secret_len + 1);
-
-	(void)errbuf;
-	(void)errlen;
-	memcpy(tok, in->secret, in->secret_len);
-	tok[in->secret_len] = '\0';
-	sign_add(out, "Authorization", tok);
 	return 0;
 }
 
@@ -89,7 +61,7 @@ greeting(const provider_endpoint *ep, const request_view *req, const char *metho
 			rc > 0 ? "no X-Okta-Verification-Challenge" : "bad verification challenge";
 		return -1;
 	}
-	if (verify(ep, req, &res) != 0) {
+	if (scheme_verify_token(&scheme, ep, req, &res) != 0) {
 		free(challenge);
 		*reason = res.reason;
 		return -1;
@@ -111,8 +83,7 @@ const provider_ops provider_okta = {
 	.id_signed = provider_id_unsigned,
 	.sends_version = provider_always,
 	.replay = REPLAY_BODY,
-	.verify = verify,
+	.token = &scheme, /* verifies and signs */
 	.greeting = greeting,
 	.extract = extract,
-	.sign = sign,
 };

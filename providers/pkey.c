@@ -6,6 +6,7 @@
 #include "pkey.h"
 
 #include "base64.h"
+#include "pksign.h"
 #include "wipe.h"
 #include "xalloc.h"
 
@@ -378,7 +379,6 @@ static bool
 verify_with(EVP_PKEY *key, pkey_alg alg, const unsigned char *msg, size_t msglen,
 	    const unsigned char *sig, size_t siglen)
 {
-	EVP_MD_CTX *ctx;
 	unsigned char *der = NULL;
 	bool ok;
 
@@ -390,10 +390,7 @@ verify_with(EVP_PKEY *key, pkey_alg alg, const unsigned char *msg, size_t msglen
 	} else if (EVP_PKEY_get_base_id(key) != EVP_PKEY_RSA || EVP_PKEY_get_bits(key) < 2048) {
 		return false;
 	}
-	ctx = EVP_MD_CTX_new();
-	ok = ctx != NULL && EVP_DigestVerifyInit(ctx, NULL, alg_md(alg), NULL, key) == 1 &&
-	     EVP_DigestVerify(ctx, sig, siglen, msg, msglen) == 1;
-	EVP_MD_CTX_free(ctx);
+	ok = pksign_verify(key, alg_md(alg), msg, msglen, sig, siglen);
 	OPENSSL_free(der);
 	return ok;
 }

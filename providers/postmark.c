@@ -10,18 +10,6 @@
 #include "fields.h"
 #include "scheme.h"
 
-static int
-verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
-{
-	return scheme_verify_basic(ep, req, res);
-}
-
-static int
-sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
-{
-	return scheme_sign_basic(in, out, errbuf, errlen);
-}
-
 /* {"RecordType": "Delivery", "MessageID", "DeliveredAt", ...} */
 static const env_body_fields fields = {NULL, "RecordType", "MessageID", NULL};
 
@@ -35,7 +23,7 @@ const provider_ops provider_postmark = {
 	.id_signed = provider_id_unsigned, /* nothing is signed */
 	.sends_version = provider_never,
 	.replay = REPLAY_BODY,
-	.verify = verify,
+	.verify = scheme_verify_basic,
 	.fields = &fields,
-	.sign = sign,
+	.sign = scheme_sign_basic,
 };

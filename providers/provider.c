@@ -241,6 +241,12 @@ provider_class(provider p)
 		return "RFC 3339 timestamp and MAC";
 	if (ops->verify == NULL && ops->body_mac != NULL)
 		return "HMAC of the body in one header";
+	if (ops->verify == NULL && ops->v0 != NULL)
+		return "HMAC of v0:<ts>:<body>";
+	if (ops->verify == NULL && ops->ed25519 != NULL)
+		return "Ed25519 over <ts><body>";
+	if (ops->verify == NULL && ops->token != NULL)
+		return "shared token in one header";
 	if (ops->verify == NULL)
 		return "HMAC of <ts><sep><body>, t=...,v1=...";
 	return ops->name; /* a scheme of its own */

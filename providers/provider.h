@@ -101,6 +101,9 @@ struct env_body_fields;
 struct body_mac;
 struct batch_rows;
 struct stamp_mac;
+struct v0_scheme;
+struct ed25519_scheme;
+struct token_scheme;
 struct handshake_answer;
 
 /* what the replay defence of an unsigned delivery id compares */
@@ -173,9 +176,11 @@ typedef struct provider_ops {
 	int (*load)(struct provider_endpoint *ep, char *errbuf, size_t errlen);
 	/*
 	 * A scheme that is only data needs no functions: with verify and sign
-	 * NULL, scheme.h's body_mac row (when set), stamp_mac row (when set)
-	 * or timestamped scheme verifies and signs; with extract NULL, the
-	 * body_mac row's fields or the body fields of fields.h are extracted.
+	 * NULL, scheme.h's body_mac, stamp_mac, v0, ed25519 or token row (the
+	 * one set) or else the timestamped scheme verifies and signs; with
+	 * extract NULL, the body_mac row's fields, or the stamp_mac row's id
+	 * header and the body fields of fields.h, or those body fields alone
+	 * are extracted.
 	 */
 	/*
 	 * What hookinbox-send asks of a provider (sign.h): whether it sends
@@ -205,6 +210,11 @@ typedef struct provider_ops {
 	const char *klass;
 	/* with verify (and sign) NULL, scheme.h's stamp_mac row verifies (and signs) */
 	const struct stamp_mac *stamp_mac;
+	/* likewise its v0_scheme row (Slack's class) and ed25519_scheme row (Discord's) */
+	const struct v0_scheme *v0;
+	const struct ed25519_scheme *ed25519;
+	/* likewise its token_scheme row (GitLab's, Okta's: the secret in a header) */
+	const struct token_scheme *token;
 } provider_ops;
 
 /* the row of p; p must be a valid id */

@@ -140,6 +140,21 @@ scheme_split_kv(span s, char c, span *k, span *v)
 	return true;
 }
 
+unsigned char *
+scheme_ts_message(const char *ts, size_t tslen, const char *joiner, const unsigned char *body,
+		  size_t blen, size_t *len)
+{
+	size_t jl = strlen(joiner);
+	unsigned char *m = xmalloc(tslen + jl + blen + 1);
+
+	memcpy(m, ts, tslen);
+	memcpy(m + tslen, joiner, jl);
+	if (blen > 0)
+		memcpy(m + tslen + jl, body, blen);
+	*len = tslen + jl + blen;
+	return m;
+}
+
 bool
 scheme_hex_matches(span s, const unsigned char *mac, size_t maclen)
 {

@@ -62,6 +62,13 @@ int scheme_split(const char *v, size_t len, char sep, span out[SCHEME_ENTRIES_MA
 /* split "k=v" (or "k,v") at the first c; false when c is absent */
 bool scheme_split_kv(span s, char c, span *k, span *v);
 
+/*
+ * "<ts><joiner><body>" ("" for no joiner), for the schemes that sign it
+ * with a key of another kind (Ed25519, ECDSA); the caller frees it
+ */
+unsigned char *scheme_ts_message(const char *ts, size_t tslen, const char *joiner,
+				 const unsigned char *body, size_t blen, size_t *len);
+
 /* does hex entry s carry mac? (a bad digit or length simply does not match) */
 bool scheme_hex_matches(span s, const unsigned char *mac, size_t maclen);
 
@@ -200,10 +207,31 @@ int scheme_sign_ed25519(const ed25519_scheme *sc, const sign_input *in, sign_out
  * were given (https://user:password@host/...): "Authorization: Basic
  * <base64 of user:password>", compared whole and in constant time with
  * each "user:password" line of the secret file.  Weaker than a signature:
- * the body is not covered, so ids are deduplicated on the body too.
+ * the body is not covered, so ids are deduplicated on the body too.  The
+ * two are such a provider's provider_ops.verify and .sign as they stand.
  */
 int scheme_verify_basic(const provider_endpoint *ep, const request_view *req, verify_result *res);
 int scheme_sign_basic(const sign_input *in, sign_output *out, char *errbuf, size_t errlen);
+
+/*
+ * GitLab's and Okta's class: the secret itself in one header, not a
+ * signature, compared whole and in constant time with each line of the
+ * secret file.  It does not cover the body, so ids are deduplicated on the
+ * body too.  Signing sends the secret, and the event id and type in their
+ * headers when the row names them.
+ */
+typedef struct token_scheme {
+	const char *header;
+	const char *missing;		     /* reason when the header is absent */
+	const char *too_long;		     /* reason when it is longer than SCHEME_HEADER_MAX */
+	const char *mismatch;		     /* reason when no secret is its value */
+	const char *id_header, *type_header; /* NULL: not sent */
+} token_scheme;
+
+int scheme_verify_token(const token_scheme *sc, const provider_endpoint *ep,
+			const request_view *req, verify_result *res);
+int scheme_sign_token(const token_scheme *sc, const sign_input *in, sign_output *out, char *errbuf,
+		      size_t errlen);
 
 /*
  * Box's, Zendesk's and Twitch's class: an HMAC-SHA256 over parts of the

@@ -27,19 +27,6 @@
 #define TS_HEADER "X-Twilio-Email-Event-Webhook-Timestamp"
 #define KEY_B64_MAX 2048 /* a P-256 SubjectPublicKeyInfo is 91 bytes; PKCS#8 about 138 */
 
-/* "<ts><body>", xmalloc'd */
-static unsigned char *
-message(const char *ts, size_t tslen, const unsigned char *body, size_t blen, size_t *len)
-{
-	unsigned char *m = xmalloc(tslen + blen + 1);
-
-	memcpy(m, ts, tslen);
-	if (blen > 0)
-		memcpy(m + tslen, body, blen);
-	*len = tslen + blen;
-	return m;
-}
-
 static int
 verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
 {
@@ -63,7 +50,7 @@ verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
 		return scheme_fail(res, VERIFY_MALFORMED, "bad timestamp header");
 	if (ep->tolerance > 0 && (st = scheme_window(ep, req, ts)) != VERIFY_OK)
 		return scheme_window_fail(res, st);
-	msg = message(tsv, tslen, req->body, req->body_len, &msglen);
+	msg = scheme_ts_message(tsv, tslen, "", req->body, req->body_len, &msglen);
 	rc = scheme_fail(res, VERIFY_MISMATCH, "signature mismatch");
 	for (size_t i = 0; i < secret_count(ep->secrets); i++) {
 		unsigned char der[BASE64_DECODED_MAX(KEY_B64_MAX)];
@@ -97,7 +84,7 @@ sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 	int rc;
 
 	snprintf(ts, sizeof(ts), "%lld", (long long)in->timestamp);
-	msg = message(ts, strlen(ts), in->body, in->body_len, &msglen);
+	msg = scheme_ts_message(ts, strlen(ts), "", in->body, in->body_len, &msglen);
 	rc = n > 0 ? ecdsa_sign_der(der, (size_t)n, msg, msglen, sig, &siglen) : -1;
 	secure_wipe(der, sizeof(der));
 	free(msg);

@@ -34,6 +34,12 @@ sign_headers(const sign_input *in, sign_output *out, char *errbuf, size_t errlen
 		return scheme_sign_body_mac(ops->body_mac, in, out, errbuf, errlen);
 	if (ops->stamp_mac != NULL)
 		return scheme_sign_stamp_mac(ops->stamp_mac, in, out, errbuf, errlen);
+	if (ops->v0 != NULL)
+		return scheme_sign_v0(ops->v0, in, out, errbuf, errlen);
+	if (ops->ed25519 != NULL)
+		return scheme_sign_ed25519(ops->ed25519, in, out, errbuf, errlen);
+	if (ops->token != NULL)
+		return scheme_sign_token(ops->token, in, out, errbuf, errlen);
 	return scheme_sign_timestamped(ops->timestamped, in, out, errbuf, errlen);
 }
 

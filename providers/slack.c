@@ -16,7 +16,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 static const v0_scheme scheme = {
 	.sig_header = "X-Slack-Signature",
@@ -24,29 +23,18 @@ static const v0_scheme scheme = {
 	.missing = "missing X-Slack-Signature or X-Slack-Request-Timestamp header",
 };
 
-static int
-verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
-{
-	return scheme_verify_v0(&scheme, ep, req, res);
-}
-
 /* url_verification: answered with its challenge, nothing stored */
 static int
 handshake(const provider_endpoint *ep, const request_view *req, size_t secret_index,
 	  handshake_answer *ans, const char **reason)
 {
 	jval body = env_parse_object(req->body, req->body_len);
-	char *type = NULL, *challenge = NULL, *q;
-	size_t tlen = 0;
+	char *challenge = NULL, *q;
 	const char *why = NULL;
-	bool verification = env_json_text(env_json_path(&body, "type"), &type, &tlen) &&
-			    tlen == strlen("url_verification") &&
-			    memcmp(type, "url_verification", tlen) == 0;
 
 	(void)ep;
 	(void)secret_index;
-	free(type);
-	if (!verification)
+	if (!env_json_is(env_json_path(&body, "type"), "url_verification"))
 		return 0;
 	if (env_take_json(&challenge, env_json_path(&body, "challenge"), false, &why) != 0) {
 		*reason = "bad challenge";
@@ -154,26 +142,18 @@ out:
 	return rc;
 }
 
-static int
-sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
-{
-	return scheme_sign_v0(&scheme, in, out, errbuf, errlen);
-}
-
 static const char *const headers[] = {"X-Slack-Retry-Num", "X-Slack-Retry-Reason",
 				      "X-Slack-Request-Timestamp", NULL};
 
 const provider_ops provider_slack = {
 	.name = "slack",
-	.klass = "HMAC of v0:<ts>:<body>",
 	.tolerance = 300,
 	.headers = headers,
 	.id_signed = provider_id_signed,
 	.sends_version = provider_always,
 	.replay = REPLAY_BODY,
-	.verify = verify,
+	.v0 = &scheme, /* verifies and signs */
 	.extract = extract,
 	.handshake = handshake,
-	.sign = sign,
 	.form_bodies = true,
 };

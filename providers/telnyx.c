@@ -20,18 +20,6 @@ static const ed25519_scheme scheme = {
 	.joiner = "|",
 };
 
-static int
-verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
-{
-	return scheme_verify_ed25519(&scheme, ep, req, res);
-}
-
-static int
-sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
-{
-	return scheme_sign_ed25519(&scheme, in, out, errbuf, errlen);
-}
-
 /* {"data": {"event_type", "id", "occurred_at", "payload": {"id", ...}}} */
 static const env_body_fields fields = {"data.id", "data.event_type", "data.payload.id",
 				       "data.occurred_at"};
@@ -40,13 +28,11 @@ static const char *const headers[] = {"telnyx-timestamp", NULL};
 
 const provider_ops provider_telnyx = {
 	.name = "telnyx",
-	.klass = "Ed25519 over <ts><body>",
 	.tolerance = 300,
 	.headers = headers,
 	.id_signed = provider_id_signed,
 	.sends_version = provider_always,
 	.replay = REPLAY_BODY,
-	.verify = verify,
+	.ed25519 = &scheme, /* verifies and signs */
 	.fields = &fields,
-	.sign = sign,
 };

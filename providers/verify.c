@@ -35,5 +35,11 @@ verify_request(const provider_endpoint *ep, const request_view *req, verify_resu
 		return scheme_verify_body_mac(ops->body_mac, ep, req, res);
 	if (ops->stamp_mac != NULL)
 		return scheme_verify_stamp_mac(ops->stamp_mac, ep, req, res);
+	if (ops->v0 != NULL)
+		return scheme_verify_v0(ops->v0, ep, req, res);
+	if (ops->ed25519 != NULL)
+		return scheme_verify_ed25519(ops->ed25519, ep, req, res);
+	if (ops->token != NULL)
+		return scheme_verify_token(ops->token, ep, req, res);
 	return scheme_verify_timestamped(ops->timestamped, ep, req, res);
 }

@@ -18,18 +18,6 @@ static const v0_scheme scheme = {
 	.ms = true,
 };
 
-static int
-verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
-{
-	return scheme_verify_v0(&scheme, ep, req, res);
-}
-
-static int
-sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
-{
-	return scheme_sign_v0(&scheme, in, out, errbuf, errlen);
-}
-
 /* {"triggerType": "form_submission", "payload": {"id", ...}} */
 static const env_body_fields fields = {NULL, "triggerType", "payload.id", NULL};
 
@@ -37,13 +25,11 @@ static const char *const headers[] = {"x-webflow-timestamp", NULL};
 
 const provider_ops provider_webflow = {
 	.name = "webflow",
-	.klass = "HMAC of v0:<ts>:<body>",
 	.tolerance = 300,
 	.headers = headers,
 	.id_signed = provider_id_signed,
 	.sends_version = provider_never,
 	.replay = REPLAY_BODY,
-	.verify = verify,
+	.v0 = &scheme, /* verifies and signs */
 	.fields = &fields,
-	.sign = sign,
 };

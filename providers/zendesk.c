@@ -21,27 +21,8 @@ static const stamp_mac scheme = {
 	.missing = "missing X-Zendesk-Webhook-Signature or its timestamp header",
 };
 
-static int
-extract(const provider_endpoint *ep, const request_view *req, envelope *env, const char **reason)
-{
-	const char *why = NULL;
-	jval body = env_body(req, env);
-
-	(void)ep;
-	if (env_need_id(
-		    env_take_header(&env->event_id, req, "x-zendesk-webhook-invocation-id", &why),
-		    &why, reason) < 0)
-		return -1;
-	env_optional(env,
-		     env_take_json(&env->event_type, env_json_path(&body, "type"), false, &why),
-		     "type", &why);
-	env_optional(env,
-		     env_take_json(&env->object_id, env_json_path(&body, "detail.id"), false, &why),
-		     "object id", &why);
-	env_optional(env, env_take_version(env, env_json_path(&body, "time")), "time",
-		     &env_version_why);
-	return 0;
-}
+/* {"type", "detail": {"id", ...}, "time", ...}; the id is the invocation id header */
+static const env_body_fields fields = {NULL, "type", "detail.id", "time"};
 
 static const char *const headers[] = {"x-zendesk-webhook-invocation-id",
 				      "X-Zendesk-Webhook-Signature-Timestamp", NULL};
@@ -53,6 +34,6 @@ const provider_ops provider_zendesk = {
 	.id_signed = provider_id_signed, /* bounded by the signed timestamp */
 	.sends_version = provider_always,
 	.replay = REPLAY_BODY,
-	.stamp_mac = &scheme, /* verifies and signs */
-	.extract = extract,
+	.stamp_mac = &scheme, /* verifies, signs and, with fields, extracts */
+	.fields = &fields,
 };

@@ -25,33 +25,16 @@ static const v0_scheme scheme = {
 };
 
 static int
-verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
-{
-	return scheme_verify_v0(&scheme, ep, req, res);
-}
-
-static int
-sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
-{
-	return scheme_sign_v0(&scheme, in, out, errbuf, errlen);
-}
-
-static int
 handshake(const provider_endpoint *ep, const request_view *req, size_t secret_index,
 	  handshake_answer *ans, const char **reason)
 {
 	jval body = env_parse_object(req->body, req->body_len);
-	char *event = NULL, *token = NULL, *q;
-	size_t elen = 0;
+	char *token = NULL, *q;
 	const char *why = NULL;
 	unsigned char mac[HMAC_MAX_LEN];
 	char hex[2 * HMAC_MAX_LEN + 1];
-	bool validation = env_json_text(env_json_path(&body, "event"), &event, &elen) &&
-			  elen == strlen("endpoint.url_validation") &&
-			  memcmp(event, "endpoint.url_validation", elen) == 0;
 
-	free(event);
-	if (!validation)
+	if (!env_json_is(env_json_path(&body, "event"), "endpoint.url_validation"))
 		return 0;
 	if (env_take_json(&token, env_json_path(&body, "payload.plainToken"), false, &why) != 0) {
 		*reason = "bad plainToken";
@@ -80,14 +63,12 @@ static const char *const headers[] = {"x-zm-trackingid", "x-zm-request-timestamp
 
 const provider_ops provider_zoom = {
 	.name = "zoom",
-	.klass = "HMAC of v0:<ts>:<body>",
 	.tolerance = 300,
 	.headers = headers,
 	.id_signed = provider_id_signed,
 	.sends_version = provider_always,
 	.replay = REPLAY_BODY,
-	.verify = verify,
+	.v0 = &scheme, /* verifies and signs */
 	.handshake = handshake,
 	.fields = &fields,
-	.sign = sign,
 };

@@ -212,14 +212,6 @@ out:
 	return rc;
 }
 
-static int
-cmp_id(const void *a, const void *b)
-{
-	long long x = *(const long long *)a, y = *(const long long *)b;
-
-	return (x > y) - (x < y);
-}
-
 int
 claim_renew(PGconn *conn, job **jobs, size_t n, int lease_s)
 {
@@ -247,16 +239,10 @@ claim_renew(PGconn *conn, job **jobs, size_t n, int lease_s)
 	r = db_exec(conn, sql, 3, p);
 	if (db_check(conn, r, PGRES_TUPLES_OK, "renew leases") != 0 || PQnfields(r) != 1)
 		goto out;
-	n_got = (size_t)PQntuples(r);
-	got = xcalloc(n_got + 1, sizeof(*got));
-	for (size_t i = 0; i < n_got; i++)
-		if (pgvalue_int(r, (int)i, 0, 1, LLONG_MAX, &got[i], "renew leases") != 0)
-			goto out;
-	qsort(got, n_got, sizeof(*got), cmp_id);
+	if (db_sorted_ids(r, "renew leases", &got, &n_got) != 0)
+		goto out;
 	for (size_t i = 0; i < n; i++) {
-		long long id = jobs[i]->action_id;
-
-		if (bsearch(&id, got, n_got, sizeof(*got), cmp_id) != NULL)
+		if (db_ids_have(got, n_got, jobs[i]->action_id))
 			jobs[i]->lease_until_ms = lease_until_ms;
 		else
 			jobs[i]->outcome = JOB_LOST;

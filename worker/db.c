@@ -4,6 +4,7 @@
  */
 #include "db.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include <libpq-events.h>
 
 #include "log.h"
+#include "pgvalue.h"
 #include "xalloc.h"
 
 /* a backstop: PostgreSQL takes no parameter over 1 GB */
@@ -310,4 +312,37 @@ void
 db_array_release(db_array *a)
 {
 	dynbuf_release(&a->b);
+}
+
+static int
+cmp_id(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+
+	return (x > y) - (x < y);
+}
+
+int
+db_sorted_ids(const PGresult *r, const char *what, long long **ids, size_t *n)
+{
+	size_t rows = (size_t)PQntuples(r);
+	long long *v = xcalloc(rows + 1, sizeof(*v));
+
+	*ids = NULL;
+	*n = 0;
+	for (size_t i = 0; i < rows; i++)
+		if (pgvalue_int(r, (int)i, 0, 1, LLONG_MAX, &v[i], what) != 0) {
+			free(v);
+			return -1;
+		}
+	qsort(v, rows, sizeof(*v), cmp_id);
+	*ids = v;
+	*n = rows;
+	return 0;
+}
+
+bool
+db_ids_have(const long long *ids, size_t n, long long id)
+{
+	return bsearch(&id, ids, n, sizeof(*ids), cmp_id) != NULL;
 }

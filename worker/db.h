@@ -101,4 +101,14 @@ void db_array_addf_int(db_array *a, long long v);
 const char *db_array_get(db_array *a);
 void db_array_release(db_array *a);
 
+/*
+ * The action ids a statement returned (column 0 of r, each 1..LLONG_MAX),
+ * sorted for db_ids_have: 0 and *ids (the caller frees) and *n, or -1
+ * after logging "what: ..." with *ids NULL.  The claim's renewal and the
+ * record ask which of their jobs came back.
+ */
+int db_sorted_ids(const PGresult *r, const char *what, long long **ids, size_t *n)
+	__attribute__((warn_unused_result));
+bool db_ids_have(const long long *ids, size_t n, long long id);
+
 #endif

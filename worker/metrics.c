@@ -322,6 +322,20 @@ write_queue(FILE *f, const queue_snapshot *q)
 {
 	static const char *const states[] = {"pending", "retrying", "in_flight", "parked",
 					     "review"};
+	static const struct {
+		const char *name, *help;
+		double (*age)(const queue_snapshot *q, const char **which);
+	} oldest[] = {
+		{"hookinbox_oldest_pending_event_age_seconds",
+		 "Age of the oldest accepted event not yet fanned out (0 when none).",
+		 queue_oldest_pending_event},
+		{"hookinbox_oldest_pending_action_age_seconds",
+		 "Age of the oldest pending action since it was made (0 when none).",
+		 queue_oldest_pending_action},
+		{"hookinbox_oldest_parked_action_age_seconds",
+		 "Time since the oldest parked action was parked (0 when none).",
+		 queue_oldest_parked_action},
+	};
 	const char *which;
 	double age;
 
@@ -365,18 +379,11 @@ write_queue(FILE *f, const queue_snapshot *q)
 			series_l(f, "hookinbox_inbox_duplicates_total", "endpoint",
 				 q->rej[i].endpoint, NULL, NULL, q->rej[i].count);
 
-	age = queue_oldest_pending_event(q, &which);
-	header(f, "hookinbox_oldest_pending_event_age_seconds", "gauge",
-	       "Age of the oldest accepted event not yet fanned out (0 when none).");
-	series_d(f, "hookinbox_oldest_pending_event_age_seconds", NULL, NULL, age < 0 ? 0 : age);
-	age = queue_oldest_pending_action(q, &which);
-	header(f, "hookinbox_oldest_pending_action_age_seconds", "gauge",
-	       "Age of the oldest pending action since it was made (0 when none).");
-	series_d(f, "hookinbox_oldest_pending_action_age_seconds", NULL, NULL, age < 0 ? 0 : age);
-	age = queue_oldest_parked_action(q, &which);
-	header(f, "hookinbox_oldest_parked_action_age_seconds", "gauge",
-	       "Time since the oldest parked action was parked (0 when none).");
-	series_d(f, "hookinbox_oldest_parked_action_age_seconds", NULL, NULL, age < 0 ? 0 : age);
+	for (size_t i = 0; i < sizeof(oldest) / sizeof(oldest[0]); i++) {
+		age = oldest[i].age(q, &which);
+		header(f, oldest[i].name, "gauge", oldest[i].help);
+		series_d(f, oldest[i].name, NULL, NULL, age < 0 ? 0 : age);
+	}
 
 	header(f, "hookinbox_route_oldest_pending_action_age_seconds", "gauge",
 	       "Age of the route's oldest pending action since it was made (0 when none).");

@@ -310,6 +310,16 @@ queue_snapshot_release(queue_snapshot *q)
 	memset(q, 0, sizeof(*q));
 }
 
+/* the first of the oldest: *best and *which become age and name when age is larger */
+static void
+keep_older(double age, const char *name, double *best, const char **which)
+{
+	if (age > *best) {
+		*best = age;
+		*which = name;
+	}
+}
+
 double
 queue_oldest_pending_event(const queue_snapshot *q, const char **which)
 {
@@ -317,10 +327,7 @@ queue_oldest_pending_event(const queue_snapshot *q, const char **which)
 
 	*which = NULL;
 	for (size_t i = 0; i < q->n_ep; i++)
-		if (q->ep[i].oldest_pending_s > best) {
-			best = q->ep[i].oldest_pending_s;
-			*which = q->ep[i].name;
-		}
+		keep_older(q->ep[i].oldest_pending_s, q->ep[i].name, &best, which);
 	return best;
 }
 
@@ -331,10 +338,7 @@ queue_oldest_pending_action(const queue_snapshot *q, const char **which)
 
 	*which = NULL;
 	for (size_t i = 0; i < q->n_rt; i++)
-		if (q->rt[i].oldest_pending_s > best) {
-			best = q->rt[i].oldest_pending_s;
-			*which = q->rt[i].name;
-		}
+		keep_older(q->rt[i].oldest_pending_s, q->rt[i].name, &best, which);
 	return best;
 }
 
@@ -345,9 +349,6 @@ queue_oldest_parked_action(const queue_snapshot *q, const char **which)
 
 	*which = NULL;
 	for (size_t i = 0; i < q->n_rt; i++)
-		if (q->rt[i].oldest_parked_s > best) {
-			best = q->rt[i].oldest_parked_s;
-			*which = q->rt[i].name;
-		}
+		keep_older(q->rt[i].oldest_parked_s, q->rt[i].name, &best, which);
 	return best;
 }

@@ -4,14 +4,11 @@
  */
 #include "record.h"
 
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "db.h"
 #include "failpoint.h"
-#include "pgvalue.h"
-#include "xalloc.h"
 
 static const char *
 outcome_state(job_outcome o)
@@ -27,14 +24,6 @@ outcome_state(job_outcome o)
 		break;
 	}
 	return NULL;
-}
-
-static int
-cmp_id(const void *a, const void *b)
-{
-	long long x = *(const long long *)a, y = *(const long long *)b;
-
-	return (x > y) - (x < y);
 }
 
 int
@@ -84,24 +73,17 @@ record_run(PGconn *conn, job **jobs, size_t n)
 	if (db_check(conn, r, PGRES_TUPLES_OK, "record outcomes") != 0 || PQnfields(r) != 1)
 		goto out;
 	FAILPOINT("worker-mid-record");
-	n_ids = (size_t)PQntuples(r);
-	ids = xcalloc(n_ids + 1, sizeof(*ids));
-	for (size_t i = 0; i < n_ids; i++)
-		if (pgvalue_int(r, (int)i, 0, 1, LLONG_MAX, &ids[i], "record outcomes") != 0)
-			goto out;
-	qsort(ids, n_ids, sizeof(*ids), cmp_id);
+	if (db_sorted_ids(r, "record outcomes", &ids, &n_ids) != 0)
+		goto out;
 	PQclear(r);
 	r = NULL;
 	in_tx = 0;
 	if (db_command(conn, "commit", "record: commit") != 0)
 		goto out;
-	for (size_t i = 0; i < n; i++) {
-		long long id = jobs[i]->action_id;
-
+	for (size_t i = 0; i < n; i++)
 		if (outcome_state(jobs[i]->outcome) != NULL &&
-		    bsearch(&id, ids, n_ids, sizeof(*ids), cmp_id) == NULL)
+		    !db_ids_have(ids, n_ids, jobs[i]->action_id))
 			jobs[i]->outcome = JOB_LOST;
-	}
 	rc = 0;
 out:
 	PQclear(r);

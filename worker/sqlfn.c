@@ -60,6 +60,28 @@ set_error(job *j, const PGresult *r, const char *what)
 		 state ? state : "none", msg ? msg : "no message");
 }
 
+/*
+ * Run sql, a statement guarded by the lease (p: the action id and token)
+ * that returns the action's one row: 0, or -1 with j->error set (tag, and
+ * what is logged) or j->outcome JOB_LOST when the lease is no longer ours
+ */
+static int
+leased(PGconn *conn, const char *sql, const char *const p[2], const char *what, const char *tag,
+       job *j)
+{
+	PGresult *r = PQexecParams(conn, sql, 2, NULL, p, NULL, NULL, 0);
+	int rc = -1;
+
+	if (db_check(conn, r, PGRES_TUPLES_OK, what) != 0)
+		set_error(j, r, tag);
+	else if (PQntuples(r) != 1)
+		j->outcome = JOB_LOST;
+	else
+		rc = 0;
+	PQclear(r);
+	return rc;
+}
+
 int
 sqlfn_apply(PGconn *conn, job *j)
 {
@@ -93,16 +115,8 @@ sqlfn_apply(PGconn *conn, job *j)
 	path = xasprintf("set local search_path = %s, pg_catalog", schema);
 	if (db_command(conn, path, "handler: search_path") != 0)
 		goto out;
-	r = PQexecParams(conn, lock_sql, 2, NULL, p, NULL, NULL, 0);
-	if (db_check(conn, r, PGRES_TUPLES_OK, "handler: lease") != 0) {
-		set_error(j, r, "lease");
+	if (leased(conn, lock_sql, p, "handler: lease", "lease", j) != 0)
 		goto out;
-	}
-	if (PQntuples(r) != 1) {
-		j->outcome = JOB_LOST;
-		goto out;
-	}
-	PQclear(r);
 	r = PQexecParams(conn, call, 1, NULL, p, NULL, NULL, 0);
 	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
 		/* the function's own failure: retried like a 5xx, not logged as ours */
@@ -128,18 +142,10 @@ sqlfn_apply(PGconn *conn, job *j)
 		goto out;
 	}
 	PQclear(r);
-	FAILPOINT("worker-in-handler");
-	r = PQexecParams(conn, done_sql, 2, NULL, p, NULL, NULL, 0);
-	if (db_check(conn, r, PGRES_TUPLES_OK, "handler: record") != 0) {
-		set_error(j, r, "record");
-		goto out;
-	}
-	if (PQntuples(r) != 1) {
-		j->outcome = JOB_LOST;
-		goto out;
-	}
-	PQclear(r);
 	r = NULL;
+	FAILPOINT("worker-in-handler");
+	if (leased(conn, done_sql, p, "handler: record", "record", j) != 0)
+		goto out;
 	in_tx = 0;
 	if (db_command(conn, "commit", "handler: commit") != 0) {
 		snprintf(j->error, sizeof(j->error), "handler: commit failed");

@@ -18,25 +18,35 @@ near(double a, double b)
 	return fabs(a - b) < 1e-6;
 }
 
+/* what each answer means (0: none) */
+static const struct {
+	long status;
+	call_class want;
+	const char *name;
+} classes[] = {
+	{200, CALL_SUCCESS, "200 succeeds"},
+	{204, CALL_SUCCESS, "204 succeeds"},
+	{0, CALL_RETRY, "no answer retries"},
+	{408, CALL_RETRY, "408 retries"},
+	{409, CALL_RETRY, "409 (key in progress) retries"},
+	{425, CALL_RETRY, "425 retries"},
+	{429, CALL_RETRY, "429 retries"},
+	{500, CALL_RETRY, "500 retries"},
+	{503, CALL_RETRY, "503 retries"},
+	{400, CALL_FATAL, "400 parks"},
+	{404, CALL_FATAL, "404 parks"},
+	{422, CALL_FATAL, "422 parks"},
+	{301, CALL_FATAL, "a redirect parks (not followed)"},
+};
+
 int
 main(void)
 {
 	backoff_policy p = {.base_s = 5, .cap_s = 7200, .retry_window_s = 72000};
 	double total = 0;
 
-	ok(backoff_classify(200) == CALL_SUCCESS, "200 succeeds");
-	ok(backoff_classify(204) == CALL_SUCCESS, "204 succeeds");
-	ok(backoff_classify(0) == CALL_RETRY, "no answer retries");
-	ok(backoff_classify(408) == CALL_RETRY, "408 retries");
-	ok(backoff_classify(409) == CALL_RETRY, "409 (key in progress) retries");
-	ok(backoff_classify(425) == CALL_RETRY, "425 retries");
-	ok(backoff_classify(429) == CALL_RETRY, "429 retries");
-	ok(backoff_classify(500) == CALL_RETRY, "500 retries");
-	ok(backoff_classify(503) == CALL_RETRY, "503 retries");
-	ok(backoff_classify(400) == CALL_FATAL, "400 parks");
-	ok(backoff_classify(404) == CALL_FATAL, "404 parks");
-	ok(backoff_classify(422) == CALL_FATAL, "422 parks");
-	ok(backoff_classify(301) == CALL_FATAL, "a redirect parks (not followed)");
+	for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++)
+		ok(backoff_classify(classes[i].status) == classes[i].want, "%s", classes[i].name);
 
 	ok(near(backoff_delay(&p, 1, 0.5, -1), 5.0), "attempt 1: base");
 	ok(near(backoff_delay(&p, 2, 0.5, -1), 10.0), "attempt 2: doubled");

@@ -6,67 +6,112 @@
 #include "decimal.h"
 #include "tap.h"
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 int main(void);
 
+/* a text and the bounds it is read with; ok: taken (as want), else refused */
+typedef struct icase {
+	const char *s;
+	long long min, max;
+	bool ok;
+	long long want;
+	const char *name;
+} icase;
+
+static const icase ints[] = {
+	{"42", 1, 100, true, 42, "42"},
+	{"-5", -10, 10, true, -5, "-5"},
+	{"0", 0, 0, true, 0, "0 in [0, 0]"},
+	{"101", 1, 100, false, 0, "above max: refused, out untouched"},
+	{"0", 1, 100, false, 0, "below min"},
+	{"", 1, 100, false, 0, "empty"},
+	{" 5", 1, 100, false, 0, "leading space"},
+	{"+5", 1, 100, false, 0, "plus sign"},
+	{"5 ", 1, 100, false, 0, "trailing space"},
+	{"5s", 1, 100, false, 0, "trailing text"},
+	{"-", -10, 10, false, 0, "a lone minus"},
+	{"0x10", 0, 100, false, 0, "hex"},
+	{"99999999999999999999", 0, 0x7fffffffffffffffLL, false, 0, "overflow"},
+};
+
+typedef struct rcase {
+	const char *s;
+	bool ok;
+	double want;
+	const char *name;
+} rcase;
+
+static const rcase reals[] = {
+	{"1.5", true, 1.5, "1.5"},
+	{"-0.25", true, -0.25, "-0.25"},
+	{"42", true, 42, "an integer"},
+	{"1.5e+30", true, 1.5e+30, "an exponent"},
+	{"", false, 0, "empty refused, out untouched"},
+	{" 1", false, 0, "leading space"},
+	{"+1", false, 0, "plus sign"},
+	{"1x", false, 0, "trailing text"},
+	{"1 ", false, 0, "trailing space"},
+	{"0x10", false, 0, "hex"},
+	{"NaN", false, 0, "NaN"},
+	{"Infinity", false, 0, "Infinity"},
+	{"1e999", false, 0, "overflow"},
+	{".5", false, 0, "no digit before the point"},
+};
+
+typedef struct dcase {
+	const char *s;
+	size_t len;
+	uint64_t max;
+	bool ok;
+	uint64_t want;
+	const char *name;
+} dcase;
+
+static const dcase digits[] = {
+	{"0042", 4, 99, true, 42, "leading zeros kept as value"},
+	{"12345", 2, 99, true, 12, "only len bytes read"},
+	{"100", 3, 99, false, 0, "above max refused, out untouched"},
+	{"", 0, 99, false, 0, "none"},
+	{"1", 3, 99, false, 0, "a NUL inside len is not a digit"},
+	{"-1", 2, 99, false, 0, "no sign"},
+	{"+1", 2, 99, false, 0, "no plus"},
+	{" 1", 2, 99, false, 0, "no space"},
+	{"1a", 2, 99, false, 0, "no other byte"},
+	{"18446744073709551615", 20, UINT64_MAX, true, UINT64_MAX, "UINT64_MAX itself"},
+	{"18446744073709551616", 20, UINT64_MAX, false, 0, "UINT64_MAX + 1"},
+	{"9223372036854775808", 19, INT64_MAX, false, 0, "INT64_MAX + 1"},
+	{"9", 1, 9, true, 9, "max below 10"},
+};
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+/* a refused text leaves the output as it was (7) */
 int
 main(void)
 {
-	long long v = 7;
+	for (size_t i = 0; i < N(ints); i++) {
+		const icase *c = &ints[i];
+		long long v = 7;
+		int rc = decimal_parse(c->s, c->min, c->max, &v);
 
-	ok(decimal_parse("42", 1, 100, &v) == 0 && v == 42, "42");
-	ok(decimal_parse("-5", -10, 10, &v) == 0 && v == -5, "-5");
-	ok(decimal_parse("0", 0, 0, &v) == 0 && v == 0, "0 in [0, 0]");
-	v = 7;
-	ok(decimal_parse("101", 1, 100, &v) != 0 && v == 7, "above max: refused, out untouched");
-	ok(decimal_parse("0", 1, 100, &v) != 0, "below min");
-	ok(decimal_parse("", 1, 100, &v) != 0, "empty");
-	ok(decimal_parse(" 5", 1, 100, &v) != 0, "leading space");
-	ok(decimal_parse("+5", 1, 100, &v) != 0, "plus sign");
-	ok(decimal_parse("5 ", 1, 100, &v) != 0, "trailing space");
-	ok(decimal_parse("5s", 1, 100, &v) != 0, "trailing text");
-	ok(decimal_parse("-", -10, 10, &v) != 0, "a lone minus");
-	ok(decimal_parse("0x10", 0, 100, &v) != 0, "hex");
-	ok(decimal_parse("99999999999999999999", 0, 0x7fffffffffffffffLL, &v) != 0, "overflow");
+		ok(c->ok ? rc == 0 && v == c->want : rc != 0 && v == 7, "%s", c->name);
+	}
+	for (size_t i = 0; i < N(reals); i++) {
+		const rcase *c = &reals[i];
+		double d = 7;
+		int rc = decimal_real(c->s, &d);
 
-	double d = 7;
+		ok(c->ok ? rc == 0 && d == c->want : rc != 0 && d == 7, "real: %s", c->name);
+	}
+	for (size_t i = 0; i < N(digits); i++) {
+		const dcase *c = &digits[i];
+		uint64_t u = 7;
+		int rc = decimal_digits(c->s, c->len, c->max, &u);
 
-	ok(decimal_real("1.5", &d) == 0 && d == 1.5, "real: 1.5");
-	ok(decimal_real("-0.25", &d) == 0 && d == -0.25, "real: -0.25");
-	ok(decimal_real("42", &d) == 0 && d == 42, "real: an integer");
-	ok(decimal_real("1.5e+30", &d) == 0 && d == 1.5e+30, "real: an exponent");
-	d = 7;
-	ok(decimal_real("", &d) != 0 && d == 7, "real: empty refused, out untouched");
-	ok(decimal_real(" 1", &d) != 0, "real: leading space");
-	ok(decimal_real("+1", &d) != 0, "real: plus sign");
-	ok(decimal_real("1x", &d) != 0, "real: trailing text");
-	ok(decimal_real("1 ", &d) != 0, "real: trailing space");
-	ok(decimal_real("0x10", &d) != 0, "real: hex");
-	ok(decimal_real("NaN", &d) != 0, "real: NaN");
-	ok(decimal_real("Infinity", &d) != 0, "real: Infinity");
-	ok(decimal_real("1e999", &d) != 0, "real: overflow");
-	ok(decimal_real(".5", &d) != 0, "real: no digit before the point");
-
-	uint64_t u = 7;
-
-	ok(decimal_digits("0042", 4, 99, &u) == 0 && u == 42,
-	   "digits: leading zeros kept as value");
-	ok(decimal_digits("12345", 2, 99, &u) == 0 && u == 12, "digits: only len bytes read");
-	u = 7;
-	ok(decimal_digits("100", 3, 99, &u) != 0 && u == 7,
-	   "digits: above max refused, out untouched");
-	ok(decimal_digits("", 0, 99, &u) != 0, "digits: none");
-	ok(decimal_digits("1", 3, 99, &u) != 0, "digits: a NUL inside len is not a digit");
-	ok(decimal_digits("-1", 2, 99, &u) != 0, "digits: no sign");
-	ok(decimal_digits("+1", 2, 99, &u) != 0, "digits: no plus");
-	ok(decimal_digits(" 1", 2, 99, &u) != 0, "digits: no space");
-	ok(decimal_digits("1a", 2, 99, &u) != 0, "digits: no other byte");
-	ok(decimal_digits("18446744073709551615", 20, UINT64_MAX, &u) == 0 && u == UINT64_MAX,
-	   "digits: UINT64_MAX itself");
-	ok(decimal_digits("18446744073709551616", 20, UINT64_MAX, &u) != 0,
-	   "digits: UINT64_MAX + 1");
-	ok(decimal_digits("9223372036854775808", 19, INT64_MAX, &u) != 0, "digits: INT64_MAX + 1");
-	ok(decimal_digits("9", 1, 9, &u) == 0 && u == 9, "digits: max below 10");
+		ok(c->ok ? rc == 0 && u == c->want : rc != 0 && u == 7, "digits: %s", c->name);
+	}
 	return done_testing();
 }

@@ -28,6 +28,16 @@ call(const route_conf *r, long status, double retry_after, bool probe)
 	return j;
 }
 
+/* a call of route r started and finished at t: what gate_finished says */
+static bool
+one_call(gate *g, const route_conf *r, long status, double retry_after, bool probe, int64_t t)
+{
+	job j = call(r, status, retry_after, probe);
+
+	gate_started(g, r, t);
+	return gate_finished(g, &j, t);
+}
+
 int
 main(void)
 {
@@ -63,19 +73,13 @@ main(void)
 	(void)gate_finished(g, &j, t);
 	ok(!gate_held(g, &a, t), "a 4xx answers: the count starts again");
 	for (int i = 0; i < 2; i++) {
-		gate_started(g, &a, t);
-		j = call(&a, 0, -1, false);
-		(void)gate_finished(g, &j, t);
+		(void)one_call(g, &a, 0, -1, false, t);
 	}
 	ok(!gate_held(g, &a, t), "two failures: still closed");
-	gate_started(g, &a, t);
-	j = call(&a, 502, -1, false);
-	(void)gate_finished(g, &j, t);
+	(void)one_call(g, &a, 502, -1, false, t);
 	ok(!gate_held(g, &a, t), "three at once: still closed (not failing for a window yet)");
 	t += GATE_BREAKER_WINDOW_MS;
-	gate_started(g, &a, t);
-	j = call(&a, 502, -1, false);
-	(void)gate_finished(g, &j, t);
+	(void)one_call(g, &a, 502, -1, false, t);
 	ok(gate_held(g, &a, t), "failing for the whole window: open, the route is held");
 	ok(gate_claim_limit(g, &a, 0, 2, t) == 0, "held: nothing claimed");
 	ok(!gate_may_start(g, &a, t + 29999), "held for the cool-down");
@@ -88,14 +92,10 @@ main(void)
 
 	/* the probe fails: open again, its attempt given back; succeeds: closed */
 	t += 30000;
-	gate_started(g, &a, t);
-	j = call(&a, 0, -1, true);
-	ok(gate_finished(g, &j, t), "a failed probe says so (its attempt is given back)");
+	ok(one_call(g, &a, 0, -1, true, t), "a failed probe says so (its attempt is given back)");
 	ok(gate_held(g, &a, t + 1), "held again");
 	t += 30000;
-	gate_started(g, &a, t);
-	j = call(&a, 200, -1, true);
-	ok(!gate_finished(g, &j, t), "a probe answered");
+	ok(!one_call(g, &a, 200, -1, true, t), "a probe answered");
 	n = (int)gate_take_reports(g, rep, 8);
 	ok(n == 2 && rep[0].what == GATE_OPEN && rep[1].what == GATE_CLOSED,
 	   "reports: open, then closed");
@@ -103,17 +103,13 @@ main(void)
 	/* a flaky downstream (every other call answered) never opens it */
 	t += 60000;
 	for (int i = 0; i < 40; i++) {
-		gate_started(g, &a, t);
-		j = call(&a, i % 2 ? 200 : 500, -1, false);
-		(void)gate_finished(g, &j, t);
+		(void)one_call(g, &a, i % 2 ? 200 : 500, -1, false, t);
 		ok(!gate_held(g, &a, t), "half failing for %d s: closed", i);
 		t += 1000;
 	}
 	/* open, then a call in flight answers: closed at once */
 	for (int i = 0; i < 4; i++) {
-		gate_started(g, &a, t);
-		j = call(&a, 0, -1, false);
-		(void)gate_finished(g, &j, t);
+		(void)one_call(g, &a, 0, -1, false, t);
 		t += GATE_BREAKER_WINDOW_MS / 2;
 	}
 	ok(gate_held(g, &a, t), "failing for the window again: open");
@@ -125,23 +121,17 @@ main(void)
 	   "reports: open, then closed (no probe needed)");
 
 	/* 429 and Retry-After hold the whole route */
-	gate_started(g, &a, t);
-	j = call(&a, 429, 7, false);
-	(void)gate_finished(g, &j, t);
+	(void)one_call(g, &a, 429, 7, false, t);
 	ok(gate_held(g, &a, t + 6999) && !gate_held(g, &a, t + 7000),
 	   "429 Retry-After: 7 holds 7 s");
 	n = (int)gate_take_reports(g, rep, 8);
 	ok(n == 1 && rep[0].what == GATE_HOLD && rep[0].seconds == 7, "reported as a hold");
-	gate_started(g, &a, t + 7000);
-	j = call(&a, 429, -1, false);
-	(void)gate_finished(g, &j, t + 7000);
+	(void)one_call(g, &a, 429, -1, false, t + 7000);
 	ok(gate_held(g, &a, t + 11999) && !gate_held(g, &a, t + 12000),
 	   "429 alone: held for the backoff delay");
 	t += 12000;
 	(void)gate_take_reports(g, rep, 8);
-	gate_started(g, &a, t);
-	j = call(&a, 503, 999999999, false);
-	(void)gate_finished(g, &j, t);
+	(void)one_call(g, &a, 503, 999999999, false, t);
 	ok(gate_held(g, &a, t + GATE_HOLD_MAX_S * 1000 - 1) &&
 		   !gate_held(g, &a, t + GATE_HOLD_MAX_S * 1000),
 	   "Retry-After: 999999999 holds GATE_HOLD_MAX_S at most");
@@ -160,9 +150,7 @@ main(void)
 
 	/* the report queue keeps the newest when it overflows */
 	for (int i = 0; i < 70; i++) {
-		gate_started(g, &b, t);
-		j = call(&b, 503, i + 1, false);
-		(void)gate_finished(g, &j, t);
+		(void)one_call(g, &b, 503, i + 1, false, t);
 	}
 	n = (int)gate_take_reports(g, rep, 8);
 	ok(n == 8 && rep[0].seconds == 7,

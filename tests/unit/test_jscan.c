@@ -69,6 +69,60 @@ elements(const char *s, char *buf, size_t cap)
 	return used == 0 && root.type != JSCAN_ARRAY ? "(none)" : buf;
 }
 
+/* what member, path or elements gives for json (key: the key or dotted path) */
+typedef struct lookup {
+	const char *json, *key;
+	size_t klen;
+	const char *want, *name;
+} lookup;
+
+static const lookup members[] = {
+	{"{\"id\":\"a\",\"id\\u0000x\":\"b\"}", "id", 2, "a",
+	 "a key with an escaped NUL is another key"},
+	{"{\"id\":\"a\",\"id\\u0000x\":\"b\"}", "id\0x", 4, "b",
+	 "and can be looked up with all its bytes"},
+	{"{\"id\":\"a\",\"i\\u0064\":\"b\"}", "id", 2, "b",
+	 "an escaped key matches; the last repeated key wins"},
+	{"{\"x\":{\"id\":\"inner\"},\"id\":\"outer\"}", "id", 2, "outer",
+	 "a nested key is not a member of the outer object"},
+	{"{\"s\":\"x}\\\"{\",\"id\":\"after\"}", "id", 2, "after",
+	 "brackets and quotes inside strings are skipped"},
+	/* string ends are found by the quotes: a run of backslashes before one decides */
+	{"{\"s\":\"a\\\\\",\"id\":\"after\"}", "id", 2, "after",
+	 "a string ending in an escaped backslash ends at its quote"},
+	{"{\"s\":\"\\\\\\\"\\\\\",\"id\":\"x\\\\\\\"y\"}", "id", 2, "x\\\"y",
+	 "backslash runs of two and three before quotes"},
+	{"{\"n\":-1.5e+3,\"t\":true,\"z\":null,\"id\":7}", "id", 2, "7",
+	 "numbers and literals are skipped to their end"},
+	{"{\"id\":12345678901234567890123}", "id", 2, "12345678901234567890123",
+	 "a number keeps its source text"},
+	{"{\"t\":\"\\ud83d\\ude00\\u00e9\\n\"}", "t", 1, "\xf0\x9f\x98\x80\xc3\xa9\n",
+	 "escapes and surrogate pairs decode to UTF-8"},
+	{"{\"t\":\"a\\ud800\"}", "t", 1, "(ill-formed)", "a lone high surrogate is not replaced"},
+	{"{\"t\":\"\\udc00a\"}", "t", 1, "(ill-formed)", "a lone low surrogate is not replaced"},
+	{"{\"t\":\"\\ud800\\u0041\"}", "t", 1, "(ill-formed)",
+	 "a high surrogate followed by no low one is not replaced"},
+	{"{\"a\":1}", "b", 1, "(none)", "a missing key"},
+};
+
+static const lookup paths[] = {
+	{"{\"data\":{\"object\":{\"id\":\"x\"}}}", "data.object.id", 0, "\"x\"", "nested objects"},
+	{"{\"id\":7}", "id", 0, "7", "one part"},
+	{"{\"data\":[{\"id\":1}]}", "data.id", 0, "(none)", "an array is not walked"},
+	{"{\"data\":\"s\"}", "data.id", 0, "(none)", "a string is not walked"},
+	{"{\"a.b\":1,\"a\":{\"b\":2}}", "a.b", 0, "2",
+	 "a dot separates parts, never part of a key"},
+	{"{\"a\":{\"b\":1}}", "a.c", 0, "(none)", "a missing part"},
+	{"[1]", "a", 0, "(none)", "the root is not an object"},
+};
+
+static const lookup arrays[] = {
+	{"[]", NULL, 0, "", "an empty array"},
+	{"[ 1 , \"a,]\" ,{\"x\":[2,3]},[ ], null ]", NULL, 0, "1|\"a,]\"|{\"x\":[2,3]}|[ ]|null|",
+	 "each value's exact text, strings and nesting skipped whole"},
+	{"{\"a\":1}", NULL, 0, "(none)", "an object is not an array"},
+};
+
 int
 main(void)
 {
@@ -131,69 +185,19 @@ main(void)
 	ok(jscan_parse(deep, 200, 64, &v) != 0, "refuses nesting deeper than the limit");
 	ok(jscan_parse(deep + 40, 120, 64, &v) == 0, "accepts nesting at the limit");
 
-	ok(strcmp(member("{\"id\":\"a\",\"id\\u0000x\":\"b\"}", "id", 2, buf, sizeof(buf)), "a") ==
-		   0,
-	   "a key with an escaped NUL is another key");
-	ok(strcmp(member("{\"id\":\"a\",\"id\\u0000x\":\"b\"}", "id\0x", 4, buf, sizeof(buf)),
-		  "b") == 0,
-	   "and can be looked up with all its bytes");
-	ok(strcmp(member("{\"id\":\"a\",\"i\\u0064\":\"b\"}", "id", 2, buf, sizeof(buf)), "b") == 0,
-	   "an escaped key matches; the last repeated key wins");
-	ok(strcmp(member("{\"x\":{\"id\":\"inner\"},\"id\":\"outer\"}", "id", 2, buf, sizeof(buf)),
-		  "outer") == 0,
-	   "a nested key is not a member of the outer object");
-	ok(strcmp(member("{\"s\":\"x}\\\"{\",\"id\":\"after\"}", "id", 2, buf, sizeof(buf)),
-		  "after") == 0,
-	   "brackets and quotes inside strings are skipped");
-	/* string ends are found by the quotes: a run of backslashes before one decides */
-	ok(strcmp(member("{\"s\":\"a\\\\\",\"id\":\"after\"}", "id", 2, buf, sizeof(buf)),
-		  "after") == 0,
-	   "a string ending in an escaped backslash ends at its quote");
-	ok(strcmp(member("{\"s\":\"\\\\\\\"\\\\\",\"id\":\"x\\\\\\\"y\"}", "id", 2, buf,
-			 sizeof(buf)),
-		  "x\\\"y") == 0,
-	   "backslash runs of two and three before quotes");
-	ok(strcmp(member("{\"n\":-1.5e+3,\"t\":true,\"z\":null,\"id\":7}", "id", 2, buf,
-			 sizeof(buf)),
-		  "7") == 0,
-	   "numbers and literals are skipped to their end");
-	ok(strcmp(member("{\"id\":12345678901234567890123}", "id", 2, buf, sizeof(buf)),
-		  "12345678901234567890123") == 0,
-	   "a number keeps its source text");
-	ok(strcmp(member("{\"t\":\"\\ud83d\\ude00\\u00e9\\n\"}", "t", 1, buf, sizeof(buf)),
-		  "\xf0\x9f\x98\x80\xc3\xa9\n") == 0,
-	   "escapes and surrogate pairs decode to UTF-8");
-	ok(strcmp(member("{\"t\":\"a\\ud800\"}", "t", 1, buf, sizeof(buf)), "(ill-formed)") == 0,
-	   "a lone high surrogate is not replaced");
-	ok(strcmp(member("{\"t\":\"\\udc00a\"}", "t", 1, buf, sizeof(buf)), "(ill-formed)") == 0,
-	   "a lone low surrogate is not replaced");
-	ok(strcmp(member("{\"t\":\"\\ud800\\u0041\"}", "t", 1, buf, sizeof(buf)), "(ill-formed)") ==
-		   0,
-	   "a high surrogate followed by no low one is not replaced");
-	ok(strcmp(member("{\"a\":1}", "b", 1, buf, sizeof(buf)), "(none)") == 0, "a missing key");
+	for (size_t i = 0; i < sizeof(members) / sizeof(members[0]); i++)
+		ok(strcmp(member(members[i].json, members[i].key, members[i].klen, buf,
+				 sizeof(buf)),
+			  members[i].want) == 0,
+		   "%s", members[i].name);
 	ok(jscan_parse("1e5", 3, 64, &v) == 0 && !jscan_is_integer(&v),
 	   "1e5 is not an integer token");
 	ok(jscan_parse("-42", 3, 64, &v) == 0 && jscan_is_integer(&v), "-42 is");
-	ok(strcmp(path("{\"data\":{\"object\":{\"id\":\"x\"}}}", "data.object.id", buf,
-		       sizeof(buf)),
-		  "\"x\"") == 0,
-	   "path: nested objects");
-	ok(strcmp(path("{\"id\":7}", "id", buf, sizeof(buf)), "7") == 0, "path: one part");
-	ok(strcmp(path("{\"data\":[{\"id\":1}]}", "data.id", buf, sizeof(buf)), "(none)") == 0,
-	   "path: an array is not walked");
-	ok(strcmp(path("{\"data\":\"s\"}", "data.id", buf, sizeof(buf)), "(none)") == 0,
-	   "path: a string is not walked");
-	ok(strcmp(path("{\"a.b\":1,\"a\":{\"b\":2}}", "a.b", buf, sizeof(buf)), "2") == 0,
-	   "path: a dot separates parts, never part of a key");
-	ok(strcmp(path("{\"a\":{\"b\":1}}", "a.c", buf, sizeof(buf)), "(none)") == 0,
-	   "path: a missing part");
-	ok(strcmp(path("[1]", "a", buf, sizeof(buf)), "(none)") == 0,
-	   "path: the root is not an object");
-	ok(strcmp(elements("[]", buf, sizeof(buf)), "") == 0, "element: an empty array");
-	ok(strcmp(elements("[ 1 , \"a,]\" ,{\"x\":[2,3]},[ ], null ]", buf, sizeof(buf)),
-		  "1|\"a,]\"|{\"x\":[2,3]}|[ ]|null|") == 0,
-	   "element: each value's exact text, strings and nesting skipped whole");
-	ok(strcmp(elements("{\"a\":1}", buf, sizeof(buf)), "(none)") == 0,
-	   "element: an object is not an array");
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		ok(strcmp(path(paths[i].json, paths[i].key, buf, sizeof(buf)), paths[i].want) == 0,
+		   "path: %s", paths[i].name);
+	for (size_t i = 0; i < sizeof(arrays) / sizeof(arrays[0]); i++)
+		ok(strcmp(elements(arrays[i].json, buf, sizeof(buf)), arrays[i].want) == 0,
+		   "element: %s", arrays[i].name);
 	return done_testing();
 }

@@ -309,6 +309,16 @@ expect(const pcase *c, const provider_endpoint *ep, const test_headers *t, const
 	   res.reason);
 }
 
+/* t's headers signed anew by c with secret at ts, then as expect() */
+static void
+expect_signed(const pcase *c, const provider_endpoint *ep, test_headers *t, const char *secret,
+	      const char *body, int64_t ts, verify_status want, int want_index, const char *what)
+{
+	headers_clear(t);
+	sign_into(c, secret, body, ts, t);
+	expect(c, ep, t, body, want, want_index, what);
+}
+
 static void
 test_provider(const pcase *c)
 {
@@ -349,19 +359,16 @@ test_provider(const pcase *c)
 	free(tampered);
 
 	/* wrong secret on the sender side */
-	headers_clear(&t);
-	sign_into(c, c->wrong, body, NOW, &t);
-	expect(c, &ep, &t, body, VERIFY_MISMATCH, -1, "wrong secret rejected");
+	expect_signed(c, &ep, &t, c->wrong, body, NOW, VERIFY_MISMATCH, -1,
+		      "wrong secret rejected");
 
 	/* rotation: the endpoint holds (old, new); the second matches */
 	secret_set_free(ep.secrets);
 	ep.secrets = make_secrets(rot, 2);
-	headers_clear(&t);
-	sign_into(c, c->good, body, NOW, &t);
-	expect(c, &ep, &t, body, VERIFY_OK, 1, "second secret matches, index 1");
-	headers_clear(&t);
-	sign_into(c, c->wrong, body, NOW, &t);
-	expect(c, &ep, &t, body, VERIFY_OK, 0, "first secret matches, index 0");
+	expect_signed(c, &ep, &t, c->good, body, NOW, VERIFY_OK, 1,
+		      "second secret matches, index 1");
+	expect_signed(c, &ep, &t, c->wrong, body, NOW, VERIFY_OK, 0,
+		      "first secret matches, index 0");
 	secret_set_free(ep.secrets);
 	ep.secrets = one_secret(good);
 
@@ -373,9 +380,8 @@ test_provider(const pcase *c)
 			"\xff\xfe binary \x01"};
 
 		for (size_t i = 0; i < sizeof(odd) / sizeof(odd[0]); i++) {
-			headers_clear(&t);
-			sign_into(c, c->good, odd[i], NOW, &t);
-			expect(c, &ep, &t, odd[i], VERIFY_OK, 0, "odd body verifies");
+			expect_signed(c, &ep, &t, c->good, odd[i], NOW, VERIFY_OK, 0,
+				      "odd body verifies");
 		}
 	}
 
@@ -408,18 +414,14 @@ test_provider(const pcase *c)
 	}
 
 	if (c->window > 0) {
-		headers_clear(&t);
-		sign_into(c, c->good, body, NOW - c->window, &t);
-		expect(c, &ep, &t, body, VERIFY_OK, 0, "timestamp at the window's edge (past)");
-		headers_clear(&t);
-		sign_into(c, c->good, body, NOW + c->window, &t);
-		expect(c, &ep, &t, body, VERIFY_OK, 0, "timestamp at the window's edge (future)");
-		headers_clear(&t);
-		sign_into(c, c->good, body, NOW - c->window - 1, &t);
-		expect(c, &ep, &t, body, VERIFY_STALE, -1, "stale timestamp");
-		headers_clear(&t);
-		sign_into(c, c->good, body, NOW + c->window + 1, &t);
-		expect(c, &ep, &t, body, VERIFY_FUTURE, -1, "future timestamp");
+		expect_signed(c, &ep, &t, c->good, body, NOW - c->window, VERIFY_OK, 0,
+			      "timestamp at the window's edge (past)");
+		expect_signed(c, &ep, &t, c->good, body, NOW + c->window, VERIFY_OK, 0,
+			      "timestamp at the window's edge (future)");
+		expect_signed(c, &ep, &t, c->good, body, NOW - c->window - 1, VERIFY_STALE, -1,
+			      "stale timestamp");
+		expect_signed(c, &ep, &t, c->good, body, NOW + c->window + 1, VERIFY_FUTURE, -1,
+			      "future timestamp");
 		headers_clear(&t);
 		sign_into(c, c->good, body, NOW - 1000, &t);
 		ep.tolerance = 2000;
@@ -462,9 +464,7 @@ test_linear(void)
 	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
 		char *b = xasprintf("{\"action\":\"create\",\"webhookTimestamp\":%lld}", at[i].ms);
 
-		headers_clear(&t);
-		sign_into(&lin, "lin-good", b, NOW, &t);
-		expect(&lin, &ep, &t, b, at[i].want, 0, at[i].what);
+		expect_signed(&lin, &ep, &t, "lin-good", b, NOW, at[i].want, 0, at[i].what);
 		free(b);
 	}
 	{
@@ -473,16 +473,12 @@ test_linear(void)
 				      "{\"webhookTimestamp\":-1}", "[1]"};
 
 		for (size_t i = 0; i < sizeof(nots) / sizeof(nots[0]); i++) {
-			headers_clear(&t);
-			sign_into(&lin, "lin-good", nots[i], NOW, &t);
-			expect(&lin, &ep, &t, nots[i], VERIFY_MALFORMED, -1,
-			       "no integer webhookTimestamp: malformed");
+			expect_signed(&lin, &ep, &t, "lin-good", nots[i], NOW, VERIFY_MALFORMED, -1,
+				      "no integer webhookTimestamp: malformed");
 		}
 	}
-	headers_clear(&t);
-	sign_into(&lin, "lin-wrong", "{\"webhookTimestamp\":1700000000000}", NOW, &t);
-	expect(&lin, &ep, &t, "{\"webhookTimestamp\":1700000000000}", VERIFY_MISMATCH, -1,
-	       "wrong secret: mismatch before the timestamp is read");
+	expect_signed(&lin, &ep, &t, "lin-wrong", "{\"webhookTimestamp\":1700000000000}", NOW,
+		      VERIFY_MISMATCH, -1, "wrong secret: mismatch before the timestamp is read");
 	headers_clear(&t);
 	secret_set_free(ep.secrets);
 }
