@@ -11,12 +11,15 @@
  * that sends batches, the splitting into events too (envelope_split).  The
  * keys and bodies are found by trying each of a few in turn (any text, a
  * hex HMAC key, whsec_, user:password, Ed25519, ECDSA P-256; an object, an
- * array of events, Adyen's notificationItems) until the provider's own
- * signer and verifier agree.  Prints one line per class, tab-separated:
- * the class, microseconds of verification per delivery (the mean over its
- * providers), microseconds of splitting (batches; "-" otherwise), the
- * body size and the providers; then the providers that could not be
- * measured.  bench/run.pl prints it beside the web ceiling (null.fcgi).
+ * array of events, Adyen's notificationItems, Braintree's form) until the
+ * provider's own signer and verifier agree; for the public-key providers the
+ * bench makes the keys, certificates and files their endpoints read (a JWK,
+ * a JWKS, a CA and its cached certificate, an App Store-like chain).
+ * Prints one line per class, tab-separated: the class, microseconds of
+ * verification per delivery (the mean over its providers), microseconds of
+ * splitting (batches; "-" otherwise), the body size and the providers;
+ * then the providers that could not be measured.  bench/run.pl prints it
+ * beside the web ceiling (null.fcgi).
  */
 #include "envelope.h"
 #include "pkey.h"
@@ -27,6 +30,7 @@
 #include "clock.h"
 #include "secret.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +42,7 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>
 
 #define BUDGET_US 50000
 #define MAX_CLASSES 64
@@ -66,7 +71,7 @@ static const keypair keys[] = {
 };
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))
 
-enum { BODY_OBJECT, BODY_ARRAY, BODY_ADYEN, N_BODIES };
+enum { BODY_OBJECT, BODY_ARRAY, BODY_ADYEN, BODY_FORM, N_BODIES };
 
 typedef struct klass {
 	const char *name;
@@ -193,46 +198,156 @@ jwt_rs256(char **ss, char **vs, provider_endpoint *ep)
 	EVP_PKEY_free(k);
 }
 
-#define BENCH_CERT_URL "https://api.paypal.com/v1/notifications/certs/CERT-bench"
+#define BENCH_PAYPAL_URL "https://api.paypal.com/v1/notifications/certs/CERT-bench"
+#define BENCH_SNS_URL "https://sns.us-east-1.amazonaws.com/SimpleNotificationService-bench.pem"
+#define BENCH_TOPIC "arn:aws:sns:us-east-1:123456789012:bench"
 
-/* a self-signed certificate, trusted as ca_file and cached under its URL */
-static void
-cert_rsa(char **ss, char **vs, provider_endpoint *ep)
+/*
+ * A certificate of subject cn for k, signed by issuer_key as issuer (NULL:
+ * self-signed), carrying the extensions exts ("name=value" as openssl's
+ * config files write them, NULL-terminated)
+ */
+static X509 *
+make_cert(EVP_PKEY *k, const char *cn, X509 *issuer, EVP_PKEY *issuer_key, const char *const *exts)
 {
-	EVP_PKEY *k = EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)2048);
 	X509 *x = X509_new();
 	X509_NAME *name;
-	char file[CERT_FILE_LEN], path[sizeof(tmpdir) + 96];
-	FILE *f;
+	X509V3_CTX v3;
+	static long serial;
 
-	if (k == NULL || x == NULL || !X509_set_version(x, 2) ||
-	    !ASN1_INTEGER_set(X509_get_serialNumber(x), 1) ||
+	if (x == NULL || !X509_set_version(x, 2) ||
+	    !ASN1_INTEGER_set(X509_get_serialNumber(x), ++serial) ||
 	    !X509_gmtime_adj(X509_getm_notBefore(x), -86400) ||
 	    !X509_gmtime_adj(X509_getm_notAfter(x), 86400) || !X509_set_pubkey(x, k) ||
 	    (name = X509_get_subject_name(x)) == NULL ||
-	    !X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)"bench",
-					-1, -1, 0) ||
-	    !X509_set_issuer_name(x, name) || !X509_sign(x, k, EVP_sha256()))
+	    !X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)cn, -1, -1,
+					0) ||
+	    !X509_set_issuer_name(x, issuer != NULL ? X509_get_subject_name(issuer) : name))
 		die("cannot make a certificate");
+	X509V3_set_ctx(&v3, issuer != NULL ? issuer : x, x, NULL, NULL, 0);
+	for (size_t i = 0; exts != NULL && exts[i] != NULL; i++) {
+		char ext[128], *eq;
+		X509_EXTENSION *e;
+
+		snprintf(ext, sizeof(ext), "%s", exts[i]);
+		if ((eq = strchr(ext, '=')) == NULL)
+			die("bad extension");
+		*eq = '\0';
+		if ((e = X509V3_EXT_nconf(NULL, &v3, ext, eq + 1)) == NULL ||
+		    !X509_add_ext(x, e, -1))
+			die("cannot add an extension");
+		X509_EXTENSION_free(e);
+	}
+	if (!X509_sign(x, issuer_key != NULL ? issuer_key : k, EVP_sha256()))
+		die("cannot sign a certificate");
+	return x;
+}
+
+/* write the PEM of x to <tmpdir>/name; the path, malloc'd */
+static char *
+write_pem(X509 *x, const char *name)
+{
+	char path[sizeof(tmpdir) + 96];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	if ((f = fopen(path, "w")) == NULL || !PEM_write_X509(f, x))
+		die("cannot write a certificate");
+	fclose(f);
+	return strdup(path);
+}
+
+/* a self-signed certificate, trusted as ca_file and cached under url */
+static void
+cert_rsa(const char *url, const char *words, const char *verify, char **ss, char **vs,
+	 provider_endpoint *ep)
+{
+	EVP_PKEY *k = EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)2048);
+	X509 *x;
+	char file[CERT_FILE_LEN], path[sizeof(tmpdir) + 96];
+
+	if (k == NULL)
+		die("cannot make an RSA key");
+	x = make_cert(k, "bench", NULL, NULL, NULL);
 	snprintf(path, sizeof(path), "%s/certs", tmpdir);
-	if (mkdir(path, 0700) != 0)
+	if (mkdir(path, 0700) != 0 && errno != EEXIST)
 		die("cannot make the certificate cache");
 	ep->cert_cache = strdup(path);
-	if (cert_file_name(BENCH_CERT_URL, strlen(BENCH_CERT_URL), file) != 0)
+	if (cert_file_name(url, strlen(url), file) != 0)
 		die("cannot name the certificate");
-	snprintf(path, sizeof(path), "%s/certs/%s", tmpdir, file);
-	if ((f = fopen(path, "w")) == NULL || !PEM_write_X509(f, x))
-		die("cannot write the certificate");
-	fclose(f);
-	snprintf(path, sizeof(path), "%s/ca.pem", tmpdir);
-	if ((f = fopen(path, "w")) == NULL || !PEM_write_X509(f, x))
-		die("cannot write the CA file");
-	fclose(f);
-	ep->ca_file = strdup(path);
-	*ss = private_line(k, BENCH_CERT_URL " 1JE4291016473214C");
-	*vs = strdup("1JE4291016473214C");
+	snprintf(path, sizeof(path), "certs/%s", file);
+	free(write_pem(x, path));
+	ep->ca_file = write_pem(x, "ca.pem");
+	*ss = private_line(k, words);
+	*vs = strdup(verify);
 	X509_free(x);
 	EVP_PKEY_free(k);
+}
+
+static void
+cert_paypal(char **ss, char **vs, provider_endpoint *ep)
+{
+	cert_rsa(BENCH_PAYPAL_URL, BENCH_PAYPAL_URL " 1JE4291016473214C", "1JE4291016473214C", ss,
+		 vs, ep);
+}
+
+static void
+cert_sns(char **ss, char **vs, provider_endpoint *ep)
+{
+	cert_rsa(BENCH_SNS_URL, BENCH_SNS_URL " " BENCH_TOPIC, BENCH_TOPIC, ss, vs, ep);
+}
+
+/* base64 DER of x, malloc'd */
+static char *
+der_b64(X509 *x)
+{
+	unsigned char *der = NULL;
+	int n = i2d_X509(x, &der);
+	char *b64;
+
+	if (n <= 0)
+		die("cannot encode a certificate");
+	b64 = b64_of(der, (size_t)n);
+	OPENSSL_free(der);
+	return b64;
+}
+
+/* an App Store chain: root (ca_file), intermediate and leaf with Apple's marker extensions */
+static void
+x5c_es256(char **ss, char **vs, provider_endpoint *ep)
+{
+	static const char *const ca[] = {"basicConstraints=critical,CA:true",
+					 "keyUsage=critical,keyCertSign", NULL};
+	static const char *const inter[] = {"basicConstraints=critical,CA:true",
+					    "keyUsage=critical,keyCertSign",
+					    "1.2.840.113635.100.6.2.1=ASN1:NULL", NULL};
+	static const char *const leaf[] = {"1.2.840.113635.100.6.11.1=ASN1:NULL", NULL};
+	EVP_PKEY *rk = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	EVP_PKEY *ik = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	EVP_PKEY *lk = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	X509 *root, *in, *lf;
+	char *b[3], words[8192];
+
+	if (rk == NULL || ik == NULL || lk == NULL)
+		die("cannot make an EC key");
+	root = make_cert(rk, "bench root", NULL, NULL, ca);
+	in = make_cert(ik, "bench intermediate", root, rk, inter);
+	lf = make_cert(lk, "bench leaf", in, ik, leaf);
+	ep->ca_file = write_pem(root, "apple-root.pem");
+	b[0] = der_b64(lf);
+	b[1] = der_b64(in);
+	b[2] = der_b64(root);
+	snprintf(words, sizeof(words), "%s %s %s", b[0], b[1], b[2]);
+	*ss = private_line(lk, words);
+	*vs = strdup("com.example.bench");
+	for (size_t i = 0; i < 3; i++)
+		free(b[i]);
+	X509_free(root);
+	X509_free(in);
+	X509_free(lf);
+	EVP_PKEY_free(rk);
+	EVP_PKEY_free(ik);
+	EVP_PKEY_free(lk);
 }
 
 /* everything the setup wrote */
@@ -253,9 +368,8 @@ static const struct {
 	provider p;
 	setup_fn setup;
 } asym[] = {
-	{PROVIDER_PLAID, jwt_es256},
-	{PROVIDER_PUBSUB, jwt_rs256},
-	{PROVIDER_PAYPAL, cert_rsa},
+	{PROVIDER_PLAID, jwt_es256}, {PROVIDER_PUBSUB, jwt_rs256}, {PROVIDER_PAYPAL, cert_paypal},
+	{PROVIDER_SNS, cert_sns},    {PROVIDER_APPLE, x5c_es256},
 };
 
 typedef struct hdrs {
@@ -319,11 +433,11 @@ make_body(int k, size_t size, int64_t now, size_t *len)
 	*len = 0;
 	b[0] = '\0';
 	if (k == BODY_OBJECT) {
-		snprintf(
-			item, sizeof(item),
-			"{\"id\":\"evt_1\",\"event_id\":\"evt_1\",\"type\":\"bench.event\","
-			"\"webhookTimestamp\":%lld,\"created\":%lld,\"data\":{\"id\":\"d_1\"},\"pad\":\"",
-			(long long)now * 1000, (long long)now);
+		snprintf(item, sizeof(item),
+			 "{\"id\":\"evt_1\",\"event_id\":\"evt_1\",\"type\":\"bench.event\","
+			 "\"webhookTimestamp\":%lld,\"created\":%lld,\"data\":{\"id\":\"d_1\","
+			 "\"bundleId\":\"com.example.bench\"},\"pad\":\"",
+			 (long long)now * 1000, (long long)now);
 		put(b, cap, len, item);
 		while (*len + 2 < size)
 			put(b, cap, len,
@@ -331,6 +445,31 @@ make_body(int k, size_t size, int64_t now, size_t *len)
 				    ? "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
 				    : "x");
 		put(b, cap, len, "\"}");
+		return b;
+	}
+	if (k == BODY_FORM) {
+		/* Braintree's bt_payload: base64 of its XML notification, urlencoded */
+		size_t xl = size * 3 / 4 > 200 ? size * 3 / 4 - 100 : 100, n;
+		char *xml = malloc(xl + 1), *b64;
+
+		if (xml == NULL)
+			exit(1);
+		n = (size_t)snprintf(xml, xl + 1,
+				     "<notification><kind>check</kind><subject><id>1</id><pad>");
+		while (n + 24 < xl)
+			xml[n++] = 'x';
+		memcpy(xml + n, "</pad></subject></notification>", 32);
+		b64 = b64_of((const unsigned char *)xml, strlen(xml));
+		put(b, cap, len, "bt_payload=");
+		for (const char *c = b64; *c != '\0' && *len + 4 < cap; c++) {
+			char esc[4] = {*c, '\0'};
+
+			if (*c == '+' || *c == '/' || *c == '=')
+				snprintf(esc, sizeof(esc), "%%%02X", (unsigned char)*c);
+			put(b, cap, len, esc);
+		}
+		free(b64);
+		free(xml);
 		return b;
 	}
 	put(b, cap, len, k == BODY_ADYEN ? "{\"live\":\"false\",\"notificationItems\":[" : "[");
@@ -407,8 +546,13 @@ measure(provider p, const keypair *kp, setup_fn setup, int k, size_t size, long 
 	}
 	url = sign_json_body_url(p, URL, (const unsigned char *)body, len);
 	in.url = url;
-	if (sign_headers(&in, &h.out, err, sizeof(err)) != 0)
-		goto out;
+	if (sign_headers(&in, &h.out, err, sizeof(err)) != 0) {
+		/* a provider whose types are its own (sns's Type) signs without ours */
+		sign_release(&h.out);
+		in.event_type = NULL;
+		if (sign_headers(&in, &h.out, err, sizeof(err)) != 0)
+			goto out;
+	}
 	ep.secrets = secrets_of(kp->verify != NULL ? kp->verify : kp->sign);
 	if (provider_endpoint_load(&ep, err, sizeof(err)) != 0)
 		goto out_secrets;

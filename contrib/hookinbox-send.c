@@ -69,7 +69,8 @@ usage(FILE *f)
 		"                            X-Shopify-Webhook-Id, X-Gitlab-Event-UUID, ...);\n"
 		"                            default: a random one (stripe: the id is in the body)\n"
 		"  -t, --type=T              event type header where the provider has one\n"
-		"                            (X-GitHub-Event, X-Shopify-Topic, X-Gitlab-Event)\n"
+		"                            (X-GitHub-Event, X-Shopify-Topic, X-Gitlab-Event);\n"
+		"                            sns: the message Type (SubscriptionConfirmation, ...)\n"
 		"  -o, --timestamp-offset=S  sign with now + S seconds (negative: in the past)\n"
 		"  -n, --repeat=N            send the same signed delivery N times [1]\n"
 		"  -c, --concurrency=N       N transfers at once [1]\n"
@@ -92,9 +93,11 @@ usage(FILE *f)
 		"  -h, --help                show this help and exit\n"
 		"  -V, --version             show the version and exit\n\n"
 		"The payload is read from PAYLOAD-FILE, or standard input when it is \"-\" or absent,\n"
-		"and sent unchanged (adyen: each item gets its additionalData.hmacSignature;\n"
-		"mailgun: the payload is the event-data, sent inside a signed body).  One line is\n"
-		"printed per response: the send number, the HTTP\n"
+		"and sent unchanged, except where the provider signs inside the body (adyen: each\n"
+		"item gets its additionalData.hmacSignature; mailgun: the payload is the event-data;\n"
+		"sns: the payload is the Message of a Notification; apple: the payload is the\n"
+		"decoded notification, sent as its signedPayload; graph: each notification gets\n"
+		"its clientState).  One line is printed per response: the send number, the HTTP\n"
 		"status and the response body.\n\n"
 		"Exit status: 0 all responses were 2xx, 1 otherwise, 64 usage error, 66 payload\n"
 		"unreadable, 70 internal error, 78 secret file unusable.\n\n"
@@ -544,7 +547,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "%s: out of memory\n", progname);
 		status = EX_SOFTWARE;
 	} else {
-		/* a provider that signs inside the body (adyen, mailgun) rewrote it */
+		/* a provider that signs inside the body (adyen, mailgun, sns, ...) rewrote it */
 		failed = send_all(send_url, hdrs, out.body != NULL ? out.body : body,
 				  out.body != NULL ? out.body_len : body_len, repeat, conc);
 		status = failed == 0 ? 0 : 1;

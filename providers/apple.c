@@ -13,7 +13,10 @@
  * lines: the app's bundle ids.  No window: Apple retries the same signed
  * payload for days.  The delivery key is the signed notificationUUID; the
  * type is notificationType, with ".subtype" when there is one.
- * hookinbox-send cannot sign it: the signature is inside the body.
+ * hookinbox-send signs its payload (the decoded payload, a JSON object)
+ * into the body with "<x5c leaf> <x5c intermediate> <x5c root> <base64
+ * PKCS#8 DER P-256 key of the leaf>", the certificates as x5c carries them
+ * (base64 DER).
  */
 #include "base64.h"
 #include "fields.h"
@@ -25,9 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define X5C_MAX 3
+#define X5C_LEN 3 /* leaf, intermediate, root: SignedDataVerifier takes no other length */
 
-static const char *const oids[X5C_MAX] = {"1.2.840.113635.100.6.11.1", "1.2.840.113635.100.6.2.1",
+static const char *const oids[X5C_LEN] = {"1.2.840.113635.100.6.11.1", "1.2.840.113635.100.6.2.1",
 					  NULL};
 
 /* the signedPayload JWS of the body; -1 when there is none */
@@ -81,8 +84,8 @@ bundle(const provider_endpoint *ep, const jws *j)
 static int
 verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
 {
-	unsigned char *der[X5C_MAX] = {NULL};
-	size_t derlen[X5C_MAX], n = 0;
+	unsigned char *der[X5C_LEN] = {NULL};
+	size_t derlen[X5C_LEN], n = 0;
 	jscan_value x5c, el;
 	const char *pos = NULL, *why;
 	char *alg = NULL;
@@ -107,7 +110,7 @@ verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
 		size_t len;
 		long dl;
 
-		if (n == X5C_MAX || jscan_string(&el, &b64, &len) != 0)
+		if (n == X5C_LEN || jscan_string(&el, &b64, &len) != 0)
 			goto out;
 		der[n] = xmalloc(BASE64_DECODED_MAX(len) + 1);
 		dl = base64_decode(b64, len, der[n], BASE64_DECODED_MAX(len) + 1);
@@ -116,7 +119,7 @@ verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
 			goto out;
 		derlen[n++] = (size_t)dl;
 	}
-	if (n < 2)
+	if (n != X5C_LEN)
 		goto out;
 	if (pkeys_verify_chain_oids(ep->keys, (const unsigned char *const *)der, derlen, n, oids,
 				    req->now, PKEY_ES256, (const unsigned char *)j.signed_part,
@@ -129,7 +132,7 @@ verify(const provider_endpoint *ep, const request_view *req, verify_result *res)
 	else
 		rc = scheme_pass(res, (size_t)idx);
 out:
-	for (size_t i = 0; i < X5C_MAX; i++)
+	for (size_t i = 0; i < X5C_LEN; i++)
 		free(der[i]);
 	free(alg);
 	jws_release(&j);
@@ -189,17 +192,54 @@ load(provider_endpoint *ep, char *errbuf, size_t errlen)
 static int
 sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 {
-	(void)in;
-	(void)out;
-	snprintf(errbuf, errlen,
-		 "the App Store signs inside the body: hookinbox-send cannot play it");
-	return -1;
+	pkey_secret ps;
+	char *x5c = NULL, *header, *payload, *tok;
+	size_t n;
+
+	if (!env_parse_object(in->body, in->body_len).present) {
+		snprintf(errbuf, errlen, "the App Store's payload must be a JSON object");
+		return -1;
+	}
+	if (pkey_secret_parse(in->secret, in->secret_len, &ps, errbuf, errlen) < 0)
+		return -1;
+	for (n = 0; n < X5C_LEN && ps.words[n] != NULL; n++) {
+		char *q = env_json_quote(ps.words[n]);
+		char *list = xasprintf("%s%s%s", x5c != NULL ? x5c : "", x5c != NULL ? "," : "", q);
+
+		free(q);
+		free(x5c);
+		x5c = list;
+	}
+	if (n != X5C_LEN || ps.words[n] != NULL) {
+		free(x5c);
+		pkey_secret_release(&ps);
+		snprintf(errbuf, errlen,
+			 "the secret is not \"<x5c leaf> <x5c intermediate> <x5c root> <base64 "
+			 "PKCS#8 DER key>\"");
+		return -1;
+	}
+	header = xasprintf("{\"alg\":\"ES256\",\"x5c\":[%s]}", x5c);
+	free(x5c);
+	payload = xmalloc(in->body_len + 1);
+	memcpy(payload, in->body, in->body_len);
+	payload[in->body_len] = '\0';
+	tok = jws_sign(&ps, PKEY_ES256, header, payload, errbuf, errlen);
+	free(header);
+	free(payload);
+	pkey_secret_release(&ps);
+	if (tok == NULL)
+		return -1;
+	out->body = (unsigned char *)xasprintf("{\"signedPayload\":\"%s\"}", tok);
+	out->body_len = strlen((const char *)out->body);
+	free(tok);
+	return 0;
 }
 
 static const char *const headers[] = {NULL};
 
 const provider_ops provider_apple = {
 	.name = "apple",
+	.klass = "ES256 JWS with an x5c chain to a root",
 	.tolerance = 0,
 	.headers = headers,
 	.id_signed = provider_id_signed,

@@ -15,15 +15,20 @@
  * and object are the first item's changeType and resourceData.id.  The
  * clientState does not cover the body: it is deduplicated on the body too.
  * Rich notifications' validationTokens (JWTs on encrypted content) are not
- * checked.  hookinbox-send signs nothing for it: the body carries the
- * clientState.
+ * checked.  hookinbox-send puts the secret into the payload as each
+ * notification's clientState: the payload is one notification or a
+ * {"value": [...]} batch; an empty payload is sent as it is, to rehearse
+ * the validationToken handshake.
  */
 #include "ct.h"
+#include "dynbuf.h"
 #include "fields.h"
 #include "form.h"
 #include "scheme.h"
+#include "wipe.h"
 #include "xalloc.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,19 +163,95 @@ out:
 	return -1;
 }
 
+/* item with q as its clientState (replaced, or added first), appended to *b */
+static void
+put_item(dynbuf *b, const jscan_value *item, const char *q)
+{
+	jscan_value cs;
+	size_t i = 1;
+
+	if (jscan_member(item, "clientState", 11, &cs) == 0) {
+		size_t at = (size_t)(cs.p - item->p);
+
+		dynbuf_xadd(b, item->p, at);
+		dynbuf_xadd(b, q, strlen(q));
+		dynbuf_xadd(b, cs.p + cs.len, item->len - at - cs.len);
+		return;
+	}
+	while (item->p[i] == ' ' || item->p[i] == '\t' || item->p[i] == '\r' || item->p[i] == '\n')
+		i++;
+	dynbuf_xadd(b, "{\"clientState\":", 15);
+	dynbuf_xadd(b, q, strlen(q));
+	if (item->p[i] != '}')
+		dynbuf_xadd(b, ",", 1);
+	dynbuf_xadd(b, item->p + 1, item->len - 1);
+}
+
 static int
 sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 {
-	(void)in;
+	jval b = env_parse_object(in->body, in->body_len);
+	jscan_value value, item;
+	const char *pos = NULL;
+	char *secret, *q;
+	dynbuf d;
+	size_t n = 0;
+
 	(void)out;
-	snprintf(errbuf, errlen, "Graph's clientState travels in the body: nothing to sign");
-	return -1;
+	if (in->body_len == 0)
+		return 0; /* the validationToken handshake: sent as it is */
+	if (!b.present) {
+		snprintf(errbuf, errlen,
+			 "Graph's payload must be a notification or a "
+			 "{\"value\": [...]} batch of them");
+		return -1;
+	}
+	if (memchr(in->secret, '\0', in->secret_len) != NULL) {
+		snprintf(errbuf, errlen, "the clientState holds a NUL byte");
+		return -1;
+	}
+	secret = xmalloc(in->secret_len + 1);
+	memcpy(secret, in->secret, in->secret_len);
+	secret[in->secret_len] = '\0';
+	q = env_json_quote(secret);
+	secure_wipe(secret, in->secret_len);
+	free(secret);
+	/* each item is 2 bytes at least, and gains at most a member of q */
+	dynbuf_init(&d, in->body_len + 16 + (in->body_len / 2 + 1) * (strlen(q) + 17));
+	dynbuf_xadd(&d, "{\"value\":[", 10);
+	if (jscan_member(&b.v, "value", 5, &value) != 0) {
+		put_item(&d, &b.v, q);
+		n = 1;
+	} else if (value.type == JSCAN_ARRAY) {
+		while (jscan_element(&value, &pos, &item) == 0) {
+			if (item.type != JSCAN_OBJECT) {
+				n = SIZE_MAX; /* an item that is not a notification */
+				break;
+			}
+			if (n++ > 0)
+				dynbuf_xadd(&d, ",", 1);
+			put_item(&d, &item, q);
+		}
+	}
+	secure_wipe(q, strlen(q));
+	free(q);
+	dynbuf_xadd(&d, "]}", 2);
+	if (n == 0 || n == SIZE_MAX) {
+		secure_wipe(d.buf, d.len);
+		dynbuf_release(&d);
+		snprintf(errbuf, errlen,
+			 "Graph's batch must be a non-empty array of notifications");
+		return -1;
+	}
+	out->body = (unsigned char *)dynbuf_detach(&d, &out->body_len);
+	return 0;
 }
 
 static const char *const headers[] = {NULL};
 
 const provider_ops provider_graph = {
 	.name = "graph",
+	.klass = "clientState in the body",
 	.tolerance = 0,
 	.headers = headers,
 	.id_signed = provider_id_unsigned,

@@ -61,6 +61,9 @@ sign_release(sign_output *out)
 		free(out->h[i].value);
 	}
 	out->n = 0;
+	/* graph's body carries its clientState */
+	if (out->body != NULL)
+		secure_wipe(out->body, out->body_len);
 	free(out->body);
 	out->body = NULL;
 	out->body_len = 0;

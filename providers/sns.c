@@ -17,17 +17,22 @@
  * is stored as an event of that type like any other: nothing is fetched on
  * the request path.  The operator, or a route, confirms the subscription
  * by requesting its SubscribeURL (docs/providers.md).  hookinbox-send
- * cannot sign SNS: the signature is inside the body.
+ * sends its payload as the Message of a Notification (or, with --type, of
+ * a SubscriptionConfirmation or UnsubscribeConfirmation), signed inside the
+ * body with "<SigningCertURL> <TopicArn> <base64 PKCS#8 DER RSA key>".
  */
 #include "base64.h"
 #include "fields.h"
+#include "hex.h"
 #include "pkey.h"
 #include "scheme.h"
+#include "sha256.h"
 #include "xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static bool
 url_ok(const char *url, size_t len)
@@ -183,13 +188,138 @@ out:
 	return rc;
 }
 
+/* the message types hookinbox-send signs (--type; the first by default) */
+static const char *const send_types[] = {"Notification", "SubscriptionConfirmation",
+					 "UnsubscribeConfirmation", NULL};
+
+/*
+ * A confirmation's Token and SubscribeURL members, ending in a comma
+ * (malloc'd): the token is the hex SHA-256 of the MessageId, the URL on the
+ * host of the certificate's, as SNS sends them; NULL and errbuf on failure
+ */
+static char *
+confirmation_members(const char *id, const char *cert, const char *topic, char *errbuf,
+		     size_t errlen)
+{
+	unsigned char d[SHA256_LEN];
+	char token[2 * SHA256_LEN + 1], *url, *q, *out;
+	const char *host = cert + 8, *slash;
+
+	if (strncmp(cert, "https://", 8) != 0 || (slash = strchr(host, '/')) == NULL ||
+	    sha256_digest(id, strlen(id), d) != 0) {
+		snprintf(errbuf, errlen, "the SigningCertURL is not an https URL");
+		return NULL;
+	}
+	hex_encode(d, sizeof(d), token);
+	url = xasprintf("https://%.*s/?Action=ConfirmSubscription&TopicArn=%s&Token=%s",
+			(int)(slash - host), host, topic, token);
+	q = env_json_quote(url);
+	out = xasprintf("\"Token\":\"%s\",\"SubscribeURL\":%s,", token, q);
+	free(q);
+	free(url);
+	return out;
+}
+
+/*
+ * The signed message of in: the payload as the Message of a message of
+ * type from topic (a confirmation with its Token and SubscribeURL), the
+ * MessageId the event id, signed with SignatureVersion 2 (SHA256withRSA)
+ * and naming cert as SigningCertURL; the body, malloc'd.
+ */
+static char *
+signed_message(const sign_input *in, const char *type, const pkey_secret *ps, char *errbuf,
+	       size_t errlen)
+{
+	const char *cert = ps->words[0], *topic = ps->words[1];
+	char ts[32], *text, *q[4], *extra = NULL, *canon = NULL, *b64 = NULL, *out = NULL;
+	unsigned char *sig = NULL;
+	size_t cl, siglen;
+	time_t t = (time_t)in->timestamp;
+	struct tm g;
+
+	if (strcmp(type, "Notification") != 0 &&
+	    (extra = confirmation_members(in->event_id, cert, topic, errbuf, errlen)) == NULL)
+		return NULL;
+	gmtime_r(&t, &g);
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S.000Z", &g);
+	text = xmalloc(in->body_len + 1);
+	memcpy(text, in->body, in->body_len);
+	text[in->body_len] = '\0';
+	q[0] = env_json_quote(in->event_id);
+	q[1] = env_json_quote(topic);
+	q[2] = env_json_quote(text);
+	q[3] = env_json_quote(cert);
+	free(text);
+	text = xasprintf("{\"Type\":\"%s\",\"MessageId\":%s,\"TopicArn\":%s,%s"
+			 "\"Message\":%s,\"Timestamp\":\"%s\",\"SignatureVersion\":\"2\","
+			 "\"SigningCertURL\":%s}",
+			 type, q[0], q[1], extra != NULL ? extra : "", q[2], ts, q[3]);
+	for (size_t i = 0; i < 4; i++)
+		free(q[i]);
+	free(extra);
+	/* what the verifier signs over, read back from the message itself */
+	if (sns_canonical((const unsigned char *)text, strlen(text), &canon, &cl) != 0) {
+		snprintf(errbuf, errlen, "the payload is not UTF-8 text");
+		goto out;
+	}
+	if (pkey_sign(ps, PKEY_RS256, (const unsigned char *)canon, cl, &sig, &siglen, errbuf,
+		      errlen) < 0)
+		goto out;
+	b64 = xmalloc(BASE64_ENCODED_SIZE(siglen));
+	base64_encode(sig, siglen, b64);
+	text[strlen(text) - 1] = '\0';
+	out = xasprintf("%s,\"Signature\":\"%s\"}", text, b64);
+out:
+	free(text);
+	free(canon);
+	free(sig);
+	free(b64);
+	return out;
+}
+
 static int
 sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 {
-	(void)in;
-	(void)out;
-	snprintf(errbuf, errlen, "SNS signs inside the body: hookinbox-send cannot play it");
-	return -1;
+	const char *type = send_types[0];
+	pkey_secret ps;
+	char *msg;
+
+	for (size_t i = 0; in->event_type != NULL && send_types[i] != NULL; i++)
+		if (strcmp(in->event_type, send_types[i]) == 0)
+			type = send_types[i];
+	if (in->event_type != NULL && strcmp(in->event_type, type) != 0) {
+		snprintf(errbuf, errlen,
+			 "SNS sends Notification, SubscriptionConfirmation or "
+			 "UnsubscribeConfirmation: not another --type");
+		return -1;
+	}
+	if (in->event_id == NULL || memchr(in->body, '\0', in->body_len) != NULL) {
+		snprintf(errbuf, errlen,
+			 "SNS signing needs a MessageId (the event id) and a text "
+			 "payload");
+		return -1;
+	}
+	if (pkey_secret_parse(in->secret, in->secret_len, &ps, errbuf, errlen) < 0)
+		return -1;
+	if (ps.words[1] == NULL || ps.words[2] != NULL) {
+		pkey_secret_release(&ps);
+		snprintf(errbuf, errlen,
+			 "the secret is not \"<SigningCertURL> <TopicArn> <base64 PKCS#8 DER "
+			 "key>\"");
+		return -1;
+	}
+	if ((msg = signed_message(in, type, &ps, errbuf, errlen)) != NULL) {
+		/*
+		 * Not x-amz-sns-topic-arn: the TopicArn is a line of the
+		 * endpoint's secret_file, and kept headers are stored as text.
+		 */
+		sign_add(out, "x-amz-sns-message-type", xstrdup(type));
+		sign_add(out, "x-amz-sns-message-id", xstrdup(in->event_id));
+		out->body = (unsigned char *)msg;
+		out->body_len = strlen(msg);
+	}
+	pkey_secret_release(&ps);
+	return msg != NULL ? 0 : -1;
 }
 
 /* {"Type", "MessageId", "TopicArn", "Timestamp", ...} */
@@ -211,5 +341,4 @@ const provider_ops provider_sns = {
 	.load = scheme_load_cert,
 	.fields = &fields,
 	.sign = sign,
-	.id_in_body = true,
 };

@@ -60,7 +60,13 @@ select coalesce(string_agg(f.provider || ' (' || f.days || ' days)', ', ' order 
 	       ('docusign', 15), ('braintree', 1), ('trello', 1), ('mandrill', 1), ('twitter', 1),
 	       ('dropbox', 1), ('asana', 1), ('twitch', 1), ('xero', 1),
 	       ('plaid', 1), ('pubsub', 7), ('paypal', 3), ('sns', 1), ('apple', 7),
-	       ('graph', 1)) f(provider, days)
+	       ('graph', 1), ('adyen_platform', 30), ('linear', 1), ('mux', 1), ('workos', 3),
+	       ('razorpay', 1), ('discord', 1), ('zoom', 1), ('telnyx', 3), ('intercom', 3),
+	       ('bitbucket', 3), ('typeform', 3), ('calendly', 3), ('woocommerce', 3),
+	       ('sentry', 3), ('pagerduty', 3), ('vercel', 3), ('checkout', 3),
+	       ('lemonsqueezy', 3), ('notion', 3), ('postmark', 3), ('chargebee', 3), ('box', 3),
+	       ('webflow', 3), ('gocardless', 7), ('meta', 7), ('clerk', 2), ('resend', 2),
+	       ('okta', 1), ('zendesk', 3)) f(provider, days)
  where f.days > :'dedup_days'::integer
    and exists (select 1 from hookinbox.inbox i where i.provider = f.provider) \gset
 select (:'too_short' <> '' and :'force' <> '1') as refuse \gset

@@ -150,6 +150,32 @@ push @v, ['hmac-tpl', req('hmac-tpl', [['X-Signature', 'v1=' . hmac_sha256_hex("
 		push @v, ['zendesk', req('zendesk', [['X-Zendesk-Webhook-Signature', encode_base64(hmac_sha256($zts . $zd, $plain), '')], ['X-Zendesk-Webhook-Signature-Timestamp', $zts], ['x-zendesk-webhook-invocation-id', 'zi-1']], $zd)];
 	}
 	push @v, ['postmark', req('postmark', [['Authorization', 'Basic ' . encode_base64('fuzz-user:fuzz-password', '')]], '{"RecordType":"Delivery","MessageID":"m1"}')];
+	push @v, ['chargebee', req('chargebee', [['Authorization', 'Basic ' . encode_base64('fuzz-user:fuzz-password', '')]], '{"id":"ev_1","event_type":"customer_created","occurred_at":1700000000}')];
+	# the one-row providers of the body-MAC and t=,v1= classes
+	my $b64 = sub { encode_base64($_[0], '') };
+	my @rows = (
+		[intercom => '{"type":"notification_event","id":"notif_1","topic":"conversation.user.created","created_at":1700000000,"data":{"item":{"id":"c1"}}}',
+			sub { [['X-Hub-Signature', 'sha1=' . Digest::SHA::hmac_sha1_hex($_[0], $plain)]] }],
+		[bitbucket => '{"push":{"changes":[]},"repository":{"full_name":"a/b"}}',
+			sub { [['X-Hub-Signature', 'sha256=' . hmac_sha256_hex($_[0], $plain)], ['X-Request-UUID', 'r-1'], ['X-Event-Key', 'repo:push']] }],
+		[typeform => '{"event_id":"01HF","event_type":"form_response","form_response":{"form_id":"f1","submitted_at":"2023-11-14T22:13:20Z"}}',
+			sub { [['Typeform-Signature', 'sha256=' . $b64->(hmac_sha256($_[0], $plain))]] }],
+		[calendly => '{"event":"invitee.created","created_at":"2023-11-14T22:13:20.000000Z","payload":{"uri":"https://api.calendly.com/scheduled_events/e1/invitees/i1"}}',
+			sub { [['Calendly-Webhook-Signature', "t=$now,v1=" . hmac_sha256_hex("$now.$_[0]", $plain)]] }],
+		[woocommerce => '{"id":42,"status":"processing"}',
+			sub { [['X-WC-Webhook-Signature', $b64->(hmac_sha256($_[0], $plain))], ['X-WC-Webhook-Delivery-ID', '7'], ['X-WC-Webhook-Topic', 'order.created']] }],
+		[sentry => '{"action":"created","data":{"issue":{"id":"1"}}}',
+			sub { [['Sentry-Hook-Signature', hmac_sha256_hex($_[0], $plain)], ['Request-ID', 'r-1'], ['Sentry-Hook-Resource', 'issue']] }],
+		[vercel => '{"id":"evt_1","type":"deployment.created","createdAt":1700000000000}',
+			sub { [['x-vercel-signature', Digest::SHA::hmac_sha1_hex($_[0], $plain)]] }],
+		[checkout => '{"id":"evt_1","type":"payment_approved","created_on":"2023-11-14T22:13:20Z","data":{"id":"pay_1"}}',
+			sub { [['Cko-Signature', hmac_sha256_hex($_[0], $plain)]] }],
+		[lemonsqueezy => '{"meta":{"event_name":"order_created"},"data":{"id":"1","type":"orders"}}',
+			sub { [['X-Signature', hmac_sha256_hex($_[0], $plain)], ['X-Event-Name', 'order_created']] }],
+		[notion => '{"id":"n1","type":"page.created","timestamp":"2023-11-14T22:13:20.000Z","entity":{"id":"p1"}}',
+			sub { [['X-Notion-Signature', 'sha256=' . hmac_sha256_hex($_[0], $plain)]] }],
+	);
+	push @v, [$_->[0], req($_->[0], $_->[2]->($_->[1]), $_->[1])] for @rows;
 	push @v, ['telnyx', req('telnyx', [['telnyx-signature-ed25519', encode_base64($ed->("\x33" x 32, "$now|$tx"), '')], ['telnyx-timestamp', $now]], $tx)];
 }
 # the batch class and Mailgun; SendGrid's signatures are made with the
@@ -259,6 +285,32 @@ push @v, ['hmac-tpl', req('hmac-tpl', [['X-Signature', 'v1=' . hmac_sha256_hex("
 	my $der = encode_base64("0\x82\x01\x00" . ("\x00" x 16), '');
 	push @v, ['apple', req('apple', [], '{"signedPayload":"' . $jws->('{"alg":"ES256","x5c":["' . $der . '","' . $der . '","' . $der . '"]}',
 		'{"notificationType":"DID_RENEW","notificationUUID":"u1","data":{"bundleId":"fuzz-secret-0123456789"}}', 64) . '"}')];
+}
+# an App Store-shaped x5c of real certificates (root, intermediate, leaf with
+# Apple's marker extensions; made anew each run), so that the fuzzer mutates
+# DER certificates and their extensions, not only the JWS around them
+{
+	my $b64u = sub { my $s = encode_base64($_[0], ''); $s =~ tr{+/}{-_}; $s =~ s/=+$//; $s };
+	my $d = "/tmp/hookinbox-seed-x5c-$$";
+	make_path($d);
+	my $sh = sub { system("$_[0] 2>/dev/null") == 0 or die "$_[0] failed" };
+	open my $e, '>', "$d/int.ext" or die $!;
+	print $e "basicConstraints=critical,CA:true\nkeyUsage=critical,keyCertSign\n1.2.840.113635.100.6.2.1=ASN1:NULL\n";
+	open $e, '>', "$d/leaf.ext" or die $!;
+	print $e "1.2.840.113635.100.6.11.1=ASN1:NULL\n";
+	close $e;
+	my $ec = '-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes';
+	$sh->("openssl req -x509 $ec -keyout $d/root.key -out $d/root.pem -days 3650 -subj /CN=seed-root");
+	$sh->("openssl req $ec -keyout $d/int.key -out $d/int.csr -subj /CN=seed-int");
+	$sh->("openssl x509 -req -in $d/int.csr -CA $d/root.pem -CAkey $d/root.key -set_serial 2 -extfile $d/int.ext -days 3650 -out $d/int.pem");
+	$sh->("openssl req $ec -keyout $d/leaf.key -out $d/leaf.csr -subj /CN=seed-leaf");
+	$sh->("openssl x509 -req -in $d/leaf.csr -CA $d/int.pem -CAkey $d/int.key -set_serial 3 -extfile $d/leaf.ext -days 3650 -out $d/leaf.pem");
+	my @x5c = map { encode_base64(`openssl x509 -in $d/$_.pem -outform DER`, '') } qw(leaf int root);
+	system('rm', '-rf', $d);
+	my $h = '{"alg":"ES256","x5c":[' . join(',', map { qq("$_") } @x5c) . ']}';
+	my $p = '{"notificationType":"SUBSCRIBED","subtype":"INITIAL_BUY","notificationUUID":"u2","signedDate":1700000000000,"data":{"bundleId":"fuzz-secret-0123456789"}}';
+	push @v, ['apple-x5c', req('apple', [['Content-Type', 'application/json']],
+		'{"signedPayload":"' . join('.', $b64u->($h), $b64u->($p), $b64u->("\x5a" x 64)) . '"}')];
 }
 push @v, ['graph', req('graph', [], '{"value":[{"subscriptionId":"s1","clientState":"fuzz-secret-0123456789","changeType":"created","resourceData":{"id":"r1"}},{"clientState":"fuzz-secret-0123456789","lifecycleEvent":"reauthorizationRequired"}]}')];
 push @v, ['graph-validation', req('graph', [['?', 'validationToken=Validation%3a+Testing+client']], '')];

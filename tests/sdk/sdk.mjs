@@ -3,13 +3,16 @@
 //
 //   node sdk.mjs sign   < cases.json   # [{provider, secret, body, id, type, url, timestamp}]
 //   node sdk.mjs verify < cases.json   # [{provider, secret, body, headers, url}]
+//                                      # apple: [{provider, body, roots, bundle_id}]
+//                                      # sns: [{provider, body, cert_url, cert_pem}]
 //   node sdk.mjs fields < cases.json   # [{provider, secret, body, headers}]
 //
 // Reads a JSON array of cases on standard input and prints a JSON array of
 // results, one per case, in order: for sign {headers, url}, for verify
 // {ok, error}.  Bodies are text (the tests use ASCII bodies).  Used by
 // tests/t/30-providers.t (the SDK signs, the responder verifies) and
-// tests/t/31-sender.t (hookinbox-send signs, the SDK verifies).
+// tests/t/31-sender.t and 30-providers-asym.t (hookinbox-send signs, the
+// SDK verifies).
 //
 // Where a provider's SDK has no signing function the signature is computed
 // as the provider documents it, with node:crypto, and the case says so in
@@ -28,6 +31,7 @@
 // string.  Used by tests/t/16-ids.t.
 
 import { createHmac } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 
 // each SDK is loaded when first used, so that a run for one provider starts
 // fast (Paddle's SDK allows only 5 seconds between signing and verifying)
@@ -153,6 +157,36 @@ async function verify(c) {
 		const paddle = new Paddle('pdl_hookinbox_crosscheck', { environment: Environment.sandbox });
 		if (!await paddle.webhooks.isSignatureValid(c.body, c.secret, h['paddle-signature']))
 			throw new Error('paddle isSignatureValid returned false');
+		return;
+	}
+	case 'sns': {
+		// AWS's own validator; the certificate it would fetch from
+		// SigningCertURL is the case's (cert_url, cert_pem), served by a
+		// stand-in for https.get: nothing leaves the machine
+		const https = (await load('node:https')).default;
+		const get = https.get;
+		https.get = (url, cb) => {
+			const res = new EventEmitter();
+			res.statusCode = String(url) === c.cert_url ? 200 : 404;
+			process.nextTick(() => { cb(res); res.emit('data', Buffer.from(c.cert_pem)); res.emit('end'); });
+			return { on() { return this; } };
+		};
+		try {
+			const { default: MessageValidator } = await load('sns-validator');
+			await new Promise((resolve, reject) => new MessageValidator().validate(JSON.parse(c.body),
+				(err) => (err ? reject(err) : resolve())));
+		} finally {
+			https.get = get;
+		}
+		return;
+	}
+	case 'apple': {
+		// the App Store's own verifier, offline: the chain at the payload's
+		// signedDate, to the roots the case gives (base64 DER)
+		const { SignedDataVerifier, Environment } = await load('@apple/app-store-server-library');
+		const v = new SignedDataVerifier(c.roots.map((r) => Buffer.from(r, 'base64')), false,
+			Environment.SANDBOX, c.bundle_id);
+		await v.verifyAndDecodeNotification(JSON.parse(c.body).signedPayload);
 		return;
 	}
 	case 'twilio': {

@@ -13,13 +13,14 @@ use HookTest;
 
 my $top = HookTest::top();
 # the published set, and the providers added since (tests/data/more-vectors.mjs,
-# tests/data/batch-vectors.mjs, tests/data/hmac2-vectors.mjs)
+# tests/data/batch-vectors.mjs, tests/data/hmac2-vectors.mjs), and gitlab's, the
+# generic hmac's and svix's refusals (tests/data/base-vectors.mjs)
 my @vectors = map {
 	open my $fh, '<', "$top/tests/data/$_" or die "$_: $!";
 	local $/;
 	@{ decode_json(<$fh>)->{vectors} };
 } qw(provider-vectors.json provider-vectors-more.json provider-vectors-batch.json
-      provider-vectors-hmac2.json provider-vectors-asym.json);
+      provider-vectors-hmac2.json provider-vectors-asym.json provider-vectors-base.json);
 my %provider = (standardwebhooks => 'standard');
 
 # key_file and ca_file as text, cert_cache as {URL: PEM}: written under a
@@ -95,5 +96,5 @@ for my $now (sort keys %by_now) {
 		}
 	}
 }
-is(scalar(@cases), 221, 'all 221 vectors replayed');
+is(scalar(@cases), 236, 'all 236 vectors replayed');
 done_testing();

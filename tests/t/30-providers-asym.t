@@ -14,6 +14,10 @@ use JSON::PP;
 use Digest::SHA qw(sha256_hex hmac_sha256);
 use MIME::Base64 qw(encode_base64 decode_base64);
 use File::Temp qw(tempdir);
+use IO::Socket::INET;
+use POSIX ();
+use lib HookTest::top() . '/tests/sdk';
+use SDK;
 
 my $top = HookTest::top();
 my $send = "$top/contrib/hookinbox-send";
@@ -83,6 +87,12 @@ chmod 0777, "$tmp/certs";	# the responder notes the certificates it wants there
 		sh("openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout $tmp/$leaf.key -out $tmp/$leaf.csr -subj '/CN=Test Signer' 2>/dev/null");
 		sh("openssl x509 -req -in $tmp/$leaf.csr -CA $tmp/aint.pem -CAkey $tmp/aint.key -CAcreateserial -extfile $tmp/ext-" . ($leaf eq 'aleaf' ? 'leaf' : 'plain') . " -out $tmp/$leaf.pem -days 30 2>/dev/null");
 	}
+	# and one of the same shape under a root nobody configured
+	sh("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout $tmp/broot.key -out $tmp/broot.pem -days 30 -subj '/CN=Test Apple Root' 2>/dev/null");
+	sh("openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout $tmp/bint.key -out $tmp/bint.csr -subj '/CN=Test WWDR' 2>/dev/null");
+	sh("openssl x509 -req -in $tmp/bint.csr -CA $tmp/broot.pem -CAkey $tmp/broot.key -CAcreateserial -extfile $tmp/ext-int -out $tmp/bint.pem -days 30 2>/dev/null");
+	sh("openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout $tmp/bleaf.key -out $tmp/bleaf.csr -subj '/CN=Test Signer' 2>/dev/null");
+	sh("openssl x509 -req -in $tmp/bleaf.csr -CA $tmp/bint.pem -CAkey $tmp/bint.key -CAcreateserial -extfile $tmp/ext-leaf -out $tmp/bleaf.pem -days 30 2>/dev/null");
 }
 sub der_b64 { my $d = `openssl x509 -in $_[0] -outform DER`; return encode_base64($d, '') }
 
@@ -387,8 +397,11 @@ sub sns_message {
 		'apple: another app\'s notification is refused');
 	is($t->post('apple', $note->(uuid => 'u-3', key => $plain_der, x5c => [map { der_b64("$tmp/$_.pem") } qw(aplain aint aroot)]), { 'Content-Type' => 'application/json' })->{status}, 401,
 		'apple: a leaf without Apple\'s marker extension is refused');
-	is($t->post('apple', $note->(uuid => 'u-4', x5c => [map { der_b64("$tmp/$_.pem") } qw(aleaf rogue)]), { 'Content-Type' => 'application/json' })->{status}, 401,
+	my $bleaf_der = encode_base64(`openssl pkcs8 -topk8 -nocrypt -in $tmp/bleaf.key -outform DER`, '');
+	is($t->post('apple', $note->(uuid => 'u-4', key => $bleaf_der, x5c => [map { der_b64("$tmp/$_.pem") } qw(bleaf bint broot)]), { 'Content-Type' => 'application/json' })->{status}, 401,
 		'apple: a chain that does not reach the configured root is refused');
+	is($t->post('apple', $note->(uuid => 'u-6', x5c => [map { der_b64("$tmp/$_.pem") } qw(aleaf aint)]), { 'Content-Type' => 'application/json' })->{status}, 400,
+		'apple: an x5c of two certificates is malformed (SignedDataVerifier takes three)');
 	is($t->post('apple', $note->(uuid => 'u-5', key => $plain_der), { 'Content-Type' => 'application/json' })->{status}, 401,
 		'apple: a payload not signed by the x5c leaf is refused');
 	is($t->post('apple', '{"signedPayload":"x.y"}', { 'Content-Type' => 'application/json' })->{status}, 401,
@@ -427,6 +440,187 @@ sub sns_message {
 	is($t->post('graph', '{"value":[]}', { 'Content-Type' => 'application/json' })->{status}, 400,
 		'graph: an empty batch is malformed');
 	is(rows(), $before, 'graph: nothing stored for any refusal');
+}
+
+# ---- hookinbox-send plays the providers that sign inside the body: what it
+# sends is one row under the promised key, a redelivery is the same row, and
+# a tampered copy of its bytes is refused with nothing stored
+
+# run the sender against a one-request listener; the body it sent
+sub sent_body {
+	my ($provider, $secret, $body, @flags) = @_;
+	my $srv = IO::Socket::INET->new(Listen => 1, LocalAddr => '127.0.0.1', LocalPort => 0, Proto => 'tcp', ReuseAddr => 1)
+		or die "listen: $!";
+	my $url = 'http://127.0.0.1:' . $srv->sockport . '/capture';
+	my $pid = fork // die;
+	if (!$pid) {
+		close $srv;
+		my $cmd = join ' ', map { HookTest::shell_quote($_) } $send, "--provider=$provider",
+			"--secret-file=$secret", "--url=$url", @flags, payload($body);
+		system("$cmd >/dev/null 2>&1");
+		POSIX::_exit(0);
+	}
+	my $conn = $srv->accept or die "accept: $!";
+	my ($head, $len, $got) = ('', 0, '');
+	$head .= $_ while defined($_ = <$conn>) && $_ ne "\r\n";
+	($len) = $head =~ /^Content-Length:\s*(\d+)/mi;
+	read($conn, $got, $len // 0);
+	print $conn "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+	close $conn;
+	waitpid $pid, 0;
+	return $got;
+}
+
+{
+	my $url = $t->url('sns');
+	my $cert = 'https://sns.us-west-2.amazonaws.com/SimpleNotificationService-7ff5318490ec183fbaddaa2a969abfda.pem';
+	my $topic = 'arn:aws:sns:us-west-2:123456789012:MyTopic';
+	my $key = encode_base64(`openssl pkcs8 -topk8 -nocrypt -in $tmp/ca-leaf.key -outform DER`, '');
+	my $s = secret_file('sns-send', "$cert $topic $key");
+	my $body = qq({"order":"o-1","note":"line one\\nline \\"two\\""});
+	my ($st, $ans) = sender('sns', $s, $url, $body, '--event-id=send-sns-1');
+	is($st, 200, 'hookinbox-send sns: a Notification it signs is accepted') or diag($ans);
+	is($t->sql("select count(*) || '|' || min(event_type) from hookinbox.inbox where event_id = 'send-sns-1'"),
+		'1|Notification', 'hookinbox-send sns: one row under its MessageId, typed Notification');
+	is($t->sql("select convert_from(body, 'UTF8')::json->>'Message' from hookinbox.inbox where event_id = 'send-sns-1'"),
+		$body, 'hookinbox-send sns: the payload is the Message, unchanged');
+	($st) = sender('sns', $s, $url, $body, '--event-id=send-sns-1', '--repeat=3');
+	is(row_of('send-sns-1'), 1, 'hookinbox-send sns: a redelivery is the same row');
+	my $before = rows();
+	my $sent = sent_body('sns', $s, $body, '--event-id=send-sns-2');
+	like($sent, qr/"SignatureVersion":"2"/, 'hookinbox-send sns: signs with SignatureVersion 2');
+	my $post = sub { $t->post('sns', $_[0], { 'Content-Type' => 'text/plain; charset=UTF-8' })->{status} };
+	is($post->($sent =~ s/o-1/o-2/r), 401, 'hookinbox-send sns: its message with the Message changed is refused');
+	is($post->($sent =~ s/send-sns-2/send-sns-3/r), 401, 'hookinbox-send sns: and with the MessageId changed');
+	my $other = secret_file('sns-other', "$cert arn:aws:sns:us-west-2:999999999999:Theirs $key");
+	($st) = sender('sns', $other, $url, $body, '--event-id=send-sns-4');
+	is($st, 401, 'hookinbox-send sns: a topic that is not the endpoint\'s is refused');
+	is(rows(), $before, 'hookinbox-send sns: nothing stored for any refusal');
+	is($post->($sent), 200, 'hookinbox-send sns: the untampered message is accepted');
+	is(row_of('send-sns-2'), 1, 'hookinbox-send sns: as one row');
+	($st, $ans) = sender('sns', $s, $url, 'You have chosen to subscribe to the topic.', '--event-id=send-sns-confirm',
+		'--type=SubscriptionConfirmation');
+	is($st, 200, 'hookinbox-send sns --type SubscriptionConfirmation: accepted') or diag($ans);
+	like($t->sql("select event_type || ' ' || (convert_from(body, 'UTF8')::json->>'SubscribeURL') from hookinbox.inbox where event_id = 'send-sns-confirm'"),
+		qr{^SubscriptionConfirmation https://sns\.us-west-2\.amazonaws\.com/\?Action=ConfirmSubscription&TopicArn=\Q$topic\E&Token=[0-9a-f]{64}$},
+		'hookinbox-send sns: stored as a SubscriptionConfirmation, with the SubscribeURL to request');
+	my $cmd0 = join ' ', map { HookTest::shell_quote($_) } $send, '--provider=sns', "--secret-file=$s", "--url=$url", '--type=Bogus', payload($body);
+	system("$cmd0 >/dev/null 2>&1");
+	is($? >> 8, 78, 'hookinbox-send sns: a --type SNS does not send: exit 78');
+	my $bad = secret_file('sns-bad', "$cert $key");
+	my $cmd = join ' ', map { HookTest::shell_quote($_) } $send, '--provider=sns', "--secret-file=$bad", "--url=$url", payload($body);
+	system("$cmd >/dev/null 2>$tmp/stderr");
+	is($? >> 8, 78, 'hookinbox-send sns: a secret line without the TopicArn: exit 78');
+	unlike(do { local $/; open my $e, '<', "$tmp/stderr"; <$e> }, qr/\Q$key\E/, 'hookinbox-send sns: the key is not shown');
+}
+
+# AWS's own validator (sns-validator, aws-js-sns-message-validator) accepts
+# the message hookinbox-send signs and refuses a changed copy; the
+# certificate it fetches from SigningCertURL is served to it from the test
+subtest 'AWS\'s SNS message validator verifies hookinbox-send\'s message' => sub {
+	my $why = SDK::install();
+	plan skip_all => "SDK cross-check skipped: $why" if defined $why;
+	my $cert = 'https://sns.us-west-2.amazonaws.com/SimpleNotificationService-7ff5318490ec183fbaddaa2a969abfda.pem';
+	my $key = encode_base64(`openssl pkcs8 -topk8 -nocrypt -in $tmp/ca-leaf.key -outform DER`, '');
+	my $s = secret_file('sns-sdk', "$cert arn:aws:sns:us-west-2:123456789012:MyTopic $key");
+	my $sent = sent_body('sns', $s, '{"order":"o-9","note":"two\nlines"}', '--event-id=sdk-sns-1');
+	my $pem = do { local $/; open my $f, '<', "$tmp/ca-leaf.pem" or die $!; <$f> };
+	my $case = { provider => 'sns', headers => {}, cert_url => $cert, cert_pem => $pem };
+	my $confirm = sent_body('sns', $s, 'You have chosen to subscribe.', '--event-id=sdk-sns-2', '--type=SubscriptionConfirmation');
+	my $res = SDK::run('verify', [ { %$case, body => $sent }, { %$case, body => $sent =~ s/o-9/o-8/r },
+		{ %$case, body => $confirm }, { %$case, body => $confirm =~ s/Token=[0-9a-f]/Token=x/r } ]);
+	ok($res->[0]{ok}, 'sns: sns-validator verifies the message hookinbox-send signs') or diag($res->[0]{error});
+	ok(!$res->[1]{ok}, 'sns: and refuses it with the Message changed');
+	ok($res->[2]{ok}, 'sns: sns-validator verifies the SubscriptionConfirmation hookinbox-send signs') or diag($res->[2]{error});
+	ok(!$res->[3]{ok}, 'sns: and refuses it with the SubscribeURL changed');
+};
+
+{
+	my $url = $t->url('apple');
+	my @x5c = map { der_b64("$tmp/$_.pem") } qw(aleaf aint aroot);
+	my $key = encode_base64(`openssl pkcs8 -topk8 -nocrypt -in $tmp/aleaf.key -outform DER`, '');
+	my $plain = encode_base64(`openssl pkcs8 -topk8 -nocrypt -in $tmp/aplain.key -outform DER`, '');
+	my $s = secret_file('apple-send', "@x5c $key");
+	my $note = sub { qq({"notificationType":"SUBSCRIBED","subtype":"INITIAL_BUY","notificationUUID":"$_[0]","version":"2.0","signedDate":1698148900000,"data":{"bundleId":"$_[1]","environment":"Sandbox"}}) };
+	my ($st, $ans) = sender('apple', $s, $url, $note->('send-apple-1', 'com.example.app'));
+	is($st, 200, 'hookinbox-send apple: a notification it signs is accepted') or diag($ans);
+	is($t->sql("select count(*) || '|' || min(event_type) from hookinbox.inbox where event_id = 'send-apple-1'"),
+		'1|SUBSCRIBED.INITIAL_BUY', 'hookinbox-send apple: one row under notificationUUID');
+	($st) = sender('apple', $s, $url, $note->('send-apple-1', 'com.example.app'), '--repeat=3');
+	is(row_of('send-apple-1'), 1, 'hookinbox-send apple: a redelivery is the same row');
+	my $before = rows();
+	my $sent = sent_body('apple', $s, $note->('send-apple-2', 'com.example.app'));
+	my ($h, $p, $sig) = $sent =~ /^\{"signedPayload":"([^."]+)\.([^."]+)\.([^."]+)"\}$/;
+	ok(defined $sig, 'hookinbox-send apple: the body is {"signedPayload": <JWS>}');
+	my $hdr = decode_json(decode_base64($h =~ tr{-_}{+/}r . '=' x (-length($h) % 4)));
+	is_deeply($hdr->{x5c}, \@x5c, 'hookinbox-send apple: its x5c is the secret\'s chain');
+	my $forged = b64u($note->('send-apple-2', 'com.example.app') =~ s/INITIAL_BUY/RESUBSCRIBE/r);
+	my $post = sub { $t->post('apple', $_[0], { 'Content-Type' => 'application/json' })->{status} };
+	is($post->(qq({"signedPayload":"$h.$forged.$sig"})), 401, 'hookinbox-send apple: its JWS with the payload changed is refused');
+	($st) = sender('apple', $s, $url, $note->('send-apple-3', 'com.other.app'));
+	is($st, 401, 'hookinbox-send apple: another app\'s bundleId is refused');
+	($st) = sender('apple', secret_file('apple-plain', "@x5c $plain"), $url, $note->('send-apple-4', 'com.example.app'));
+	is($st, 401, 'hookinbox-send apple: signed by a key that is not the leaf\'s is refused');
+	is(rows(), $before, 'hookinbox-send apple: nothing stored for any refusal');
+	is($post->($sent), 200, 'hookinbox-send apple: the untampered body is accepted');
+	is(row_of('send-apple-2'), 1, 'hookinbox-send apple: as one row');
+}
+
+# the App Store's own verifier (@apple/app-store-server-library's
+# SignedDataVerifier, offline) accepts what hookinbox-send signs, and refuses
+# a copy with its payload changed
+subtest 'the App Store server library verifies hookinbox-send\'s notification' => sub {
+	my $why = SDK::install();
+	plan skip_all => "SDK cross-check skipped: $why" if defined $why;
+	my @x5c = map { der_b64("$tmp/$_.pem") } qw(aleaf aint aroot);
+	my $key = encode_base64(`openssl pkcs8 -topk8 -nocrypt -in $tmp/aleaf.key -outform DER`, '');
+	my $s = secret_file('apple-sdk', "@x5c $key");
+	my $ms = time * 1000;
+	my $sent = sent_body('apple', $s, qq({"notificationType":"DID_RENEW","notificationUUID":"sdk-apple-1","version":"2.0","signedDate":$ms,"data":{"bundleId":"com.example.app","environment":"Sandbox"}}));
+	my ($h, $p, $sig) = $sent =~ /^\{"signedPayload":"([^."]+)\.([^."]+)\.([^."]+)"\}$/;
+	my $forged = b64u(qq({"notificationType":"REFUND","notificationUUID":"sdk-apple-1","version":"2.0","signedDate":$ms,"data":{"bundleId":"com.example.app","environment":"Sandbox"}}));
+	my $case = { provider => 'apple', headers => {}, roots => [der_b64("$tmp/aroot.pem")], bundle_id => 'com.example.app' };
+	my $res = SDK::run('verify', [ { %$case, body => $sent }, { %$case, body => qq({"signedPayload":"$h.$forged.$sig"}) },
+		{ %$case, body => $sent, bundle_id => 'com.other.app' } ]);
+	ok($res->[0]{ok}, 'apple: SignedDataVerifier verifies the notification hookinbox-send signs') or diag($res->[0]{error});
+	ok(!$res->[1]{ok}, 'apple: and refuses it with the payload changed');
+	ok(!$res->[2]{ok}, 'apple: and refuses it for another bundle id');
+};
+
+{
+	my $url = $t->url('graph');
+	my $s = secret_file('graph-send', 'graph-client-state-0123');
+	my $item = sub { qq({"subscriptionId":"b6f4d2b8","changeType":"$_[1]","resource":"Users/u1/Messages/$_[0]","resourceData":{"id":"$_[0]"}}) };
+	my $one = $item->('SendM1', 'created');
+	my ($st, $ans) = sender('graph', $s, $url, $one);
+	is($st, 200, 'hookinbox-send graph: a notification it sends is accepted') or diag($ans);
+	my $sent = sent_body('graph', $s, $one);
+	like($sent, qr/^\{"value":\[\{"clientState":"graph-client-state-0123",/, 'hookinbox-send graph: one notification, sent as a batch with its clientState');
+	my $id = 'sha256:' . sha256_hex($sent);
+	is($t->sql("select count(*) || '|' || min(event_type) || '|' || min(object_id) from hookinbox.inbox where event_id = '$id'"),
+		'1|created|SendM1', 'hookinbox-send graph: one row under the body hash');
+	my $batch = '{"value":[' . $item->('SendM2', 'updated') =~ s/\{/{"clientState":"stale",/r . ',' . $item->('SendM3', 'deleted') . ']}';
+	($st) = sender('graph', $s, $url, $batch, '--repeat=3');
+	is($st, 200, 'hookinbox-send graph: a batch, a clientState replaced, is accepted');
+	$sent = sent_body('graph', $s, $batch);
+	unlike($sent, qr/stale/, 'hookinbox-send graph: the payload\'s own clientState is replaced');
+	is(row_of('sha256:' . sha256_hex($sent)), 1, 'hookinbox-send graph: a redelivered batch is one row');
+	my $before = rows();
+	my $post = sub { $t->post('graph', $_[0], { 'Content-Type' => 'application/json' })->{status} };
+	is($post->($sent =~ s/graph-client-state-0123/graph-client-state-0124/r), 401,
+		'hookinbox-send graph: its batch with a clientState changed is refused');
+	($st) = sender('graph', secret_file('graph-other', 'graph-client-state-9999'), $url, $item->('SendM4', 'created'));
+	is($st, 401, 'hookinbox-send graph: another subscription\'s clientState is refused');
+	my $cmd = join ' ', map { HookTest::shell_quote($_) } $send, '--provider=graph', "--secret-file=$s",
+		"--url=$url?validationToken=send%20check", payload('');
+	my $out = `$cmd 2>/dev/null`;
+	is($out, "1 200 send check\n", 'hookinbox-send graph: an empty payload rehearses the validationToken handshake');
+	for my $bad ('{"value":[' . $item->('SendM5', 'created') . ',7]}', '{"value":[]}', '[1]') {
+		my $c = join ' ', map { HookTest::shell_quote($_) } $send, '--provider=graph', "--secret-file=$s", "--url=$url", payload($bad);
+		system("$c >/dev/null 2>&1");
+		is($? >> 8, 78, "hookinbox-send graph: a payload that is not notifications ($bad): exit 78, nothing sent");
+	}
+	is(rows(), $before, 'hookinbox-send graph: nothing stored for the refusals and the handshake');
 }
 
 done_testing();
