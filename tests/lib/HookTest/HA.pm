@@ -143,9 +143,12 @@ sub failover {
 
 # start n workers with these arguments (default --once); returns
 # [[pid, log], ...].  o: wrap (a command prefix, e.g. ip netns exec),
-# config (default worker.conf)
+# config (default worker.conf); hosts, instead of n, wrap and config: one
+# worker on each host, [[wrap, config], ...]
 sub workers_bg {
 	my ($t, $n, %o) = @_;
+	return [map { @{ workers_bg($t, 1, %o, hosts => undef, wrap => $_->[0], config => $_->[1]) } } @{ $o{hosts} }]
+		if $o{hosts};
 	my @p;
 	for my $k (1 .. $n) {
 		my $log = $t->dir . '/worker.' . int(rand(1e9)) . '.log';
@@ -185,9 +188,10 @@ sub rounds_bg {
 		open my $fh, '>', "$stop.log" or POSIX::_exit(2);
 		$fh->autoflush(1);
 		until (-e "$stop.stop") {
-			my ($f, $log) = wait_workers(workers_bg($t, $n, %o));
+			my $p = workers_bg($t, $n, %o);
+			my ($f, $log) = wait_workers($p);
 			print $fh $log;
-			$runs += $n;
+			$runs += @$p;
 			$fail += $f;
 			sleep($o{pause} // 0.3);
 		}
