@@ -449,6 +449,9 @@ $api->github_deliveries(@gh);
 		where n.nspname = 'hookinbox' and p.proname like 'backfill%'}),
 		'backfill_known:true:hookinbox_owner,backfill_store:true:hookinbox_owner',
 		'both (each form) are SECURITY DEFINER, owned by hookinbox_owner');
+	# the older form (no endpoint) finds a stored id under any endpoint
+	my $known = `psql -X -q -A -t -d '$bf' -c "select string_agg(k, ',' order by k) from hookinbox.backfill_known('stripe', 'acct_1', 'live', array['evt_a1', 'evt_b2', 'evt_nowhere']) k" 2>&1`;
+	is($known, "evt_a1,evt_b2\n", 'the older backfill_known() finds what the inbox holds under any endpoint');
 }
 
 # stop the servers and keep the evidence now, while the temp dir is there
