@@ -382,7 +382,15 @@ $api->github_deliveries(@gh);
 	($rc, $out) = backfill('--endpoint', 'gh', '--since', $since, '--credential', $gh_cred,
 		'--api-url', $api->url, '--repo', 'o/other', '--hook-id', '7');
 	is($rc, 78, 'an unknown hook (404): 78');
-	like($out, qr/not found \(HTTP 404\)/, '... said so');
+	like($out, qr/not found \(HTTP 404\): check --api-url, --repo and --hook-id/, '... said so, naming GitHub\'s options');
+
+	# Stripe's 404 names only the option Stripe takes
+	$api->set(token => $token);
+	($rc, $out) = backfill('--endpoint', 'stripe-live', '--since', $since, '--credential', $cred,
+		'--api-url', $api->url . '/elsewhere');
+	$api->set(token => $gh_token);
+	is($rc, 78, 'a Stripe API URL that is not one (404): 78');
+	like($out, qr/not found \(HTTP 404\): check --api-url$/m, '... said so, naming --api-url alone') or diag $out;
 }
 
 # ---- the worker delivers the backfilled events like any other
