@@ -5,9 +5,9 @@
 # three per request thread of a responder with two; five signed deliveries
 # sent meanwhile are each answered and stored within a second, with the id
 # their reply carried, and each slow sender is cut off by the responder's
-# body deadline (5 s): answered, logged 408, nothing of it stored.  Before,
-# each slow body held a thread until its deadline: the deliveries waited
-# behind them.
+# body deadline (5 s): answered, logged 408, nothing of it stored.  A slow
+# body that held a thread until its deadline would make the deliveries
+# wait behind it.
 use strict;
 use warnings;
 use Test::More;
