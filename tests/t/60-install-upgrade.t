@@ -80,6 +80,7 @@ is($old->sql($functions), $fresh, 'the upgrade leaves the same functions as a fr
 is($rc, 0, 'install.sql again');
 is($old->sql(q{select string_agg(version || ':' || applied_at, ',' order by version) from hookinbox.schema_migrations}),
 	$applied, 'the second run applies nothing');
+is($old->sql($functions), $fresh, 'and leaves every function and grant as it was');
 is($old->sql(q{select string_agg(id || ':' || event_id || ':' || encode(body, 'hex'), ',' order by id) from hookinbox.inbox}),
 	$dump1, 'and changes no row');
 
