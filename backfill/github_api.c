@@ -42,6 +42,8 @@ repo_ok(const char *repo)
 /* the webhook whose deliveries are listed: --repo OWNER/NAME --hook-id N */
 static const char *const params[] = {"repo", "hook-id", NULL};
 
+extern const source_ops source_github; /* at the end */
+
 static const char *
 check(const source_query *q)
 {
@@ -146,7 +148,7 @@ next_page(api_http *h, const source_query *q, char **cursor, bf_page *page, bool
 		e->status = 0;
 		goto out;
 	}
-	if (source_answer(&r, "listing github webhook deliveries", &root, e) != 0)
+	if (source_answer(&source_github, &r, "listing github webhook deliveries", &root, e) != 0)
 		goto out;
 	if (root.type != JSCAN_ARRAY) {
 		snprintf(e->msg, sizeof(e->msg),
@@ -222,8 +224,6 @@ header_value(const jscan_value *hdrs, const char *name)
 	return member_string(hdrs, lower);
 }
 
-extern const source_ops source_github; /* below */
-
 static int
 fetch(api_http *h, const source_query *q, bf_item *it, source_error *e)
 {
@@ -238,7 +238,7 @@ fetch(api_http *h, const source_query *q, bf_item *it, source_error *e)
 		e->status = 0;
 		goto out;
 	}
-	if (source_answer(&r, "reading a github webhook delivery", &root, e) != 0)
+	if (source_answer(&source_github, &r, "reading a github webhook delivery", &root, e) != 0)
 		goto out;
 	if (jscan_member(&root, "request", 7, &req) != 0 ||
 	    jscan_member(&req, "payload", 7, &payload) != 0 || payload.type != JSCAN_OBJECT) {

@@ -112,11 +112,28 @@ bf_page_add(bf_page *page)
 	return &page->items[page->n++];
 }
 
-int
-source_answer(const api_response *r, const char *what, jscan_value *root, source_error *e)
+/* "--api-url, --repo and --hook-id": the options that say where ops looks */
+static void
+where_options(const source_ops *ops, char *buf, size_t len)
 {
+	size_t n = 0;
+	int w = snprintf(buf, len, "--api-url");
+
+	while (ops->params != NULL && ops->params[n] != NULL)
+		n++;
+	for (size_t i = 0; i < n && w >= 0 && (size_t)w < len; i++)
+		w += snprintf(buf + w, len - (size_t)w, "%s--%s", i + 1 == n ? " and " : ", ",
+			      ops->params[i]);
+}
+
+int
+source_answer(const source_ops *ops, const api_response *r, const char *what, jscan_value *root,
+	      source_error *e)
+{
+	char where[128];
+
 	e->status = r->status;
-	/* GitHub answers 403 (or 429) to a token over its rate limit */
+	/* an API over its rate limit may answer 403 (GitHub) as well as 429 */
 	if ((r->status == 403 || r->status == 429) && r->rate_limited) {
 		e->status = 429;
 		snprintf(e->msg, sizeof(e->msg),
@@ -138,8 +155,8 @@ source_answer(const api_response *r, const char *what, jscan_value *root, source
 			 what);
 		return -1;
 	case 404:
-		snprintf(e->msg, sizeof(e->msg),
-			 "%s: not found (HTTP 404): check --api-url, --repo and --hook-id", what);
+		where_options(ops, where, sizeof(where));
+		snprintf(e->msg, sizeof(e->msg), "%s: not found (HTTP 404): check %s", what, where);
 		return -1;
 	case 429:
 		snprintf(e->msg, sizeof(e->msg),

@@ -29,10 +29,11 @@ typedef struct bf_item {
 	char *ref;  /* what fetch needs (GitHub: the delivery's number); may be NULL */
 	char *body; /* the event's JSON text as the API returned it; NULL until fetched */
 	size_t body_len;
-	bf_header *headers; /* the request headers that came with it (GitHub); may be none */
+	bf_header *headers; /* the request headers that came with it; may be none */
 	size_t n_headers, headers_alloc;
-	/* GitHub: an attempt of it was answered 2xx, so hookinbox committed it
-	 * once; absent from the inbox it was purged since: never stored again */
+	/* the API says an attempt of it was answered 2xx (GitHub lists attempts),
+	 * so hookinbox committed it once; absent from the inbox it was purged
+	 * since: never stored again */
 	bool answered;
 } bf_item;
 
@@ -105,12 +106,13 @@ void bf_page_release(bf_page *page);
 bf_item *bf_page_add(bf_page *page);
 
 /*
- * Parse an API answer: 0 with *root, or -1 with *e set ("the stripe API
- * answered HTTP 401: credential refused", "... is not JSON").
+ * Parse ops's API answer: 0 with *root, or -1 with *e set ("the stripe API
+ * answered HTTP 401: credential refused", "... is not JSON"; a 404 names
+ * the options that say where ops looks).
  */
 struct jscan_value;
-int source_answer(const api_response *r, const char *what, struct jscan_value *root,
-		  source_error *e);
+int source_answer(const source_ops *ops, const api_response *r, const char *what,
+		  struct jscan_value *root, source_error *e);
 
 /*
  * Whether id is usable as a delivery key and in a URL: 1-255 bytes of

@@ -19,6 +19,8 @@
 
 static const char *const headers[] = {"Accept: application/json", NULL};
 
+extern const source_ops source_stripe; /* at the end */
+
 static int
 next_page(api_http *h, const source_query *q, char **cursor, bf_page *page, bool *done,
 	  source_error *e)
@@ -42,7 +44,7 @@ next_page(api_http *h, const source_query *q, char **cursor, bf_page *page, bool
 		e->status = 0;
 		goto out;
 	}
-	if (source_answer(&r, "listing stripe events", &root, e) != 0)
+	if (source_answer(&source_stripe, &r, "listing stripe events", &root, e) != 0)
 		goto out;
 	if (jscan_member(&root, "data", 4, &data) != 0 || data.type != JSCAN_ARRAY) {
 		snprintf(e->msg, sizeof(e->msg),

@@ -8,7 +8,8 @@
 
 -- Which of p_event_id this endpoint has stored under its provider, account
 -- and environment: in the inbox, or, for a signed id, in the ledger of
--- deleted rows (a delivered and purged event is not stored again).
+-- deleted rows (a delivered and purged event is not stored again).  A NULL
+-- p_endpoint (the older form below) counts any endpoint's row and no ledger.
 create or replace function hookinbox.backfill_known(
 	p_endpoint text, p_provider text, p_account text, p_environment text, p_event_id text[])
 returns setof text
@@ -18,7 +19,7 @@ as $$
 	select i.event_id from hookinbox.inbox i
 	 where i.provider = p_provider and i.account = p_account
 	   and i.environment = p_environment and i.event_id = any (p_event_id)
-	   and i.endpoint = p_endpoint and i.review_of is null
+	   and (p_endpoint is null or i.endpoint = p_endpoint) and i.review_of is null
 	union
 	select e.id from unnest(p_event_id) e(id)
 	 where exists (select 1 from hookinbox.ledger l
@@ -34,10 +35,7 @@ returns setof text
 language sql stable security definer
 set search_path = pg_catalog, pg_temp
 as $$
-	select i.event_id from hookinbox.inbox i
-	 where i.provider = p_provider and i.account = p_account
-	   and i.environment = p_environment and i.event_id = any (p_event_id)
-	   and i.review_of is null;
+	select hookinbox.backfill_known(null, p_provider, p_account, p_environment, p_event_id);
 $$;
 
 -- Store one event the provider's API listed, under the delivery key a live

@@ -25,32 +25,16 @@
 -- done | stale | parked; parked -> pending (replay.sql) | dismissed
 -- (dismiss.sql) | resolved (resolve.sql); done or stale -> pending
 -- (resend.sql).  Exits non-zero (3) on a usage error.
-\set ON_ERROR_STOP 1
-\if :{?action_id} \else \set action_id '' \endif
-\if :{?route} \else \set route '' \endif
-\if :{?endpoint} \else \set endpoint '' \endif
-\if :{?error} \else \set error '' \endif
-\if :{?since} \else \set since '' \endif
-\if :{?until} \else \set until '' \endif
-\if :{?reason} \else \set reason '' \endif
-\if :{?go} \else \set go 0 \endif
-\if :{?blind} \else \set blind 0 \endif
-select :'action_id' = '' and :'route' = '' and :'endpoint' = '' and :'error' = ''
-       and :'since' = '' and :'until' = '' as missing \gset
-\if :missing
-do $$ begin raise exception 'replay.sql: choose parked actions with -v action_id=N, or any of -v route=R, -v endpoint=E, -v error=TEXT, -v since=TIME, -v until=TIME; add -v go=1 to replay them' using errcode = '22023'; end $$;
-\endif
-create temporary table replay_chosen as
-select id from hookinbox.find_actions('{parked}', nullif(:'action_id', '')::bigint,
-	nullif(:'route', ''), nullif(:'endpoint', ''), nullif(:'error', ''),
-	nullif(:'since', '')::timestamptz, nullif(:'until', '')::timestamptz) as id;
-\set chosen replay_chosen
 \set op replay
-\set wants 'parked'
-\ir action-state.inc
+\set states '{parked}'
+\set wants parked
+\set needs_reason 0
+\set usage_tail 'add -v go=1 to replay them'
+\ir choose-actions.inc
+\if :{?blind} \else \set blind 0 \endif
 select count(*) filter (where strpos(coalesce(a.last_error, ''), 'outcome unknown') > 0
 			  and coalesce(a.replayed_at, a.created_at) < now() - interval '24 hours') as blind_n
-  from hookinbox.action a where a.id in (select id from replay_chosen) \gset
+  from hookinbox.action a where a.id in (select id from chosen_actions) \gset
 select :go::boolean and :blind_n > 0 and not :blind::boolean as refuse_blind \gset
 \if :refuse_blind
 \set msg 'replay.sql: ' :blind_n ' of the chosen actions had an unknown last outcome (sent, then no answer) over 24 hours ago: the downstream may have done it and forgotten the key, so a replay may act twice; ask the downstream first, or add -v blind=1 to replay anyway (nothing changed)'
@@ -59,14 +43,14 @@ do $$ begin raise exception '%', current_setting('hookinbox.msg') using errcode 
 \endif
 \if :go
 begin;
-select * from hookinbox.operate_actions(array(select id from replay_chosen), 'replay',
+select * from hookinbox.operate_actions(array(select id from chosen_actions), 'replay',
 	nullif(:'reason', ''));
 commit;
 \else
-select count(*) as parked_actions_matching from replay_chosen;
+select count(*) as parked_actions_matching from chosen_actions;
 select a.id, a.route, a.attempts, a.last_status, left(a.last_error, 100) as last_outcome,
        strpos(coalesce(a.last_error, ''), 'outcome unknown') > 0 as unknown
-  from hookinbox.action a where a.id in (select id from replay_chosen)
+  from hookinbox.action a where a.id in (select id from chosen_actions)
  order by a.id limit 20;
 \echo 'dry run: nothing changed; add -v go=1 to replay them'
 \endif

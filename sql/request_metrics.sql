@@ -45,10 +45,13 @@ alter function hookinbox.count_requests(text, text, text, integer, bigint[], dou
 	owner to hookinbox_owner;
 revoke all on function hookinbox.count_requests(text, text, text, integer, bigint[],
 	double precision) from public, hookinbox_worker;
+-- hookinbox_admin as on everything in the schema (roles.sql), here too
+-- because roles.sql grants it before it includes this file: a first install
+-- gets the grants a second run gives
 grant execute on function hookinbox.count_requests(text, text, text, integer, bigint[],
-	double precision) to hookinbox_intake;
+	double precision) to hookinbox_intake, hookinbox_admin;
 revoke all on function hookinbox.request_duration_bounds() from public;
 grant execute on function hookinbox.request_duration_bounds() to hookinbox_owner,
-	hookinbox_worker;
+	hookinbox_worker, hookinbox_admin;
 -- the worker's metrics file exports them
 grant select on hookinbox.request_duration to hookinbox_worker;

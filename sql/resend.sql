@@ -15,35 +15,19 @@
 -- key (the old one with ":resend-N") makes it act again.  A stale action
 -- (order = object) is sent outside its object's order: it does not move the
 -- object's applied version.  Exits non-zero (3) on a usage error.
-\set ON_ERROR_STOP 1
-\if :{?action_id} \else \set action_id '' \endif
-\if :{?route} \else \set route '' \endif
-\if :{?endpoint} \else \set endpoint '' \endif
-\if :{?error} \else \set error '' \endif
-\if :{?since} \else \set since '' \endif
-\if :{?until} \else \set until '' \endif
-\if :{?reason} \else \set reason '' \endif
-\if :{?new_key} \else \set new_key 0 \endif
-\if :{?go} \else \set go 0 \endif
-select :'action_id' = '' and :'route' = '' and :'endpoint' = '' and :'error' = ''
-       and :'since' = '' and :'until' = '' as missing \gset
-\if :missing
-do $$ begin raise exception 'resend.sql: choose done or stale actions with -v action_id=N, or any of -v route=R, -v endpoint=E, -v error=TEXT, -v since=TIME, -v until=TIME; add -v go=1 to resend them' using errcode = '22023'; end $$;
-\endif
-create temporary table resend_chosen as
-select id from hookinbox.find_actions('{done,stale}', nullif(:'action_id', '')::bigint,
-	nullif(:'route', ''), nullif(:'endpoint', ''), nullif(:'error', ''),
-	nullif(:'since', '')::timestamptz, nullif(:'until', '')::timestamptz) as id;
-\set chosen resend_chosen
 \set op resend
+\set states '{done,stale}'
 \set wants 'done or stale'
-\ir action-state.inc
+\set needs_reason 0
+\set usage_tail 'add -v go=1 to resend them'
+\ir choose-actions.inc
+\if :{?new_key} \else \set new_key 0 \endif
 \if :go
 begin;
-select * from hookinbox.operate_actions(array(select id from resend_chosen), 'resend',
+select * from hookinbox.operate_actions(array(select id from chosen_actions), 'resend',
 	nullif(:'reason', ''), :'new_key'::boolean);
 commit;
 \else
-select count(*) as actions_matching from resend_chosen;
+select count(*) as actions_matching from chosen_actions;
 \echo 'dry run: nothing changed; add -v go=1 to resend them'
 \endif

@@ -41,6 +41,18 @@ as $$
 		     else i.event_id || ' held ' || i.id end, i.object_id, i.event_type)
 $$;
 
+-- Whether p_routes, one configuration's routes as hookinbox.worker_routes
+-- keeps them (a description a line, each starting with the route's name and
+-- '|'), has a route named p_route.  No SET clause, so that the planner
+-- inlines it into its callers' statements; every name is schema-qualified.
+create or replace function hookinbox.routes_name(p_routes text, p_route text)
+returns boolean
+language sql immutable parallel safe
+as $$
+	select exists (select 1 from pg_catalog.regexp_split_to_table(p_routes, E'\n') l(line)
+			where pg_catalog.split_part(l.line, '|', 1) = p_route)
+$$;
+
 -- The configurations (fingerprints seen in the last 24 hours) that have a
 -- route named p_route: an event one of them saw has its action on it.
 create or replace function hookinbox.route_fingerprints(p_route text)
@@ -52,8 +64,7 @@ as $$
 	select coalesce(array_agg(w.fingerprint), '{}')
 	  from hookinbox.worker_routes w
 	 where w.last_seen > now() - interval '24 hours'
-	   and exists (select 1 from regexp_split_to_table(w.routes, E'\n') l(line)
-			where split_part(l.line, '|', 1) = p_route)
+	   and hookinbox.routes_name(w.routes, p_route)
 $$;
 
 -- Whether the fan-out of configuration p_fingerprint must leave a record
@@ -79,25 +90,17 @@ as $$
 			       or w.last_seen > now() - interval '15 minutes'))
 $$;
 
--- Fan-out: insert the actions the worker's router chose for a batch of
--- claimed inbox rows (parallel arrays, one element per action) and mark
--- the rows dispatched, or unrouted when no route matched them.  The caller
--- holds the rows FOR UPDATE in the same transaction.  Duplicates collapse
--- on (route, idem_key); an event whose action collapsed into another
--- event's is recorded in action_collapse.  Returns the number of actions
--- inserted.
--- A copy released from review does not own its (unsigned) delivery id:
--- the delivery that does may be another event (a captured body replayed
--- under its id), so the copy's event key is its id and its intake id.
--- p_ordered: the route has an order (newest or sequence); p_sequenced:
--- order = sequence (migration 008).
--- While another configuration runs (routes differ between hosts) each
--- event fanned out is recorded with p_fingerprint, the worker's
--- configuration's, so that a worker with other routes adds the actions of
--- its routes this one lacks (hookinbox.route_topup()).
-create or replace function hookinbox.fan_out(p_inbox_ids bigint[], p_action_inbox bigint[],
-	p_routes text[], p_modes text[], p_ordered boolean[], p_sequenced boolean[],
-	p_max_attempts integer[], p_fingerprint text)
+-- The actions a worker's router chose for claimed inbox rows (parallel
+-- arrays, one element per action), inserted for fan_out() and
+-- route_topup(): duplicates collapse on (route, idem_key), and an event
+-- whose action collapsed into another event's is recorded in
+-- action_collapse.  p_topup: only (route, event) pairs the event has no
+-- action and no collapse record for, so that a route two configurations
+-- define differently (another key) still gets one action per event.
+-- Returns the number of actions inserted.
+create or replace function hookinbox.insert_actions(p_action_inbox bigint[], p_routes text[],
+	p_modes text[], p_ordered boolean[], p_sequenced boolean[], p_max_attempts integer[],
+	p_topup boolean)
 returns bigint
 language plpgsql
 set search_path = pg_catalog, pg_temp
@@ -117,12 +120,18 @@ begin
 	  from unnest(p_action_inbox, p_routes, p_modes, p_ordered, p_sequenced, p_max_attempts)
 		as v(inbox_id, route, mode, ordered, sequenced, max_attempts)
 	  join hookinbox.inbox i on i.id = v.inbox_id
+	 where not p_topup
+	    or (not exists (select 1 from hookinbox.action a
+			     where a.inbox_id = v.inbox_id and a.route = v.route)
+		and not exists (select 1 from hookinbox.action_collapse c
+				 where c.inbox_id = v.inbox_id and c.route = v.route))
 	 order by v.inbox_id, v.route
 	on conflict (route, idem_key) do nothing;
 	get diagnostics v_n = row_count;
 
-	-- only when something collapsed: find what into (the keys again)
-	if v_n < coalesce(array_length(p_action_inbox, 1), 0) then
+	-- only when something collapsed (in a top-up, a pair still without its
+	-- own action): find what into (the keys again)
+	if p_topup or v_n < coalesce(array_length(p_action_inbox, 1), 0) then
 		insert into hookinbox.action_collapse (inbox_id, route, action_id)
 		select v.inbox_id, v.route, a.id
 		  from unnest(p_action_inbox, p_routes, p_modes) as v(inbox_id, route, mode)
@@ -130,9 +139,40 @@ begin
 		  join hookinbox.action a on a.route = v.route
 		   and a.idem_key = hookinbox.inbox_action_key(v.route, v.mode, i)
 		 where a.inbox_id <> v.inbox_id
+		   and (not p_topup
+			or not exists (select 1 from hookinbox.action s
+					where s.inbox_id = v.inbox_id and s.route = v.route))
 		on conflict do nothing;
 	end if;
+	return v_n;
+end
+$$;
 
+-- Fan-out: insert the actions the worker's router chose for a batch of
+-- claimed inbox rows (insert_actions()) and mark the rows dispatched, or
+-- unrouted when no route matched them.  The caller holds the rows FOR
+-- UPDATE in the same transaction.  Returns the number of actions inserted.
+-- A copy released from review does not own its (unsigned) delivery id:
+-- the delivery that does may be another event (a captured body replayed
+-- under its id), so the copy's event key is its id and its intake id.
+-- p_ordered: the route has an order (newest or sequence); p_sequenced:
+-- order = sequence (migration 008).
+-- While another configuration runs (routes differ between hosts) each
+-- event fanned out is recorded with p_fingerprint, the worker's
+-- configuration's, so that a worker with other routes adds the actions of
+-- its routes this one lacks (hookinbox.route_topup()).
+create or replace function hookinbox.fan_out(p_inbox_ids bigint[], p_action_inbox bigint[],
+	p_routes text[], p_modes text[], p_ordered boolean[], p_sequenced boolean[],
+	p_max_attempts integer[], p_fingerprint text)
+returns bigint
+language plpgsql
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+	v_n bigint;
+begin
+	v_n := hookinbox.insert_actions(p_action_inbox, p_routes, p_modes, p_ordered, p_sequenced,
+		p_max_attempts, false);
 	update hookinbox.inbox i
 	   set state = case when i.id = any(p_action_inbox) then 'dispatched' else 'unrouted' end,
 	       dispatched_at = now()
@@ -154,8 +194,7 @@ $$;
 -- (and their dispatched or unrouted inbox rows) FOR UPDATE and passes the
 -- actions its router chose for them, as for fan_out().  Only (route,
 -- event) pairs the event has no action and no collapse record for are
--- inserted, so a route that two configurations define differently (another
--- key) still gets one action per event; the idempotency key is the one
+-- inserted (insert_actions() with p_topup); the idempotency key is the one
 -- fan_out() derives, so two workers topping up at once make one action.
 -- An unrouted event that now has an action is dispatched.  The rows are
 -- marked seen by p_fingerprint, and dropped once every configuration of the
@@ -169,39 +208,9 @@ set search_path = pg_catalog, pg_temp
 as $$
 declare
 	v_n bigint;
-	v_horizon bigint := case when true = any(p_sequenced)
-				 then (select max(i.id) from hookinbox.inbox i) end;
 begin
-	insert into hookinbox.action (inbox_id, route, idem_key, object_id, event_type,
-		event_version, ordered, sequenced, inbox_horizon, max_attempts)
-	select v.inbox_id, v.route,
-	       hookinbox.inbox_action_key(v.route, v.mode, i),
-	       i.object_id, i.event_type, i.event_version, v.ordered or v.sequenced, v.sequenced,
-	       case when v.sequenced then v_horizon end, v.max_attempts
-	  from unnest(p_action_inbox, p_routes, p_modes, p_ordered, p_sequenced, p_max_attempts)
-		as v(inbox_id, route, mode, ordered, sequenced, max_attempts)
-	  join hookinbox.inbox i on i.id = v.inbox_id
-	 where not exists (select 1 from hookinbox.action a
-			    where a.inbox_id = v.inbox_id and a.route = v.route)
-	   and not exists (select 1 from hookinbox.action_collapse c
-			    where c.inbox_id = v.inbox_id and c.route = v.route)
-	 order by v.inbox_id, v.route
-	on conflict (route, idem_key) do nothing;
-	get diagnostics v_n = row_count;
-
-	-- key = object-type: a pair still without its own action collapsed
-	-- into another event's
-	insert into hookinbox.action_collapse (inbox_id, route, action_id)
-	select v.inbox_id, v.route, a.id
-	  from unnest(p_action_inbox, p_routes, p_modes) as v(inbox_id, route, mode)
-	  join hookinbox.inbox i on i.id = v.inbox_id
-	  join hookinbox.action a on a.route = v.route
-	   and a.idem_key = hookinbox.inbox_action_key(v.route, v.mode, i)
-	 where a.inbox_id <> v.inbox_id
-	   and not exists (select 1 from hookinbox.action s
-			    where s.inbox_id = v.inbox_id and s.route = v.route)
-	on conflict do nothing;
-
+	v_n := hookinbox.insert_actions(p_action_inbox, p_routes, p_modes, p_ordered, p_sequenced,
+		p_max_attempts, true);
 	update hookinbox.inbox i set state = 'dispatched'
 	 where i.state = 'unrouted' and i.id = any(p_action_inbox);
 

@@ -24,10 +24,31 @@ as $$
 			      and t.created_at > pg_catalog.now() - interval '24 hours')
 $$;
 
+-- The next batch of rows a purge step may touch, locked for it: at most
+-- p_batch finished rows (inbox_finished) with ids after p_after up to
+-- p_upto, received before p_cutoff, in id order (p_with_body: only rows
+-- that still have a body).  Rows another session holds are skipped, for
+-- a later run.  No SET clause, as inbox_finished.
+create or replace function hookinbox.purge_batch(p_after bigint, p_upto bigint,
+	p_cutoff timestamptz, p_with_body boolean, p_batch integer)
+returns setof bigint
+language sql
+as $$
+	select i.id
+	  from hookinbox.inbox i
+	 where i.id > p_after and i.id <= p_upto
+	   and i.received_at < p_cutoff
+	   and (not p_with_body or i.body is not null)
+	   and hookinbox.inbox_finished(i.id, i.state)
+	 order by i.id
+	 limit p_batch
+	   for update skip locked
+$$;
+
 -- Purge what is due, in batches of p_batch rows, each its own transaction
 -- (so no lock is held long and vacuum can reclaim as it goes), until
 -- nothing more is due; called by sql/purge.sql (hookinbox_admin).  Only
--- finished events are touched (inbox_finished).
+-- finished events are touched (purge_batch).
 --   1. finished rows older than p_dedup_days are deleted with their actions,
 --      their history and their collapse records;
 --   2. finished rows older than p_payload_days lose their body and headers;
@@ -68,14 +89,7 @@ begin
 	v_last := 0;
 	while v_max is not null and v_last < v_max loop
 		with old as (
-			select i.id
-			  from hookinbox.inbox i
-			 where i.id > v_last and i.id <= v_max
-			   and i.received_at < v_cutoff
-			   and hookinbox.inbox_finished(i.id, i.state)
-			 order by i.id
-			 limit p_batch
-			   for update skip locked
+			select id from hookinbox.purge_batch(v_last, v_max, v_cutoff, false, p_batch) id
 		), gone_topup as (
 			delete from hookinbox.route_topup t using old where t.inbox_id = old.id
 		), gone_actions as (
@@ -109,15 +123,7 @@ begin
 	v_last := 0;
 	while v_max is not null and v_last < v_max loop
 		with old as (
-			select i.id
-			  from hookinbox.inbox i
-			 where i.id > v_last and i.id <= v_max
-			   and i.received_at < v_cutoff
-			   and i.body is not null
-			   and hookinbox.inbox_finished(i.id, i.state)
-			 order by i.id
-			 limit p_batch
-			   for update skip locked
+			select id from hookinbox.purge_batch(v_last, v_max, v_cutoff, true, p_batch) id
 		), u as (
 			update hookinbox.inbox i set body = null, headers = '{}'
 			  from old where i.id = old.id

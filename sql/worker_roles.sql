@@ -13,12 +13,14 @@ grant usage on sequence hookinbox.action_id_seq to hookinbox_worker, hookinbox_a
 grant select, insert, update, delete on hookinbox.action, hookinbox.object_state to hookinbox_admin;
 grant execute on function hookinbox.action_key(text, text, text, text, text, text, text, text),
 	hookinbox.inbox_action_key(text, text, hookinbox.inbox),
+	hookinbox.insert_actions(bigint[], text[], text[], boolean[], boolean[], integer[], boolean),
 	hookinbox.fan_out(bigint[], bigint[], text[], text[], boolean[], integer[]),
 	hookinbox.fan_out(bigint[], bigint[], text[], text[], boolean[], boolean[], integer[]),
 	hookinbox.fan_out(bigint[], bigint[], text[], text[], boolean[], boolean[], integer[], text),
 	hookinbox.route_topup(bigint[], bigint[], text[], text[], boolean[], boolean[], integer[], text),
 	hookinbox.routes_differ_now(text),
 	hookinbox.route_fingerprints(text),
+	hookinbox.routes_name(text, text),
 	hookinbox.superseding_action(text, text, bigint, bigint),
 	hookinbox.claim_actions(integer, integer, integer),
 	hookinbox.claim_actions(integer, integer, integer, text[]),
@@ -46,6 +48,10 @@ grant execute on function
 revoke execute on procedure hookinbox.purge(integer, integer, integer, bigint, bigint, bigint, bigint, bigint)
 	from hookinbox_worker, public;
 grant execute on procedure hookinbox.purge(integer, integer, integer, bigint, bigint, bigint, bigint, bigint)
+	to hookinbox_admin;
+revoke execute on function hookinbox.purge_batch(bigint, bigint, timestamptz, boolean, integer)
+	from hookinbox_worker, public;
+grant execute on function hookinbox.purge_batch(bigint, bigint, timestamptz, boolean, integer)
 	to hookinbox_admin;
 -- migration 006: workers report holds and breakers; operators pause routes
 grant select, insert, update on hookinbox.route_state, hookinbox.worker_routes to hookinbox_worker;

@@ -61,9 +61,8 @@ language sql
 stable
 set search_path = pg_catalog, pg_temp
 as $$
-	select exists (select 1 from hookinbox.worker_routes w,
-			      regexp_split_to_table(w.routes, E'\n') as l(line)
-			where split_part(l.line, '|', 1) = p_route)
+	select exists (select 1 from hookinbox.worker_routes w
+			where hookinbox.routes_name(w.routes, p_route))
 	    or exists (select 1 from hookinbox.action a where a.route = p_route)
 	    or exists (select 1 from hookinbox.route_state s where s.route = p_route)
 $$;

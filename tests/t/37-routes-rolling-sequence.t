@@ -15,12 +15,10 @@ use HookTest::Downstream;
 use HookTest::Worker;
 
 my $d = HookTest::Downstream->new(dir => File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1));
-my $t = HookTest::Worker::setup(routes => {
+my ($t, $conf_new, $conf_old) = HookTest::Worker::two_hosts(lacking => 's', routes => {
 	a => { endpoint => 'shop', events => '*', url => $d->url('/a'), timeout => 2 },
 	s => { endpoint => 'shop', events => 'o.*', url => $d->url('/s'), timeout => 2, order => 'sequence' },
 }, worker => { lease => 10 });
-my $conf_new = $t->config;
-my $conf_old = HookTest::Worker::config_without_route($t, 's', $t->dir . '/old.conf');
 
 HookTest::Worker::run_once($conf_new, '--max-runtime', 8); # registers route s
 HookTest::Worker::accept($t, event_id => 'v1', type => 'o.updated', object_id => 'obj', version => 1);

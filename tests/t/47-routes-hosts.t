@@ -15,12 +15,10 @@ use HookTest::Worker;
 
 my $tmpd = File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1);
 my $d = HookTest::Downstream->new(dir => $tmpd);
-my $t = HookTest::Worker::setup(routes => {
+my ($t, $conf_b, $conf_a) = HookTest::Worker::two_hosts(lacking => 'b', routes => {
 	a => { endpoint => 'shop', events => 'a.*', url => $d->url('/a'), timeout => 3 },
 	b => { endpoint => 'shop', events => 'b.*', url => $d->url('/b'), timeout => 3 },
-}, worker => { lease => 20 });
-my $conf_b = $t->config;
-my $conf_a = HookTest::Worker::config_without_route($t, 'b', $t->dir . '/a.conf');
+});
 
 # A alone: its fingerprint, no warning
 HookTest::Worker::accept_many($t, 3, prefix => 'ea', type => 'a.x');

@@ -103,6 +103,20 @@ is($pg->sql(q{select coalesce(string_agg(c.relname, ','), '') from pg_class c
 	where n.nspname = 'hookinbox' and pg_has_role('hookinbox_worker', c.relowner, 'usage')}), '',
 	'hookinbox_worker owns nothing in the schema');
 
+# the operators' steps are hookinbox_admin's alone (worker_roles.sql)
+my $operators = q{'find_actions', 'operate_actions', 'purge', 'purge_batch', 'reroute_unrouted',
+	'reroute_dispatched', 'route_pause', 'route_clear'};
+is($pg->sql(qq{select count(distinct p.proname) from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+	where n.nspname = 'hookinbox' and p.proname in ($operators)}), 8, 'the operators\' functions exist');
+is($pg->sql(qq{select coalesce(string_agg(p.proname, ',' order by p.proname), '') from pg_proc p
+	join pg_namespace n on n.oid = p.pronamespace
+	where n.nspname = 'hookinbox' and p.proname in ($operators)
+	and (has_function_privilege('hookinbox_worker', p.oid, 'execute')
+	  or not has_function_privilege('hookinbox_admin', p.oid, 'execute'))}), '',
+	'only hookinbox_admin, not hookinbox_worker, can execute the operators\' functions');
+refused('hookinbox_worker', q{select hookinbox.purge_batch(0, 9223372036854775807, now(), false, 10)},
+	'lock inbox rows for the purge');
+
 # the worker cannot forge or alter what the intake stored
 my $batch = q{select * from hookinbox.accept_batch(array['ep'], array['stripe'], array['acct'], array['live'],
 	array['evt_forged'], array['t'], array[null]::text[], array[null]::bigint[], array['{}']::jsonb[],

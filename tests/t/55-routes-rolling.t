@@ -21,12 +21,10 @@ use Time::HiRes qw(sleep time);
 my $top = HookTest::top();
 my $da = HookTest::Downstream->new(dir => File::Temp::tempdir('dsa-XXXXXX', TMPDIR => 1, CLEANUP => 1));
 my $db = HookTest::Downstream->new(dir => File::Temp::tempdir('dsb-XXXXXX', TMPDIR => 1, CLEANUP => 1));
-my $t = HookTest::Worker::setup(routes => {
+my ($t, $conf_new, $conf_old) = HookTest::Worker::two_hosts(lacking => 'b', routes => {
 	a => { endpoint => 'shop', events => '*', url => $da->url('/a'), timeout => 3 },
 	b => { endpoint => 'shop', events => '*', url => $db->url('/b'), timeout => 3 },
-}, worker => { lease => 20 });
-my $conf_new = $t->config;
-my $conf_old = HookTest::Worker::config_without_route($t, 'b', $t->dir . '/old.conf');
+});
 
 # event id => effects at one downstream
 sub effects_by_event {

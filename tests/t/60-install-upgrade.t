@@ -68,10 +68,19 @@ is($old->sql('select count(*) from hookinbox.inbox where backfilled_at is not nu
 	'no delivered event is marked backfilled (007)');
 my $dump1 = $old->sql(q{select string_agg(id || ':' || event_id || ':' || encode(body, 'hex'), ',' order by id) from hookinbox.inbox});
 my $applied = $old->sql(q{select string_agg(version || ':' || applied_at, ',' order by version) from hookinbox.schema_migrations});
+# every function as a fresh install makes it: signature, definition, owner, grants
+my $functions = q{select string_agg(f, E'\n' order by f) from (select p.oid::regprocedure::text
+	|| ' ' || md5(pg_get_functiondef(p.oid)) || ' ' || pg_get_userbyid(p.proowner) || ' '
+	|| coalesce(p.proacl::text, '') as f from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+	where n.nspname = 'hookinbox') s};
+my $fresh = $t->pg->sql($functions);
+ok($fresh =~ tr/\n// > 30, 'the fresh install has its functions');
+is($old->sql($functions), $fresh, 'the upgrade leaves the same functions as a fresh install');
 ($rc, $out) = $old->psql_file("$top/sql/install.sql");
 is($rc, 0, 'install.sql again');
 is($old->sql(q{select string_agg(version || ':' || applied_at, ',' order by version) from hookinbox.schema_migrations}),
 	$applied, 'the second run applies nothing');
+is($old->sql($functions), $fresh, 'and leaves every function and grant as it was');
 is($old->sql(q{select string_agg(id || ':' || event_id || ':' || encode(body, 'hex'), ',' order by id) from hookinbox.inbox}),
 	$dump1, 'and changes no row');
 

@@ -25,7 +25,6 @@ use Test::More;
 use Time::HiRes qw(sleep time);
 use HookTest;
 use HookTest::HA;
-use HookTest::Load;
 use HookTest::Replica;
 use HookTest::Downstream;
 
@@ -41,40 +40,16 @@ my $c = HookTest::Replica::empty_pg("$dir/c");   # not there yet: its socket ref
 my @hosts = ($a, $b, $c);
 HookTest::HA::configure($t, intake => HookTest::Replica::conninfo('hookinbox_intake', @hosts),
 	worker => HookTest::Replica::conninfo('hookinbox_worker', @hosts));
-$t->{httpd} = HookTest::Lighttpd->new(dir => $dir, fcgi => HookTest::top() . '/obj/test/hookinbox.fcgi',
-	config => $t->config, procs => 4)->start;
-
-sub wait_accepted {
-	my ($load, $n) = @_;
-	my $until = time() + 30;
-	my $base = $load->accepted;
-	sleep 0.1 while $load->accepted < $base + $n && time() < $until;
-}
+HookTest::HA::start_responders($t, 4);
 
 sub phase {
-	my ($tag, $primary, $break, $what) = @_;
-	my $load = HookTest::Load->new(dir => $dir, urls => [$t->url('st')], secret => $secret, tag => $tag)
-		->start(senders => 4);
-	my $rounds = HookTest::HA::rounds_bg($t, 2);
-	wait_accepted($load, 60);
-	my $new = $break->();
-	wait_accepted($load, 60);
-	$load->stop;
-	my ($runs, $failed, $wlog) = HookTest::HA::stop_rounds($rounds);
-	my $sql = sub { $new->sql(@_) };
-	my $r = $load->reconcile(sql => $sql, what => $what);
-	cmp_ok($r->{status}{503} // 0, '>', 0, "$what: the switch was seen as 503s");
-	diag(sprintf('%s: %d 503s; longest time without a 2xx %.1f s; %d worker runs during the load, %d failed',
-		$what, $r->{status}{503} // 0, $r->{gap}, $runs, $failed));
-	my ($f2, $l2) = HookTest::HA::drain($t, 2, sql => $sql);
-	is($f2, 0, "$what: worker runs on the new primary exit 0") or diag($l2 =~ /(.*error.*)/g);
-	HookTest::Load::check_worker(sql => $sql, downstream => $d, tag => $tag, routes => ['down'],
-		sql_table => 'app.applied', what => "$what: workers");
-	return $r;
+	my ($tag, $break, $what) = @_;
+	return HookTest::HA::failover(t => $t, d => $d, secret => $secret, tag => $tag, break => $break,
+		what => $what);
 }
 
 # ---- 1: the primary's machine is lost; the standby is promoted by hand
-phase('crash', $a, sub {
+phase('crash', sub {
 	HookTest::Replica::crash($a);
 	sleep 1;   # the operator's (or a script's) reaction
 	HookTest::Replica::promote($b);
@@ -85,7 +60,7 @@ is($b->sql('select pg_is_in_recovery()'), 'f', 'B is the primary');
 # ---- 2: the primary turns read-only; its standby is promoted
 HookTest::Replica::standby($b, $c);
 HookTest::Replica::synchronous($b);
-phase('ro', $b, sub {
+phase('ro', sub {
 	$b->sql('alter system set default_transaction_read_only = on');
 	$b->sql('select pg_reload_conf()');
 	ok(HookTest::Replica::caught_up($b, $c), 'C replayed everything B flushed');

@@ -62,33 +62,15 @@ for my $h (grep { /^r/ } @HOSTS) {
 	$httpd{$h} = HookTest::Netns::Lighttpd->new(netns => $net, host => $h, dir => $hd,
 		fcgi => HookTest::top() . '/obj/test/hookinbox.fcgi', config => $conf{$h}, procs => 2)->start;
 }
-my @workers = grep { /^w/ } @HOSTS;
 
-# one worker on each worker host per round, each with its own configuration
-sub rounds_bg {
-	my $stop = $t->dir . '/mh-rounds';
-	my $pid = fork // die "fork: $!";
-	if ($pid == 0) {
-		my ($runs, $fail, $log) = (0, 0, '');
-		until (-e "$stop.stop") {
-			my @p = map { @{ HookTest::HA::workers_bg($t, 1, wrap => [$net->wrap($_)], config => $conf{$_}) } } @workers;
-			my ($f, $l) = HookTest::HA::wait_workers(\@p);
-			($runs, $fail, $log) = ($runs + @p, $fail + $f, $log . $l);
-			sleep 0.3;
-		}
-		open my $fh, '>', "$stop.log" or POSIX::_exit(2);
-		print $fh $log, "rounds: runs=$runs failed=$fail\n";
-		close $fh;
-		POSIX::_exit(0);
-	}
-	return { pid => $pid, stop => $stop };
-}
+# one worker on each worker host at a time, each with its own configuration
+my @worker_hosts = map { [[$net->wrap($_)], $conf{$_}] } grep { /^w/ } @HOSTS;
 
 my $urls = [map { $httpd{$_}->url . '/st' } sort keys %httpd];
 like($urls->[0], qr{^http://10\.}, 'the responders answer on their own hosts\' addresses');
 my $load = HookTest::Load->new(dir => $t->dir, urls => $urls, secret => $secret, tag => 'mh', objects => 7)
 	->start(senders => 6);
-my $rounds = rounds_bg();
+my $rounds = HookTest::HA::rounds_bg($t, 0, hosts => \@worker_hosts);
 my $until = time() + 4;
 sleep 0.2 while time() < $until;
 $load->stop;
@@ -98,17 +80,11 @@ is($r->{status}{503} // 0, 0, 'no 503');
 is($failed, 0, "worker runs on both worker hosts exit 0 ($runs runs)") or diag($wlog =~ /(.*error.*)/g);
 
 # every worker run after the load, still one per worker host at a time
-my $left = 1;
-for (1 .. 40) {
-	my @p = map { @{ HookTest::HA::workers_bg($t, 1, wrap => [$net->wrap($_)], config => $conf{$_}) } } @workers;
-	my ($f, $l) = HookTest::HA::wait_workers(\@p);
-	$wlog .= $l;
-	$failed += $f;
-	$left = $t->sql("select (select count(*) from hookinbox.action where state = 'pending')"
-		. " + (select count(*) from hookinbox.inbox where state = 'pending')");
-	last if $left == 0;
-	sleep 0.5;
-}
+my ($f, $l) = HookTest::HA::drain($t, 0, hosts => \@worker_hosts, sql => $sql);
+$wlog .= $l;
+$failed += $f;
+my $left = $t->sql("select (select count(*) from hookinbox.action where state = 'pending')"
+	. " + (select count(*) from hookinbox.inbox where state = 'pending')");
 is($left, 0, 'the worker hosts drained everything');
 is($failed, 0, 'no worker run failed');
 my @sent = $wlog =~ /event=summary .*? sent=(\d+)/g;

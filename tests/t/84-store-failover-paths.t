@@ -32,18 +32,11 @@ sub deliver {
 		'Content-Type' => 'application/json' });
 }
 
-sub start_httpd {
-	my ($procs) = @_;
-	$t->{httpd}->stop if $t->{httpd};
-	$t->{httpd} = HookTest::Lighttpd->new(dir => $t->dir, fcgi => HookTest::top() . '/obj/test/hookinbox.fcgi',
-		config => $t->config, procs => $procs)->start;
-}
-
 SKIP: {
 	skip 'pgbouncer is not installed (tools/install-deps)', 13 unless HookTest::PgBouncer::available();
 	my $b = HookTest::PgBouncer->new(dir => $t->dir, pg => $t->pg, pool_size => 1)->start;
 	HookTest::HA::configure($t, intake => $b->conninfo('hookinbox_intake'), worker => $b->conninfo('hookinbox_worker'));
-	start_httpd(3);
+	HookTest::HA::start_responders($t, 3);
 	# three senders at once, so that every responder process connects
 	my $load = HookTest::Load->new(dir => $t->dir, urls => [$t->url('st')], secret => $secret, tag => 'pool',
 		max => 12)->start(senders => 3);
@@ -59,7 +52,7 @@ SKIP: {
 # 2: read-only
 HookTest::HA::configure($t, intake => $t->pg->conninfo('hookinbox_intake') . ' target_session_attrs=read-write',
 	worker => $t->pg->conninfo('hookinbox_worker'));
-start_httpd(1);
+HookTest::HA::start_responders($t, 1);
 $t->{http} = HTTP::Tiny->new(timeout => 30, keep_alive => 1);
 is(deliver('evt_ro_1')->{status}, 200, 'writable: 200');
 $t->sql('alter system set default_transaction_read_only = on');

@@ -382,7 +382,15 @@ $api->github_deliveries(@gh);
 	($rc, $out) = backfill('--endpoint', 'gh', '--since', $since, '--credential', $gh_cred,
 		'--api-url', $api->url, '--repo', 'o/other', '--hook-id', '7');
 	is($rc, 78, 'an unknown hook (404): 78');
-	like($out, qr/not found \(HTTP 404\)/, '... said so');
+	like($out, qr/not found \(HTTP 404\): check --api-url, --repo and --hook-id/, '... said so, naming GitHub\'s options');
+
+	# Stripe's 404 names only the option Stripe takes
+	$api->set(token => $token);
+	($rc, $out) = backfill('--endpoint', 'stripe-live', '--since', $since, '--credential', $cred,
+		'--api-url', $api->url . '/elsewhere');
+	$api->set(token => $gh_token);
+	is($rc, 78, 'a Stripe API URL that is not one (404): 78');
+	like($out, qr/not found \(HTTP 404\): check --api-url$/m, '... said so, naming --api-url alone') or diag $out;
 }
 
 # ---- the worker delivers the backfilled events like any other
@@ -449,6 +457,9 @@ $api->github_deliveries(@gh);
 		where n.nspname = 'hookinbox' and p.proname like 'backfill%'}),
 		'backfill_known:true:hookinbox_owner,backfill_store:true:hookinbox_owner',
 		'both (each form) are SECURITY DEFINER, owned by hookinbox_owner');
+	# the older form (no endpoint) finds a stored id under any endpoint
+	my $known = `psql -X -q -A -t -d '$bf' -c "select string_agg(k, ',' order by k) from hookinbox.backfill_known('stripe', 'acct_1', 'live', array['evt_a1', 'evt_b2', 'evt_nowhere']) k" 2>&1`;
+	is($known, "evt_a1,evt_b2\n", 'the older backfill_known() finds what the inbox holds under any endpoint');
 }
 
 # stop the servers and keep the evidence now, while the temp dir is there

@@ -5,57 +5,21 @@
 # three per request thread of a responder with two; five signed deliveries
 # sent meanwhile are each answered and stored within a second, with the id
 # their reply carried, and each slow sender is cut off by the responder's
-# body deadline (5 s): answered, logged 408, nothing of it stored.  Before,
-# each slow body held a thread until its deadline: the deliveries waited
-# behind them.
+# body deadline (5 s): answered, logged 408, nothing of it stored.  A slow
+# body that held a thread until its deadline would make the deliveries
+# wait behind it.
 use strict;
 use warnings;
 use Test::More;
 use HookTest::WebServers;
-use IO::Select;
-use IO::Socket::INET;
-use POSIX ();
 use Time::HiRes ();
 
-plan skip_all => 'apache2, mod_proxy_fcgi or spawn-fcgi missing'
-	unless HookTest::WebServers::have(qw(apache2 mod_proxy_fcgi spawn-fcgi));
-
-my $t = HookTest::Web->new(endpoints => { HookTest::Web::endpoints() }, intake => { threads => 2 });
-$t->spawn_fcgi;
-$t->apache(snippet => 'etc/apache/hookinbox-proxy-fcgi.conf', modules => [qw(proxy proxy_fcgi)],
-	subst => { 'RequestReadTimeout header=20-40,MinRate=500 body=5' => '# (no body timeout in this test)' });
-my ($port) = $t->{web}->url =~ m{:(\d+)/};
+my $t = HookTest::Web->streaming_apache(threads => 2);
 my $dir = $t->dir;
 
-# each slow sender writes "<status> <seconds until the answer>" to its file
-my ($senders, $len, $fast) = (6, 40000, 20000);
-my @kids;
-for my $k (1 .. $senders) {
-	my $pid = fork // die "fork: $!";
-	if ($pid == 0) {
-		my $t0 = Time::HiRes::time();
-		my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $port) or POSIX::_exit(1);
-		$s->autoflush(1);
-		local $SIG{PIPE} = 'IGNORE';
-		print $s "POST /hooks/stripe-live HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-			. "Stripe-Signature: t=1,v1=00\r\nContent-Length: $len\r\nConnection: close\r\n\r\n";
-		print $s ('x' x $fast);
-		my $sel = IO::Select->new($s);
-		my $answer = '';
-		for (my $sent = $fast; $sent < $len; $sent += 60) {
-			last if $sel->can_read(0.1) && sysread($s, $answer, 4096, length $answer);
-			print $s ('x' x ($len - $sent < 60 ? $len - $sent : 60)) or last;
-		}
-		$sel->can_read(10) && sysread($s, $answer, 4096, length $answer) if $answer eq '';
-		my ($status) = $answer =~ m{^HTTP/1\.\d (\d+)};
-		open my $fh, '>', "$dir/slow.$k" or POSIX::_exit(1);
-		printf $fh "%s %.2f\n", $status // 'none', Time::HiRes::time() - $t0;
-		close $fh;
-		POSIX::_exit(0);
-	}
-	push @kids, $pid;
-}
-Time::HiRes::sleep(1); # the slow bodies have started
+# three slow senders per request thread
+my $senders = 6;
+my @kids = $t->slow_senders(senders => $senders);
 
 my $worst = 0;
 for my $i (1 .. 5) {

@@ -12,17 +12,9 @@ use strict;
 use warnings;
 use Test::More;
 use HookTest::WebServers;
-use IO::Socket::INET;
-use POSIX ();
 use Time::HiRes ();
 
-plan skip_all => 'apache2, mod_proxy_fcgi or spawn-fcgi missing'
-	unless HookTest::WebServers::have(qw(apache2 mod_proxy_fcgi spawn-fcgi));
-
-my $t = HookTest::Web->new(endpoints => { HookTest::Web::endpoints() }, intake => { threads => 2 });
-$t->spawn_fcgi;
-$t->apache(snippet => 'etc/apache/hookinbox-proxy-fcgi.conf', modules => [qw(proxy proxy_fcgi)],
-	subst => { 'RequestReadTimeout header=20-40,MinRate=500 body=5' => '# (no body timeout in this test)' });
+my $t = HookTest::Web->streaming_apache(threads => 2);
 my $took = $t->slow_body_check(label => 'apache+proxy_fcgi without a body timeout', within => 7);
 diag(sprintf('a delivery behind two slow bodies, two request threads: %.2f s', $took));
 

@@ -13,6 +13,8 @@ use warnings;
 use File::Temp ();
 use HookTest;
 use HookTest::Downstream;
+use HookTest::Load;
+use HookTest::Lighttpd;
 use POSIX ();
 use Time::HiRes qw(sleep time);
 
@@ -89,11 +91,64 @@ sub configure {
 	}
 }
 
+# (Re)start the responders behind lighttpd, procs processes, with $t's
+# configuration as configure() last wrote it
+sub start_responders {
+	my ($t, $procs) = @_;
+	$t->{httpd}->stop if $t->{httpd};
+	$t->{httpd} = HookTest::Lighttpd->new(dir => $t->dir, fcgi => HookTest::top() . '/obj/test/hookinbox.fcgi',
+		config => $t->config, procs => $procs)->start;
+	return $t->{httpd};
+}
+
+# wait until the load has had n more deliveries accepted (at most seconds)
+sub wait_accepted {
+	my ($load, $n, $seconds) = @_;
+	my $until = time() + $seconds;
+	my $base = $load->accepted;
+	sleep 0.1 while $load->accepted < $base + $n && time() < $until;
+}
+
+# A switch of primary under load: four senders post signed deliveries to
+# endpoint st while rounds of two workers run; once 60 are accepted,
+# o{break}->() switches the primary and returns the new one (anything with
+# ->sql); once 60 more are accepted (or o{after} seconds, default 30) the
+# load stops.  Then, on the new primary: every acknowledged delivery is
+# there (Load's reconcile), the switch showed as 503s, the workers drain
+# it and each event reached each route once.  o: t, d (the downstream),
+# secret, tag, what (the label), break, after.  Returns (reconcile's
+# result, the new primary).
+sub failover {
+	my (%o) = @_;
+	my ($t, $what) = @o{qw(t what)};
+	my $load = HookTest::Load->new(dir => $t->dir, urls => [$t->url('st')], secret => $o{secret}, tag => $o{tag})
+		->start(senders => 4);
+	my $rounds = rounds_bg($t, 2);
+	wait_accepted($load, 60, 30);
+	my $new = $o{break}->();
+	wait_accepted($load, 60, $o{after} // 30);
+	$load->stop;
+	my ($runs, $failed) = stop_rounds($rounds);
+	my $sql = sub { $new->sql(@_) };
+	my $r = $load->reconcile(sql => $sql, what => $what);
+	Test::More::cmp_ok($r->{status}{503} // 0, '>', 0, "$what: the switch was seen as 503s");
+	Test::More::diag(sprintf('%s: %d 503s; longest time without a 2xx %.1f s; %d worker runs during the load, '
+		. '%d failed', $what, $r->{status}{503} // 0, $r->{gap}, $runs, $failed));
+	my ($f2, $l2) = drain($t, 2, sql => $sql);
+	Test::More::is($f2, 0, "$what: worker runs on the new primary exit 0") or Test::More::diag($l2 =~ /(.*error.*)/g);
+	HookTest::Load::check_worker(sql => $sql, downstream => $o{d}, tag => $o{tag}, routes => ['down'],
+		sql_table => 'app.applied', what => "$what: workers");
+	return ($r, $new);
+}
+
 # start n workers with these arguments (default --once); returns
 # [[pid, log], ...].  o: wrap (a command prefix, e.g. ip netns exec),
-# config (default worker.conf)
+# config (default worker.conf); hosts, instead of n, wrap and config: one
+# worker on each host, [[wrap, config], ...]
 sub workers_bg {
 	my ($t, $n, %o) = @_;
+	return [map { @{ workers_bg($t, 1, %o, hosts => undef, wrap => $_->[0], config => $_->[1]) } } @{ $o{hosts} }]
+		if $o{hosts};
 	my @p;
 	for my $k (1 .. $n) {
 		my $log = $t->dir . '/worker.' . int(rand(1e9)) . '.log';
@@ -133,9 +188,10 @@ sub rounds_bg {
 		open my $fh, '>', "$stop.log" or POSIX::_exit(2);
 		$fh->autoflush(1);
 		until (-e "$stop.stop") {
-			my ($f, $log) = wait_workers(workers_bg($t, $n, %o));
+			my $p = workers_bg($t, $n, %o);
+			my ($f, $log) = wait_workers($p);
 			print $fh $log;
-			$runs += $n;
+			$runs += @$p;
 			$fail += $f;
 			sleep($o{pause} // 0.3);
 		}

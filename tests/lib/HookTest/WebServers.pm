@@ -26,6 +26,7 @@ use strict;
 use warnings;
 use File::Copy qw(copy);
 use File::Path qw(make_path);
+use IO::Select;
 use IO::Socket::INET;
 use IO::Socket::UNIX;
 use POSIX ();
@@ -526,37 +527,72 @@ sub rows {
 	return $self->sql('select count(*) from hookinbox.inbox' . ($where ? " where $where" : ''));
 }
 
-# Slow senders must not take the responder: `senders` connections each send
-# headers declaring `length` bytes, the first `fast` bytes at once (past a
-# server's read-ahead, 16 KB for Apache's mod_proxy) and then trickle the
-# rest at 600 B/s (one per request thread of the responder is enough to
-# starve it when the server hands the request over before its body
-# arrived).  Meanwhile a signed delivery must be stored at once.  Returns
-# that delivery's seconds.  o: label, senders (default 2), length (default
-# 40000), fast (default 20000), within (seconds, default 2)
-sub slow_body_check {
+# The responder behind Apache's mod_proxy_fcgi with the shipped snippet's
+# RequestReadTimeout taken out, so that Apache streams each body to the
+# responder as it arrives (the responder alone must bound a slow one); the
+# whole test is skipped unless Apache, mod_proxy_fcgi and spawn-fcgi are
+# installed.  o: threads (the responder's request threads, default 2)
+sub streaming_apache {
+	my ($class, %o) = @_;
+	HookTest::WebServers::need(qw(apache2 mod_proxy_fcgi spawn-fcgi));
+	my $t = $class->new(endpoints => { endpoints() }, intake => { threads => $o{threads} // 2 });
+	$t->spawn_fcgi;
+	$t->apache(snippet => 'etc/apache/hookinbox-proxy-fcgi.conf', modules => [qw(proxy proxy_fcgi)],
+		subst => { 'RequestReadTimeout header=20-40,MinRate=500 body=5' => '# (no body timeout in this test)' });
+	return $t;
+}
+
+# Slow senders: `senders` connections each send headers declaring `length`
+# bytes, the first `fast` bytes at once (past a server's read-ahead, 16 KB
+# for Apache's mod_proxy) and then trickle the rest at 600 B/s until they
+# are answered; sender k writes "<status> <seconds until the answer>" to
+# slow.k in the test's dir ("none" without an answer).  Returns their pids
+# once the slow bodies have started.  o: senders (default 2), length
+# (default 40000), fast (default 20000)
+sub slow_senders {
 	my ($self, %o) = @_;
 	my ($senders, $len, $fast) = ($o{senders} // 2, $o{length} // 40000, $o{fast} // 20000);
 	my ($port) = $self->{web}->url =~ m{:(\d+)/};
+	my $dir = $self->dir;
 	my @kids;
 	for my $k (1 .. $senders) {
 		my $pid = fork // die "fork: $!";
 		if ($pid == 0) {
+			my $t0 = Time::HiRes::time();
 			my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $port) or POSIX::_exit(1);
 			$s->autoflush(1);
-			print $s "POST /hooks/stripe-live HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-				. "Stripe-Signature: t=1,v1=00\r\nContent-Length: $len\r\n\r\n";
 			local $SIG{PIPE} = 'IGNORE';
+			print $s "POST /hooks/stripe-live HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+				. "Stripe-Signature: t=1,v1=00\r\nContent-Length: $len\r\nConnection: close\r\n\r\n";
 			print $s ('x' x $fast);
+			my $sel = IO::Select->new($s);
+			my $answer = '';
 			for (my $sent = $fast; $sent < $len; $sent += 60) {
+				last if $sel->can_read(0.1) && sysread($s, $answer, 4096, length $answer);
 				print $s ('x' x ($len - $sent < 60 ? $len - $sent : 60)) or last;
-				Time::HiRes::sleep(0.1);
 			}
+			$sel->can_read(10) && sysread($s, $answer, 4096, length $answer) if $answer eq '';
+			my ($status) = $answer =~ m{^HTTP/1\.\d (\d+)};
+			open my $fh, '>', "$dir/slow.$k" or POSIX::_exit(1);
+			printf $fh "%s %.2f\n", $status // 'none', Time::HiRes::time() - $t0;
+			close $fh;
 			POSIX::_exit(0);
 		}
 		push @kids, $pid;
 	}
 	Time::HiRes::sleep(1); # the slow bodies have started
+	return @kids;
+}
+
+# Slow senders must not take the responder (one per request thread of the
+# responder is enough to starve it when the server hands the request over
+# before its body arrived): while slow_senders(%o) trickle, a signed
+# delivery must be stored at once.  Returns that delivery's seconds.
+# o: label, within (seconds, default 2), and slow_senders's
+sub slow_body_check {
+	my ($self, %o) = @_;
+	my ($senders, $len, $fast) = ($o{senders} // 2, $o{length} // 40000, $o{fast} // 20000);
+	my @kids = $self->slow_senders(%o);
 	my $ev = 'evt_web_slow_' . int(rand(1e9));
 	my $b = stripe_event($ev);
 	my $t0 = Time::HiRes::time();

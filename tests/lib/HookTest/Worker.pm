@@ -102,6 +102,18 @@ sub config_without_route {
 	return $path;
 }
 
+# Two hosts in the middle of a rolling route change: setup(%o) with every
+# route of o{routes} is the newer host's configuration; the older host's
+# is the same without route o{lacking} (old.conf in the test's dir).
+# Returns ($t, the newer configuration's path, the older's).  The workers'
+# lease is 20 s unless o{worker} says otherwise.
+sub two_hosts {
+	my (%o) = @_;
+	my $lacking = delete $o{lacking};
+	my $t = setup(worker => { lease => 20 }, %o);
+	return ($t, $t->config, config_without_route($t, $lacking, $t->dir . '/old.conf'));
+}
+
 # sql/reroute.sql as hookinbox_admin with the psql variables %v; returns
 # (exit code, output) as psql_file does
 sub reroute {

@@ -2,7 +2,7 @@
 # Model::Defects - the known defects of hookinbox that the model checker
 # can provoke, and THE switch that says which of them to provoke.
 #
-# Each defect in %KNOWN is open (in an issue, or found by the checker).
+# Each defect in %KNOWN is open (reported, or found by the checker).
 # While it is listed, the operations (or operation parameters) that provoke
 # it are left out of the schedule, so `make check` stays green and still
 # checks every invariant on everything else.  When the fix is merged, MOVE
@@ -19,20 +19,21 @@ use strict;
 use warnings;
 
 # defects fixed since (their operations always run): moved here from
-# %KNOWN when issues 11 and 12 were merged (main 9c2ba93), each checked
-# with this checker before and after (tests/model/README)
+# %KNOWN when their fixes were merged, each checked with this checker
+# before and after (tests/model/README); name => [what provokes it, the
+# invariants that failed]
 our %FIXED = (
-	'twilio-reencoded' => [11, 'a captured Twilio form body replayed under a fresh idempotency token '
+	'twilio-reencoded' => ['a captured Twilio form body replayed under a fresh idempotency token '
 		. 'with its parameters reordered or percent-encoded', 1],
-	'shopify-other-topic' => [11, 'a Shopify body delivered again, byte for byte, under another topic', 1],
-	'huge-numeric-id' => [11, 'two events whose numeric ids differ only beyond int64 (hmac id_field)', 1],
-	'poisoned-header' => [11, 'a signed delivery with a non-UTF-8 User-Agent', 9],
-	'replay-after-purge' => [11, 'a redelivery, or a captured body under a fresh id, after purge.sql '
+	'shopify-other-topic' => ['a Shopify body delivered again, byte for byte, under another topic', 1],
+	'huge-numeric-id' => ['two events whose numeric ids differ only beyond int64 (hmac id_field)', 1],
+	'poisoned-header' => ['a signed delivery with a non-UTF-8 User-Agent', 9],
+	'replay-after-purge' => ['a redelivery, or a captured body under a fresh id, after purge.sql '
 		. 'with a dedup_days below the provider\'s retry horizon removed the first row', '1, 7'],
-	'lease-behind-slow-calls' => [12, 'calls of over half the lease queued behind each other '
+	'lease-behind-slow-calls' => ['calls of over half the lease queued behind each other '
 		. '(lease 5 s, timeout 3 s, downstream 2.9 s, concurrency 1, two workers)', '5, 4'],
-	'replay-after-retry-window' => [12, 'the clock moved past retry_window, then replay.sql', 3],
-	'purge-parked' => [12, 'purge.sql while actions are parked', 8],
+	'replay-after-retry-window' => ['the clock moved past retry_window, then replay.sql', 3],
+	'purge-parked' => ['purge.sql while actions are parked', 8],
 	# fixed in worker/db.c: a refusal is a second failure after a good ping
 	# --loop reconnects, and it does (1/5 seeds failed before,
 	# none of five after); but t/85's random seed 543305 on main 9c2ba93 saw a
@@ -44,19 +45,19 @@ our %FIXED = (
 	# (same body, other topic) replayed under a fresh id was stored as a new
 	# event and delivered; fixed in sql/functions.sql (accept_batch: the
 	# held copy is the replay defence before the insert), t/17 checks it
-	'held-replay-after-purge' => ['new', 'a held (review) delivery replayed under a fresh id after '
+	'held-replay-after-purge' => ['a held (review) delivery replayed under a fresh id after '
 		. 'purge.sql deleted the delivery it collided with', 1],
-	'loop-exits-on-restart' => [12, 'PostgreSQL restarted under a --loop worker (the operation always '
+	'loop-exits-on-restart' => ['PostgreSQL restarted under a --loop worker (the operation always '
 		. 'runs; while listed, invariant 10 is not checked)', 10],
 	# the ledger of signed content (migration 010): a purged event is never
 	# stored again (Model/OpsBackfill.pm); while listed, invariant 1 lets a
 	# purge below the replay horizon store it again, as before
-	'signed-ledger' => [21, 'a captured delivery replayed after purge.sql deleted its row', 1],
-	'backfill-outside-defence' => [21, 'hookinbox-backfill over missed, answered and purged events, '
+	'signed-ledger' => ['a captured delivery replayed after purge.sql deleted its row', 1],
+	'backfill-outside-defence' => ['hookinbox-backfill over missed, answered and purged events, '
 		. 'then live or replayed deliveries of what it stored', '1, 9'],
 );
 
-# name => [issue, what provokes it, the invariants expected to fail]
+# name => [what provokes it, the invariants expected to fail]
 # (none open: every seed in CI provokes every defect above)
 our %KNOWN = ();
 
