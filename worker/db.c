@@ -5,12 +5,14 @@
 #include "db.h"
 
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <libpq-events.h>
 
+#include "clock.h"
 #include "log.h"
 #include "pgvalue.h"
 #include "xalloc.h"
@@ -37,6 +39,7 @@ typedef struct conn_state {
 	 * and target_session_attrs=read-write, to the new primary) is needed.
 	 */
 	bool gone;
+	int answer_ms; /* a statement's result bound (0: none), see db_connect */
 } conn_state;
 
 static int
@@ -85,7 +88,7 @@ connect_failed(PGconn *conn, const char *const *keys, const char *const *vals,
 
 PGconn *
 db_connect(const char *conninfo, const char *conninfo_name, db_idle_fn idle, void *idle_arg,
-	   bool *refused)
+	   int answer_ms, bool *refused)
 {
 	conn_state *cs;
 	const char *keys[] = {"dbname", "fallback_application_name", NULL};
@@ -129,6 +132,7 @@ db_connect(const char *conninfo, const char *conninfo_name, db_idle_fn idle, voi
 	cs = xcalloc(1, sizeof(*cs));
 	cs->idle = idle;
 	cs->idle_arg = idle_arg;
+	cs->answer_ms = answer_ms;
 	if (!PQregisterEventProc(conn, conn_event, "hookinbox-worker", NULL) ||
 	    !PQsetInstanceData(conn, conn_event, cs))
 		abort(); /* only fails for lack of memory */
@@ -214,11 +218,45 @@ db_check(const PGconn *conn, const PGresult *res, ExecStatusType want, const cha
 	return -1;
 }
 
+/*
+ * A statement whose result did not come within the connection's bound: a
+ * primary that waits for a synchronous standby it lost never answers a
+ * commit, and statement_timeout does not cover the commit's wait.  Ask
+ * the server to cancel, give it a moment, and drop whatever it answers:
+ * a commit it reports after the cancel may never reach the standby, so
+ * the session is of no further use (the caller reconnects, or exits).
+ */
+static void
+give_up(PGconn *conn, conn_state *cs)
+{
+	char err[256];
+	PGcancel *cancel = PQgetCancel(conn);
+	int64_t until = clock_mono_us() / 1000 + 2000;
+	PGresult *res;
+
+	log_error("the database did not answer within %d ms (a primary waiting for a "
+		  "synchronous standby?): the statement is cancelled and the connection given up",
+		  cs->answer_ms);
+	if (cancel != NULL && !PQcancel(cancel, err, sizeof(err)))
+		log_error("could not cancel the statement: %s", err);
+	PQfreeCancel(cancel);
+	while (PQisBusy(conn) && clock_mono_us() / 1000 < until) {
+		cs->idle(cs->idle_arg, PQsocket(conn));
+		if (!PQconsumeInput(conn))
+			break;
+	}
+	if (!PQisBusy(conn))
+		while ((res = PQgetResult(conn)) != NULL)
+			PQclear(res);
+	cs->gone = true;
+}
+
 PGresult *
 db_exec(PGconn *conn, const char *sql, int n, const char *const *vals)
 {
-	const conn_state *cs = PQinstanceData(conn, conn_event);
+	conn_state *cs = PQinstanceData(conn, conn_event);
 	PGresult *res, *last = NULL;
+	int64_t until;
 	int sent;
 
 	if (cs == NULL || cs->idle == NULL)
@@ -229,7 +267,12 @@ db_exec(PGconn *conn, const char *sql, int n, const char *const *vals)
 		     : PQsendQuery(conn, sql);
 	if (!sent)
 		return NULL;
+	until = cs->answer_ms > 0 ? clock_mono_us() / 1000 + cs->answer_ms : 0;
 	while (PQisBusy(conn)) {
+		if (until != 0 && clock_mono_us() / 1000 >= until) {
+			give_up(conn, cs);
+			return NULL;
+		}
 		cs->idle(cs->idle_arg, PQsocket(conn));
 		if (!PQconsumeInput(conn))
 			break;

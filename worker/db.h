@@ -34,14 +34,16 @@ typedef void (*db_idle_fn)(void *arg, int pg_socket);
  * (fallback_application_name hookinbox-worker,
  * search_path empty so that every name must be schema-qualified); idle
  * (may be NULL: wait in libpq) and idle_arg are the connection's idle
- * function, for its whole life.  Returns NULL after logging why; then
+ * function, for its whole life.  With an idle function, a statement whose
+ * result has not come within answer_ms (0: no bound) is cancelled and the
+ * connection marked lost (db_lost): db_exec returns NULL.  Returns NULL after logging why; then
  * *refused (when not NULL) says whether the server answered and refused us
  * (role, password, database name: a configuration error) rather than not
  * answering or not accepting connections yet (try again later).  The
  * caller closes it with PQfinish.
  */
 PGconn *db_connect(const char *conninfo, const char *conninfo_name, db_idle_fn idle, void *idle_arg,
-		   bool *refused);
+		   int answer_ms, bool *refused);
 
 /*
  * Check res: 0 when its status is want, else -1 after logging

@@ -82,7 +82,7 @@ health_check(const conf *c, long max_pending, long max_parked, bool nagios)
 	bool refused_us = false;
 	const char *name =
 		conf_worker_conninfo_set(c) ? "[worker] conninfo" : "[database] conninfo";
-	PGconn *conn = db_connect(conf_conninfo(c), name, NULL, NULL, &refused_us);
+	PGconn *conn = db_connect(conf_conninfo(c), name, NULL, NULL, 0, &refused_us);
 	int rc;
 
 	if (conn == NULL) {

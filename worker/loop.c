@@ -95,6 +95,16 @@ conninfo_name(const conf *c)
 	return conf_worker_conninfo_set(c) ? "[worker] conninfo" : "[database] conninfo";
 }
 
+/*
+ * How long a statement of the sweep may go unanswered (db_connect): a
+ * lease, past which what it claims or renews has run out anyway.
+ */
+static int
+answer_bound_ms(const conf *c)
+{
+	return conf_worker(c)->lease * 1000;
+}
+
 static int64_t
 now_ms(void)
 {
@@ -250,8 +260,8 @@ reload(worker *w)
 		return;
 	}
 	if (strcmp(conf_conninfo(nc), conf_conninfo(w->ctl->c)) != 0) {
-		PGconn *conn =
-			db_connect(conf_conninfo(nc), conninfo_name(nc), while_in_db, w, NULL);
+		PGconn *conn = db_connect(conf_conninfo(nc), conninfo_name(nc), while_in_db, w,
+					  answer_bound_ms(nc), NULL);
 
 		if (conn == NULL) {
 			log_error(
@@ -599,7 +609,7 @@ reconnect(worker *w)
 		if (stop_requested(w))
 			return EX_TEMPFAIL;
 		w->d.conn = db_connect(conf_conninfo(w->ctl->c), conninfo_name(w->ctl->c),
-				       while_in_db, w, &refused_us);
+				       while_in_db, w, answer_bound_ms(w->ctl->c), &refused_us);
 		if (w->d.conn != NULL) {
 			w->d.db_failed = false;
 			if (connected(w) == 0) {
@@ -636,7 +646,7 @@ loop_run(loop_ctl *ctl)
 	w.d.dl = deliver_new(w.d.concurrency);
 
 	w.d.conn = db_connect(conf_conninfo(ctl->c), conninfo_name(ctl->c), while_in_db, &w,
-			      &refused_us);
+			      answer_bound_ms(ctl->c), &refused_us);
 	if (w.d.conn == NULL) {
 		w.d.db_failed = true;
 		status = refused_us ? EX_CONFIG : EX_TEMPFAIL;
