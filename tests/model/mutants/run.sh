@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: ISC
-# The proof that the model checker catches real bugs (issue 14, "How we
+# The proof that the model checker catches real bugs ("How we
 # know it works"): each tests/model/mutants/NAME.patch puts one defect
 # back.  In one scratch worktree of HEAD under /tmp (never this tree's
 # files), for each mutant: apply the patch, build the test programs, run
