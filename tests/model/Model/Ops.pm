@@ -318,7 +318,17 @@ sub bad_signature {
 		: qq({"id":"$id","type":"invoice.paid","note":"BADSIG","created":1})
 	;
 	my $r = $m->deliver({ ep => $ep, id => $id, body => $body, type => 'x', bad => 1 });
-	return "$ep $id -> $r->{status}";
+	# and a Stripe request signed with the right secret outside its window,
+	# or with its MAC cut short or left out: each refused, nothing stored
+	# (draws nothing: the schedule stays the seed's)
+	my @f;
+	for my $forge (qw(stale future truncated empty)) {
+		my $fid = "BADSIG-$n-$forge";
+		my $fb = qq({"id":"$fid","type":"invoice.paid","note":"BADSIG","created":1});
+		push @f, "$forge " . $m->deliver({ ep => 'st', id => $fid, body => $fb, type => 'x', bad => 1,
+			forge => $forge, fe => $m->{fe}[ $n % 2 ] })->{status};
+	}
+	return "$ep $id -> $r->{status}; st @f";
 }
 
 # ---------------------------------------------------------------- workers

@@ -70,12 +70,24 @@ sub endpoints {
 	return \%e;
 }
 
-# headers and query for a delivery; bad => sign with a wrong secret
+# headers and query for a delivery; bad => sign with a wrong secret, or
+# (Stripe) forge => how a captured or forged request differs from a valid
+# one: 'stale' or 'future' (the right secret, a timestamp 400 s outside
+# the 300 s window), 'truncated' (the right MAC cut to its first 16
+# bytes), 'empty' (v1= with no MAC)
 sub sign {
 	my ($ep, $body, %o) = @_;
 	my $e = $EP{$ep} or die "no endpoint $ep";
-	my $secret = $o{bad} ? $e->{secret} . '-wrong' : $e->{secret};
+	my $forge = $o{forge} // '';
+	my $secret = $o{bad} && !$forge ? $e->{secret} . '-wrong' : $e->{secret};
+	my $now = $o{now} // time;
+	$o{now} = $now - 400 if $forge eq 'stale';
+	$o{now} = $now + 400 if $forge eq 'future';
 	my ($h, $q) = $e->{sign}->($secret, $body, %o);
+	if ($forge eq 'truncated' || $forge eq 'empty') {
+		die "forge $forge: Stripe only" unless $e->{provider} eq 'stripe';
+		$h->{'Stripe-Signature'} =~ s/v1=([0-9a-f]{32})[0-9a-f]{32}/$forge eq 'empty' ? 'v1=' : "v1=$1"/e;
+	}
 	HookTest::record_secret($secret) if $o{bad};
 	$h->{'Content-Type'} = $body =~ /^\s*\{/ ? 'application/json' : 'application/x-www-form-urlencoded';
 	delete $h->{$_} for grep { !defined $h->{$_} } keys %$h;

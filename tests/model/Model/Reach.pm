@@ -22,7 +22,7 @@ my %RULES = (
 	deliver_older_version => { effect => qr/-> 2\d\d$/ },
 	deliver_equal_version => { effect => qr/-> 2\d\d$/ },
 	replay_under_fresh_id => { effect => qr/-> 2\d\d$/ },
-	bad_signature => { effect => qr/-> 401$/ },
+	bad_signature => { effect => qr/-> 401;/ },
 	worker_background => { miss => qr/^skipped/ },
 	worker_stop => { miss => qr/^no loop running/, effect => qr/TERM to loop/ },
 	worker_crash => { effect => qr/exit 99(?: \(\d tries\))?$/ },
