@@ -125,8 +125,10 @@ sub rows {
 
 # 1. Every 2xx answered has exactly one inbox row with the id it carried,
 # and that row is the event that was sent (its delivery key, its type);
-# every duplicate answer carried the first id; two different events never
-# share an id.  A row removed by purge.sql is allowed to be missing, and a
+# every duplicate answer carried the first id, and only the first answer
+# of a row says "duplicate": false (README.md: "a redelivery answers 200
+# with the first intake id and \"duplicate\": true"); two different events
+# never share an id.  A row removed by purge.sql is allowed to be missing, and a
 # redelivery after it to be stored again, unless the defect
 # replay-after-purge is provoked (then the replay defence must outlive the
 # purge).
@@ -134,10 +136,11 @@ sub one_row_per_event {
 	my ($m) = @_;
 	my @v;
 	my %row = map { $_->[0] => $_ } rows($m, 'select id, endpoint, event_id, coalesce(event_type, \'\') from hookinbox.inbox');
-	my (%ids_of, %owner);
+	my (%ids_of, %owner, %fresh);
 	for my $d (grep { defined $_->{got} && !$_->{bad} } @{ $m->{dl} }) {
 		my $e = $m->{ev}{ $d->{L} };
 		push @{ $ids_of{ $d->{L} } }, $d;
+		push @{ $fresh{ $d->{got} } }, $d->{id} unless $d->{dup};
 		if (defined $owner{ $d->{got} } && $owner{ $d->{got} } != $d->{L}) {
 			push @v, sprintf('events %d and %d (%s) were both answered id %d', $owner{ $d->{got} }, $d->{L},
 				"$e->{ep} $e->{type}", $d->{got});
@@ -153,6 +156,10 @@ sub one_row_per_event {
 			push @v, "event $d->{L} ($e->{ep} $d->{id} $e->{type}) was answered id $d->{got}, "
 				. "which holds $r->[1] $r->[2] $r->[3]";
 		}
+	}
+	for my $got (sort { $a <=> $b } grep { @{ $fresh{$_} } > 1 } keys %fresh) {
+		push @v, "intake id $got was answered as new (\"duplicate\": false) " . scalar(@{ $fresh{$got} })
+			. " times (delivery ids @{ $fresh{$got} })";
 	}
 	my $strict = $m->defect('replay-after-purge');
 	for my $L (sort { $a <=> $b } keys %ids_of) {
