@@ -399,10 +399,11 @@ sub history {
 # (key, attempt, arrival time) falls inside a lease of a claim of that
 # action with that attempt number.  A claim may be missing only when an
 # immediate stop of PostgreSQL after the call may have lost it (the
-# worker's commits are asynchronous).
+# worker's commits are asynchronous).  And --check refuses a route
+# timeout as long as the lease (OpsRoutes::route_key_refused, $m->{lease_bad}).
 sub calls_under_lease {
 	my ($m) = @_;
-	my @v;
+	my @v = @{ $m->{lease_bad} // [] };
 	# the calls first: a call's claim committed before it was made, so it
 	# is in the audit read afterwards, while background workers still run
 	# (read the other way round, a claim committed between the two reads

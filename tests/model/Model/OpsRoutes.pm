@@ -151,7 +151,22 @@ sub route_key_refused {
 			push @what, "$order accepted (exit $rc)";
 		}
 	}
-	return 'order = newest, sequence, object with key = object-type: '
+	# a route timeout as long as the lease: a call could outlive its lease
+	# (docs/configuration.md: a route timeout is shorter than [worker] lease)
+	my $p = $m->dir . '/refused.conf';
+	open my $fh, '>', $p or die "$p: $!";
+	print $fh HookTest::slurp($m->dir . '/w8.conf') . "\n[route refused]\nendpoint = st\nurl = "
+		. $m->ds->url('/refused') . "\ntimeout = 8\n";
+	close $fh or die "$p: $!";
+	my $out = `@{[ HookTest::top() ]}/obj/test/hookinbox-worker --check -c $p 2>&1`;
+	my $rc = $? >> 8;
+	unlink $p;
+	if ($rc != 78 || $out !~ /route "refused".*timeout/) {
+		push @{ $m->{lease_bad} }, "hookinbox-worker --check with a route timeout equal to the lease (8 s): "
+			. "exit $rc, " . ((split /\n/, $out)[0] // '');
+		push @what, "timeout = lease accepted (exit $rc)";
+	}
+	return 'order = newest, sequence, object with key = object-type, timeout = lease: '
 		. (@what ? join(', ', @what) : 'refused (exit 78)');
 }
 
