@@ -588,7 +588,10 @@ sub decisions_hold {
 # the operator replayed, dismissed or resolved, from action_history); a
 # Retry-After holds a route 1 h at most (route_state.hold_until) and an
 # action 6 h at most (its due_at, after the lease); and the operator's
-# scripts kept their confirmations ($m->{script_bad}: replay.sql).
+# scripts kept their confirmations ($m->{script_bad}: replay.sql).  A
+# parked action that says "retry window exhausted" had its window nearly
+# used (its age, from its creation or replay, within 6 h, the longest
+# Retry-After hold, of the model's 20 h).
 my %RETRIED = map { $_ => 1 } 0, 408, 409, 425, 429;
 sub retry_rules {
 	my ($m) = @_;
@@ -608,6 +611,14 @@ sub retry_rules {
 		next if $route eq 'app' && $err =~ /handler/ && $err !~ /model: the handler was told to fail/;
 		push @v, "$what ($route) was parked on a call that is retried ($st: $err), attempts and time left";
 	}
+	for my $r (rows($m, q{select id, route, coalesce(last_error, ''),
+		extract(epoch from now() - coalesce(replayed_at, created_at)) from hookinbox.action
+		where state = 'parked'})) {
+		my ($id, $route, $err, $age) = @$r;
+		next unless park_label($err) eq 'retry window' && $age + 21600 + 60 < 72000;
+		push @v, sprintf('action %d (%s) was parked "%s" with %.0f s of its retry window left',
+			$id, $route, $err, 72000 - $age);
+	}
 	for my $r (rows($m, q{select route, extract(epoch from hold_until - now()) from hookinbox.route_state
 		where hold_until > now() + interval '3605 seconds'})) {
 		push @v, sprintf('route %s is held for %.0f s (a Retry-After holds a route 1 h at most)', @$r);
@@ -617,6 +628,15 @@ sub retry_rules {
 		push @v, sprintf('action %d (%s) is due in %.0f s (a Retry-After holds an action 6 h at most)', @$r);
 	}
 	return @v;
+}
+
+# which limit a park's last_error names ('attempts', 'retry window' or ''):
+# the worker appends it to the call's error, the claim writes it first and
+# then "; last: " and the error before
+sub park_label {
+	my ($err) = @_;
+	$err =~ s/; last: .*//s;
+	return $err =~ /.*\b(attempts|retry window) exhausted/s ? $1 : '';
 }
 
 # 13. A route's circuit breaker opens only when every call of a worker
