@@ -59,21 +59,26 @@ sub table {
 
 # The audit of claims: every new lease token on an action, with its real
 # end (lease_until is the database's now() + lease; the clock moving
-# forward shortens the leases still running, see Ops clock_forward).
+# forward shortens the leases still running, see Ops clock_forward), and
+# every renewal of a lease under its token (renewal true); orig_until is
+# the end the lease was taken or renewed with, which the clock leaves.
 sub AUDIT_SQL {
 	return q{
 		create schema model;
 		create table model.claim (action_id bigint, idem_key text, attempts int, token uuid,
-			real_at timestamptz, real_until timestamptz, stmt_at timestamptz);
+			real_at timestamptz, real_until timestamptz, stmt_at timestamptz,
+			orig_until timestamptz, renewal boolean);
 		create function model.audit_claim() returns trigger language plpgsql security definer
 		set search_path = pg_catalog as $$
 		begin
 			insert into model.claim values (new.id, new.idem_key, new.attempts, new.lease_token,
-				clock_timestamp(), new.lease_until, statement_timestamp());
+				clock_timestamp(), new.lease_until, statement_timestamp(), new.lease_until,
+				new.lease_token is not distinct from old.lease_token);
 			return null;
 		end $$;
 		create trigger model_audit_claim after update on hookinbox.action for each row
-			when (new.lease_token is not null and new.lease_token is distinct from old.lease_token)
+			when (new.lease_token is not null and (new.lease_token is distinct from old.lease_token
+				or new.lease_until > old.lease_until))
 			execute function model.audit_claim();
 		create table model.breaker (route text, reason text, real_at timestamptz);
 		create function model.audit_breaker() returns trigger language plpgsql security definer
@@ -397,7 +402,10 @@ sub history {
 
 # 5. No call was made without a live lease: every call the downstream saw
 # (key, attempt, arrival time) falls inside a lease of a claim of that
-# action with that attempt number.  A claim may be missing only when an
+# action with that attempt number, and, as docs/worker.md states it, "a
+# call starts only under a lease that outlives its timeout": its arrival
+# plus the route timeout (2 s, the shortest any variant has) within the
+# end that lease was taken or last renewed with.  A claim may be missing only when an
 # immediate stop of PostgreSQL after the call may have lost it (the
 # worker's commits are asynchronous).  And --check refuses a route
 # timeout as long as the lease (OpsRoutes::route_key_refused, $m->{lease_bad}).
@@ -410,8 +418,8 @@ sub calls_under_lease {
 	# looks missing: seed 33 at 200 operations)
 	my @calls = $m->ds->requests;
 	my %claims;
-	for my $c (rows($m, q{select idem_key, attempts, extract(epoch from real_at), extract(epoch from real_until)
-		from model.claim order by real_at})) {
+	for my $c (rows($m, q{select idem_key, attempts, extract(epoch from real_at), extract(epoch from real_until),
+		extract(epoch from orig_until) from model.claim order by real_at})) {
 		push @{ $claims{"$c->[0]\0$c->[1]"} }, $c;
 	}
 	for my $r (@calls) {
@@ -425,6 +433,10 @@ sub calls_under_lease {
 		my $late = $r->{t} - $c[-1][3];
 		push @v, sprintf('call %d (key %s, attempt %s) arrived %.2f s after its lease ended',
 			$r->{seq}, $r->{key}, $r->{attempt}, $late) if $late > $SLACK;
+		my $short = $r->{t} + $Model::ROUTE_TIMEOUT - $c[-1][4];
+		push @v, sprintf('call %d (key %s, attempt %s) started with %.2f s of its lease left, '
+			. 'under its route timeout of %d s', $r->{seq}, $r->{key}, $r->{attempt},
+			$Model::ROUTE_TIMEOUT - $short, $Model::ROUTE_TIMEOUT) if $late <= $SLACK && $short > $SLACK;
 	}
 	return @v;
 }
@@ -528,7 +540,8 @@ sub decisions_hold {
 	my @v;
 	my %claims;
 	for my $c (rows($m, q{select c.action_id, extract(epoch from c.real_at), a.route,
-		extract(epoch from c.stmt_at) from model.claim c left join hookinbox.action a on a.id = c.action_id})) {
+		extract(epoch from c.stmt_at) from model.claim c left join hookinbox.action a on a.id = c.action_id
+		where not c.renewal})) {
 		push @{ $claims{ $c->[0] } }, $c;
 	}
 	my @req = $m->ds->requests;
