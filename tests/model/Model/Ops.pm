@@ -490,16 +490,47 @@ sub downstream_rejects {
 }
 
 # calls of over half the lease, queued three deep behind each other, two
-# workers (known defect lease-behind-slow-calls)
+# workers (known defect lease-behind-slow-calls).  First a worker paused
+# (SIGSTOP: a VM paused, a starved CPU) 6.3 s of its 8 s lease while it
+# holds claimed jobs: resumed, each must renew its lease before its call
+# (invariant 5: a call starts only under a lease that outlives its
+# timeout); without a pause the claim_ahead rounds always leave enough
+# lease, so nothing else ever met the renewal.  Draws nothing.
 sub slow_near_lease {
 	my ($m) = @_;
+	my $paused = paused_worker($m);
 	$m->ds->plan('/ev', 'sleep 2.9');
 	$m->deliver(new_delivery($m, $m->pick(qw(gh sh tw ac)))) for 1 .. 4;
 	for (1, 2) {
 		push @{ $m->{bg} }, $m->worker_start('tight', {}, '--once', '--concurrency=1');
 		sleep 0.3;
 	}
-	return '/ev: sleep 2.9, two workers with lease 5 and concurrency 1';
+	return "$paused; /ev: sleep 2.9, two workers with lease 5 and concurrency 1";
+}
+
+sub paused_worker {
+	my ($m) = @_;
+	$m->ds->plan('/ev', 'sleep 0.5 200');
+	my @ids = map { $m->deliver({ %{ new_delivery($m, 'ac') }, fe => $m->{fe}[ $m->{n} % 2 ] }); $m->{n} } 1 .. 3;
+	my $in = join ', ', map { "'$_'" } @ids;
+	my $leased = "select count(*) from hookinbox.action a join hookinbox.inbox i on i.id = a.inbox_id "
+		. "where i.endpoint = 'ac' and i.event_id in ($in) and a.route = 'ev' and a.lease_until > now()";
+	my $w = $m->worker_start('w8', {}, '--once', '--concurrency=1');
+	my $deadline = time + 5;
+	sleep 0.05 while time < $deadline && $m->sql($leased) < 2 && waitpid($w->{pid}, POSIX::WNOHANG()) == 0;
+	my $held = $m->sql($leased);
+	if ($held >= 2 && kill('STOP', $w->{pid})) {
+		sleep 6.3;
+		kill 'CONT', $w->{pid};
+	}
+	my $rc = -1;
+	$deadline = time + 60;
+	while (time < $deadline) {
+		if (waitpid($w->{pid}, POSIX::WNOHANG()) == $w->{pid}) { $rc = Model::wait_code($?); last }
+		sleep 0.05;
+	}
+	if ($rc == -1) { kill 'KILL', $w->{pid}; waitpid $w->{pid}, 0 }
+	return ($held >= 2 ? 'paused' : 'not paused') . " a w8 worker holding $held of 3 ac leases 6.3 s, exit $rc";
 }
 
 # ---------------------------------------------------------------- PostgreSQL

@@ -37,6 +37,7 @@ my %RULES = (
 	route_pause => { miss => qr/already paused/ },
 	route_resume => { miss => qr/^no route paused/, effect => qr/resumed$/ },
 	pg_restart => { effect => qr/^-m/ },
+	slow_calls_near_lease => { miss => qr/^not paused/ },
 	metrics_scrape => { miss => qr/^nothing|^skipped/ },
 	crash_past_window => { miss => qr/^skipped|no unrecorded call/, effect => qr/later parked: / },
 	sequence_interleaved => { effect => qr/applied (\d+) of \1, in order(?:, route seq resumed first)?$/ },
