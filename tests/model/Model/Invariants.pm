@@ -530,7 +530,8 @@ sub signed_is_stored {
 # 11. The operator's decisions hold (sql/dismiss.sql, resolve.sql,
 # review.sql, route.sql; Model/Ops.pm): a dismissed or resolved action
 # stays so (until purged) and is never claimed, called or applied again;
-# a delivery dismissed in review never gets an action; no claim statement
+# a delivery dismissed in review never gets an action, and one released
+# is delivered (never left dismissed or in review); no claim statement
 # that began after a route's pause committed claims (uses an attempt of)
 # an action of that route before it is resumed.  A statement that began
 # before may still claim: it read the routes first and then waited (for a
@@ -578,6 +579,16 @@ sub decisions_hold {
 			}
 			push @v, "held row $id, dismissed in review, is $r->[1]" if $r->[1] ne 'dismissed';
 			push @v, "held row $id, dismissed in review, has $r->[2] actions" if $r->[2];
+		}
+	}
+	# a released one leaves review for delivery as its own event
+	my @rel = sort { $a <=> $b } keys %{ $m->{released} // {} };
+	if (@rel) {
+		my %st = map { $_->[0] => $_->[1] } rows($m, 'select id, state from hookinbox.inbox where id in ('
+			. join(',', @rel) . ')');
+		for my $id (grep { defined $st{$_} } @rel) {
+			push @v, "held row $id, released from review, is $st{$id}"
+				unless $st{$id} =~ /^(?:pending|dispatched|unrouted)$/;
 		}
 	}
 	my @pauses = @{ $m->{pauses} // [] };
