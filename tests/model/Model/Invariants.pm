@@ -212,7 +212,7 @@ sub nothing_rejected_stored {
 	my ($m) = @_;
 	my @v;
 	for my $d (grep { $_->{bad} && $_->{status} >= 200 && $_->{status} <= 299 } @{ $m->{dl} }) {
-		push @v, "a badly signed $d->{ep} delivery was answered $d->{status}";
+		push @v, "a badly signed $d->{ep} delivery ($d->{id}) was answered $d->{status}";
 	}
 	my $n = $m->sql(q{select count(*) from hookinbox.inbox where event_id like 'BADSIG%'
 		or position('BADSIG'::bytea in coalesce(body, ''::bytea)) > 0});
