@@ -512,7 +512,19 @@ sub slow_near_lease {
 sub paused_worker {
 	my ($m) = @_;
 	$m->ds->plan('/ev', 'sleep 0.5 200');
-	my @ids = map { $m->deliver({ %{ new_delivery($m, 'ac') }, fe => $m->{fe}[ $m->{n} % 2 ] }); $m->{n} } 1 .. 3;
+	# ids of their own: $m->{n} and the deliveries sent (what later
+	# operations derive their choices from) stay as the seed had them
+	my @ids;
+	for (1 .. 3) {
+		my $id = 900_000_000 + ++$m->{npaused};
+		my $body = qq({"id":$id,"type":"acme.thing","obj":"p$id"});
+		my $e = $m->event(ep => 'ac', type => 'acme.thing', event_id => $id, body => $body);
+		$e->{ids}{$id} = 1;
+		$m->deliver({ L => $e->{L}, ep => 'ac', id => $id, body => $body, fe => $m->{fe}[ $id % 2 ] });
+		# nor among the deliveries later operations pick from
+		pop @{ $m->{sent} };
+		push @ids, $id;
+	}
 	my $in = join ', ', map { "'$_'" } @ids;
 	my $leased = "select count(*) from hookinbox.action a join hookinbox.inbox i on i.id = a.inbox_id "
 		. "where i.endpoint = 'ac' and i.event_id in ($in) and a.route = 'ev' and a.lease_until > now()";
