@@ -16,8 +16,10 @@ use HookTest::Sign qw(form_decode form_encode twilio_sig);
 our $TWILIO_URL = 'https://hooks.example.test/in/tw';
 
 our %EP = (
+	# a rotation under way: the new secret (rotating) configured first,
+	# Stripe still signing with the old one (secret)
 	st => { provider => 'stripe', secret => 'whsec_model_stripe_0a1b2c3d4e5f', account => 'acct_model',
-		environment => 'live',
+		rotating => 'whsec_model_stripe_next_5a6b7c8d9e0f', environment => 'live',
 		sign => sub {
 			my ($s, $b, %o) = @_;
 			return { 'Stripe-Signature' => stripe_sig($s, $b, $o{now}) };
@@ -64,7 +66,7 @@ sub endpoints {
 	for my $n (keys %EP) {
 		my %c = %{ $EP{$n} };
 		delete $c{sign};
-		$c{secrets} = [delete $c{secret}];
+		$c{secrets} = [(defined $c{rotating} ? delete $c{rotating} : ()), delete $c{secret}];
 		$e{$n} = \%c;
 	}
 	return \%e;
