@@ -225,7 +225,7 @@ sub deliver {
 	$d->{fe_name} = $fe->{name};
 	push @{ $self->{sent} }, $d unless $d->{retried};
 	my ($h, $q) = Model::Providers::sign($d->{ep}, $d->{body}, id => $d->{id}, type => $d->{type},
-		bad => $d->{bad}, now => $fe->{now});
+		bad => $d->{bad}, forge => $d->{forge}, now => $fe->{now});
 	$h->{$_} = $d->{headers}{$_} for keys %{ $d->{headers} // {} };
 	my $url = $fe->{httpd}->url . "/$d->{ep}" . (defined $q ? "?$q" : '');
 	return $self->post($d, $url, $h);

@@ -59,21 +59,26 @@ sub table {
 
 # The audit of claims: every new lease token on an action, with its real
 # end (lease_until is the database's now() + lease; the clock moving
-# forward shortens the leases still running, see Ops clock_forward).
+# forward shortens the leases still running, see Ops clock_forward), and
+# every renewal of a lease under its token (renewal true); orig_until is
+# the end the lease was taken or renewed with, which the clock leaves.
 sub AUDIT_SQL {
 	return q{
 		create schema model;
 		create table model.claim (action_id bigint, idem_key text, attempts int, token uuid,
-			real_at timestamptz, real_until timestamptz, stmt_at timestamptz);
+			real_at timestamptz, real_until timestamptz, stmt_at timestamptz,
+			orig_until timestamptz, renewal boolean);
 		create function model.audit_claim() returns trigger language plpgsql security definer
 		set search_path = pg_catalog as $$
 		begin
 			insert into model.claim values (new.id, new.idem_key, new.attempts, new.lease_token,
-				clock_timestamp(), new.lease_until, statement_timestamp());
+				clock_timestamp(), new.lease_until, statement_timestamp(), new.lease_until,
+				new.lease_token is not distinct from old.lease_token);
 			return null;
 		end $$;
 		create trigger model_audit_claim after update on hookinbox.action for each row
-			when (new.lease_token is not null and new.lease_token is distinct from old.lease_token)
+			when (new.lease_token is not null and (new.lease_token is distinct from old.lease_token
+				or new.lease_until > old.lease_until))
 			execute function model.audit_claim();
 		create table model.breaker (route text, reason text, real_at timestamptz);
 		create function model.audit_breaker() returns trigger language plpgsql security definer
@@ -125,8 +130,10 @@ sub rows {
 
 # 1. Every 2xx answered has exactly one inbox row with the id it carried,
 # and that row is the event that was sent (its delivery key, its type);
-# every duplicate answer carried the first id; two different events never
-# share an id.  A row removed by purge.sql is allowed to be missing, and a
+# every duplicate answer carried the first id, and only the first answer
+# of a row says "duplicate": false (README.md: "a redelivery answers 200
+# with the first intake id and \"duplicate\": true"); two different events
+# never share an id.  A row removed by purge.sql is allowed to be missing, and a
 # redelivery after it to be stored again, unless the defect
 # replay-after-purge is provoked (then the replay defence must outlive the
 # purge).
@@ -134,10 +141,11 @@ sub one_row_per_event {
 	my ($m) = @_;
 	my @v;
 	my %row = map { $_->[0] => $_ } rows($m, 'select id, endpoint, event_id, coalesce(event_type, \'\') from hookinbox.inbox');
-	my (%ids_of, %owner);
+	my (%ids_of, %owner, %fresh);
 	for my $d (grep { defined $_->{got} && !$_->{bad} } @{ $m->{dl} }) {
 		my $e = $m->{ev}{ $d->{L} };
 		push @{ $ids_of{ $d->{L} } }, $d;
+		push @{ $fresh{ $d->{got} } }, $d->{id} unless $d->{dup};
 		if (defined $owner{ $d->{got} } && $owner{ $d->{got} } != $d->{L}) {
 			push @v, sprintf('events %d and %d (%s) were both answered id %d', $owner{ $d->{got} }, $d->{L},
 				"$e->{ep} $e->{type}", $d->{got});
@@ -153,6 +161,10 @@ sub one_row_per_event {
 			push @v, "event $d->{L} ($e->{ep} $d->{id} $e->{type}) was answered id $d->{got}, "
 				. "which holds $r->[1] $r->[2] $r->[3]";
 		}
+	}
+	for my $got (sort { $a <=> $b } grep { @{ $fresh{$_} } > 1 } keys %fresh) {
+		push @v, "intake id $got was answered as new (\"duplicate\": false) " . scalar(@{ $fresh{$got} })
+			. " times (delivery ids @{ $fresh{$got} })";
 	}
 	my $strict = $m->defect('replay-after-purge');
 	for my $L (sort { $a <=> $b } keys %ids_of) {
@@ -200,7 +212,7 @@ sub nothing_rejected_stored {
 	my ($m) = @_;
 	my @v;
 	for my $d (grep { $_->{bad} && $_->{status} >= 200 && $_->{status} <= 299 } @{ $m->{dl} }) {
-		push @v, "a badly signed $d->{ep} delivery was answered $d->{status}";
+		push @v, "a badly signed $d->{ep} delivery ($d->{id}) was answered $d->{status}";
 	}
 	my $n = $m->sql(q{select count(*) from hookinbox.inbox where event_id like 'BADSIG%'
 		or position('BADSIG'::bytea in coalesce(body, ''::bytea)) > 0});
@@ -390,20 +402,24 @@ sub history {
 
 # 5. No call was made without a live lease: every call the downstream saw
 # (key, attempt, arrival time) falls inside a lease of a claim of that
-# action with that attempt number.  A claim may be missing only when an
+# action with that attempt number, and, as docs/worker.md states it, "a
+# call starts only under a lease that outlives its timeout": its arrival
+# plus the route timeout (2 s, the shortest any variant has) within the
+# end that lease was taken or last renewed with.  A claim may be missing only when an
 # immediate stop of PostgreSQL after the call may have lost it (the
-# worker's commits are asynchronous).
+# worker's commits are asynchronous).  And --check refuses a route
+# timeout as long as the lease (OpsRoutes::route_key_refused, $m->{lease_bad}).
 sub calls_under_lease {
 	my ($m) = @_;
-	my @v;
+	my @v = @{ $m->{lease_bad} // [] };
 	# the calls first: a call's claim committed before it was made, so it
 	# is in the audit read afterwards, while background workers still run
 	# (read the other way round, a claim committed between the two reads
 	# looks missing: seed 33 at 200 operations)
 	my @calls = $m->ds->requests;
 	my %claims;
-	for my $c (rows($m, q{select idem_key, attempts, extract(epoch from real_at), extract(epoch from real_until)
-		from model.claim order by real_at})) {
+	for my $c (rows($m, q{select idem_key, attempts, extract(epoch from real_at), extract(epoch from real_until),
+		extract(epoch from orig_until) from model.claim order by real_at})) {
 		push @{ $claims{"$c->[0]\0$c->[1]"} }, $c;
 	}
 	for my $r (@calls) {
@@ -417,6 +433,10 @@ sub calls_under_lease {
 		my $late = $r->{t} - $c[-1][3];
 		push @v, sprintf('call %d (key %s, attempt %s) arrived %.2f s after its lease ended',
 			$r->{seq}, $r->{key}, $r->{attempt}, $late) if $late > $SLACK;
+		my $short = $r->{t} + $Model::ROUTE_TIMEOUT - $c[-1][4];
+		push @v, sprintf('call %d (key %s, attempt %s) started with %.2f s of its lease left, '
+			. 'under its route timeout of %d s', $r->{seq}, $r->{key}, $r->{attempt},
+			$Model::ROUTE_TIMEOUT - $short, $Model::ROUTE_TIMEOUT) if $late <= $SLACK && $short > $SLACK;
 	}
 	return @v;
 }
@@ -528,7 +548,8 @@ sub signed_is_stored {
 # 11. The operator's decisions hold (sql/dismiss.sql, resolve.sql,
 # review.sql, route.sql; Model/Ops.pm): a dismissed or resolved action
 # stays so (until purged) and is never claimed, called or applied again;
-# a delivery dismissed in review never gets an action; no claim statement
+# a delivery dismissed in review never gets an action, and one released
+# is delivered (never left dismissed or in review); no claim statement
 # that began after a route's pause committed claims (uses an attempt of)
 # an action of that route before it is resumed.  A statement that began
 # before may still claim: it read the routes first and then waited (for a
@@ -538,7 +559,8 @@ sub decisions_hold {
 	my @v;
 	my %claims;
 	for my $c (rows($m, q{select c.action_id, extract(epoch from c.real_at), a.route,
-		extract(epoch from c.stmt_at) from model.claim c left join hookinbox.action a on a.id = c.action_id})) {
+		extract(epoch from c.stmt_at) from model.claim c left join hookinbox.action a on a.id = c.action_id
+		where not c.renewal})) {
 		push @{ $claims{ $c->[0] } }, $c;
 	}
 	my @req = $m->ds->requests;
@@ -577,6 +599,16 @@ sub decisions_hold {
 			push @v, "held row $id, dismissed in review, has $r->[2] actions" if $r->[2];
 		}
 	}
+	# a released one leaves review for delivery as its own event
+	my @rel = sort { $a <=> $b } keys %{ $m->{released} // {} };
+	if (@rel) {
+		my %st = map { $_->[0] => $_->[1] } rows($m, 'select id, state from hookinbox.inbox where id in ('
+			. join(',', @rel) . ')');
+		for my $id (grep { defined $st{$_} } @rel) {
+			push @v, "held row $id, released from review, is $st{$id}"
+				unless $st{$id} =~ /^(?:pending|dispatched|unrouted)$/;
+		}
+	}
 	my @pauses = @{ $m->{pauses} // [] };
 	push @pauses, map { [$_, $m->{paused}{$_}, 9e9] } sort keys %{ $m->{paused} // {} };
 	for my $p (@pauses) {
@@ -598,7 +630,10 @@ sub decisions_hold {
 # the operator replayed, dismissed or resolved, from action_history); a
 # Retry-After holds a route 1 h at most (route_state.hold_until) and an
 # action 6 h at most (its due_at, after the lease); and the operator's
-# scripts kept their confirmations ($m->{script_bad}: replay.sql).
+# scripts kept their confirmations ($m->{script_bad}: replay.sql).  A
+# parked action that says "retry window exhausted" had its window nearly
+# used (its age, from its creation or replay, within 6 h, the longest
+# Retry-After hold, of the model's 20 h).
 my %RETRIED = map { $_ => 1 } 0, 408, 409, 425, 429;
 sub retry_rules {
 	my ($m) = @_;
@@ -618,6 +653,14 @@ sub retry_rules {
 		next if $route eq 'app' && $err =~ /handler/ && $err !~ /model: the handler was told to fail/;
 		push @v, "$what ($route) was parked on a call that is retried ($st: $err), attempts and time left";
 	}
+	for my $r (rows($m, q{select id, route, coalesce(last_error, ''),
+		extract(epoch from now() - coalesce(replayed_at, created_at)) from hookinbox.action
+		where state = 'parked'})) {
+		my ($id, $route, $err, $age) = @$r;
+		next unless park_label($err) eq 'retry window' && $age + 21600 + 60 < 72000;
+		push @v, sprintf('action %d (%s) was parked "%s" with %.0f s of its retry window left',
+			$id, $route, $err, 72000 - $age);
+	}
 	for my $r (rows($m, q{select route, extract(epoch from hold_until - now()) from hookinbox.route_state
 		where hold_until > now() + interval '3605 seconds'})) {
 		push @v, sprintf('route %s is held for %.0f s (a Retry-After holds a route 1 h at most)', @$r);
@@ -627,6 +670,15 @@ sub retry_rules {
 		push @v, sprintf('action %d (%s) is due in %.0f s (a Retry-After holds an action 6 h at most)', @$r);
 	}
 	return @v;
+}
+
+# which limit a park's last_error names ('attempts', 'retry window' or ''):
+# the worker appends it to the call's error, the claim writes it first and
+# then "; last: " and the error before
+sub park_label {
+	my ($err) = @_;
+	$err =~ s/; last: .*//s;
+	return $err =~ /.*\b(attempts|retry window) exhausted/s ? $1 : '';
 }
 
 # 13. A route's circuit breaker opens only when every call of a worker

@@ -115,8 +115,9 @@ sub new_delivery {
 		$body = qq({"id":$n,"admin_graphql_api_id":"gid://shopify/Order/$n","updated_at":"2026-05-01T11:00:00Z"});
 		($type, $id) = ('orders/create', "shop-wh-$n");
 	} elsif ($ep eq 'tw') {
+		# the last value ends in an escape (%21), at the decoder's end of input
 		$body = Model::Providers::form_encode(MessageSid => "SM$n", MessageStatus => 'delivered',
-			To => '+15005550006', Body => "model message $n");
+			To => '+15005550006', Body => "model message $n!");
 		($type, $id) = ('twilio.delivered', "tw-idem-$n");
 	} else {
 		$body = qq({"id":$n,"type":"acme.thing","obj":"a$n"});
@@ -318,7 +319,17 @@ sub bad_signature {
 		: qq({"id":"$id","type":"invoice.paid","note":"BADSIG","created":1})
 	;
 	my $r = $m->deliver({ ep => $ep, id => $id, body => $body, type => 'x', bad => 1 });
-	return "$ep $id -> $r->{status}";
+	# and a Stripe request signed with the right secret outside its window,
+	# or with its MAC cut short or left out: each refused, nothing stored
+	# (draws nothing: the schedule stays the seed's)
+	my @f;
+	for my $forge (qw(stale future truncated empty)) {
+		my $fid = "BADSIG-$n-$forge";
+		my $fb = qq({"id":"$fid","type":"invoice.paid","note":"BADSIG","created":1});
+		push @f, "$forge " . $m->deliver({ ep => 'st', id => $fid, body => $fb, type => 'x', bad => 1,
+			forge => $forge, fe => $m->{fe}[ $n % 2 ] })->{status};
+	}
+	return "$ep $id -> $r->{status}; st @f";
 }
 
 # ---------------------------------------------------------------- workers
@@ -480,16 +491,59 @@ sub downstream_rejects {
 }
 
 # calls of over half the lease, queued three deep behind each other, two
-# workers (known defect lease-behind-slow-calls)
+# workers (known defect lease-behind-slow-calls).  First a worker paused
+# (SIGSTOP: a VM paused, a starved CPU) 6.3 s of its 8 s lease while it
+# holds claimed jobs: resumed, each must renew its lease before its call
+# (invariant 5: a call starts only under a lease that outlives its
+# timeout); without a pause the claim_ahead rounds always leave enough
+# lease, so nothing else ever met the renewal.  Draws nothing.
 sub slow_near_lease {
 	my ($m) = @_;
+	my $paused = paused_worker($m);
 	$m->ds->plan('/ev', 'sleep 2.9');
 	$m->deliver(new_delivery($m, $m->pick(qw(gh sh tw ac)))) for 1 .. 4;
 	for (1, 2) {
 		push @{ $m->{bg} }, $m->worker_start('tight', {}, '--once', '--concurrency=1');
 		sleep 0.3;
 	}
-	return '/ev: sleep 2.9, two workers with lease 5 and concurrency 1';
+	return "$paused; /ev: sleep 2.9, two workers with lease 5 and concurrency 1";
+}
+
+sub paused_worker {
+	my ($m) = @_;
+	$m->ds->plan('/ev', 'sleep 0.5 200');
+	# ids of their own: $m->{n} and the deliveries sent (what later
+	# operations derive their choices from) stay as the seed had them
+	my @ids;
+	for (1 .. 3) {
+		my $id = 900_000_000 + ++$m->{npaused};
+		my $body = qq({"id":$id,"type":"acme.thing","obj":"p$id"});
+		my $e = $m->event(ep => 'ac', type => 'acme.thing', event_id => $id, body => $body);
+		$e->{ids}{$id} = 1;
+		$m->deliver({ L => $e->{L}, ep => 'ac', id => $id, body => $body, fe => $m->{fe}[ $id % 2 ] });
+		# nor among the deliveries later operations pick from
+		pop @{ $m->{sent} };
+		push @ids, $id;
+	}
+	my $in = join ', ', map { "'$_'" } @ids;
+	my $leased = "select count(*) from hookinbox.action a join hookinbox.inbox i on i.id = a.inbox_id "
+		. "where i.endpoint = 'ac' and i.event_id in ($in) and a.route = 'ev' and a.lease_until > now()";
+	my $w = $m->worker_start('w8', {}, '--once', '--concurrency=1');
+	my $deadline = time + 5;
+	sleep 0.05 while time < $deadline && $m->sql($leased) < 2 && waitpid($w->{pid}, POSIX::WNOHANG()) == 0;
+	my $held = $m->sql($leased);
+	if ($held >= 2 && kill('STOP', $w->{pid})) {
+		sleep 6.3;
+		kill 'CONT', $w->{pid};
+	}
+	my $rc = -1;
+	$deadline = time + 60;
+	while (time < $deadline) {
+		if (waitpid($w->{pid}, POSIX::WNOHANG()) == $w->{pid}) { $rc = Model::wait_code($?); last }
+		sleep 0.05;
+	}
+	if ($rc == -1) { kill 'KILL', $w->{pid}; waitpid $w->{pid}, 0 }
+	return ($held >= 2 ? 'paused' : 'not paused') . " a w8 worker holding $held of 3 ac leases 6.3 s, exit $rc";
 }
 
 # ---------------------------------------------------------------- PostgreSQL

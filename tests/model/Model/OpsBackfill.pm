@@ -121,7 +121,15 @@ sub backfill_run {
 		$m->record_answer({ %{ Model::Ops::resend_of($d) }, backfill => 1 },
 			{ status => 200, json => { id => $got, duplicate => $dup } });
 		$dup ? $known++ : $stored++;
+		$by_id{$id}{backfilled} = 1;
 	}
+	# a run that exits 0 stored every event of its window the inbox lacked
+	# (docs/operations.md), on whichever page the listing put it
+	if ($rc == 0) {
+		push @{ $m->{script_bad} }, "hookinbox-backfill $ep (pages of $page, exit 0) did not store "
+			. "missed event $_->{id}" for grep { !delete $_->{backfilled} } @missed;
+	}
+	delete $_->{backfilled} for values %pick;
 	# the missed events enter the schedule's history (deliver() adds what
 	# it sends): later operations may deliver them again (a duplicate, a
 	# replay under a fresh id)

@@ -29,7 +29,36 @@ sub downstream_dead {
 	my $path = $m->pick(qw(/ord /ev));
 	my $plan = $m->pick('503,503,503,503,503,503,200', 'reset,reset,reset,reset,200');
 	$m->ds->plan($path, $plan);
-	return "$path: $plan (dead for a while)" . Model::Ops::for_path($m, $path);
+	my $sent = Model::Ops::for_path($m, $path);
+	return "$path: $plan (dead for a while)" . $sent . last_attempt($m, $path, $sent);
+}
+
+# The attempts of a route run out on a dead downstream (max_attempts 60
+# never does within a schedule): the action for_path sent, waiting for its
+# retry, gets one attempt more, due now, and a worker run makes it.  Parked
+# then, it says "attempts exhausted" (the worker's outcome), never "retry
+# window exhausted" with hours of its window left (invariant 12, judged
+# at once).  It gets the route's 60 back for the drain.  Draws nothing.
+sub last_attempt {
+	my ($m, $path, $sent) = @_;
+	my $route = $path eq '/ord' ? 'ord' : 'ev';
+	my $ep = $path eq '/ord' ? 'st' : 'ac';
+	my ($id) = $sent =~ / (\S+) -> /;
+	return '' unless defined $id;
+	my $aid = $m->sql("select a.id from hookinbox.action a join hookinbox.inbox i on i.id = a.inbox_id "
+		. "where a.route = '$route' and i.endpoint = '$ep' and i.event_id = '$id' and a.state = 'pending' "
+		. "and a.attempts > 0 and coalesce(a.lease_until < now(), true)");
+	return ', no retry waiting' unless $aid;
+	$m->sql("update hookinbox.action set max_attempts = attempts + 1, due_at = now() where id = $aid");
+	my $rc = $m->worker_run('w8', {}, '--once', '--concurrency=4');
+	my ($st, $att, $err, $age) = split /\|/, $m->sql("select state, attempts, coalesce(last_error, ''), "
+		. "extract(epoch from now() - coalesce(replayed_at, created_at)) from hookinbox.action where id = $aid");
+	$m->sql("update hookinbox.action set max_attempts = 60 where id = $aid");
+	push @{ $m->{script_bad} }, "action $aid ($route) was parked on its last attempt ($att) as "
+		. "\"$err\" with " . sprintf('%.0f s of its retry window left', 72000 - $age)
+		if $st eq 'parked' && Model::Invariants::park_label($err) eq 'retry window'
+		&& $age + 21600 + 60 < 72000;
+	return ", last attempt: action $aid $st ($err), worker exit $rc";
 }
 
 # route.sql do=clear on a route a worker registered: holds end, breaker closed
@@ -151,7 +180,22 @@ sub route_key_refused {
 			push @what, "$order accepted (exit $rc)";
 		}
 	}
-	return 'order = newest, sequence, object with key = object-type: '
+	# a route timeout as long as the lease: a call could outlive its lease
+	# (docs/configuration.md: a route timeout is shorter than [worker] lease)
+	my $p = $m->dir . '/refused.conf';
+	open my $fh, '>', $p or die "$p: $!";
+	print $fh HookTest::slurp($m->dir . '/w8.conf') . "\n[route refused]\nendpoint = st\nurl = "
+		. $m->ds->url('/refused') . "\ntimeout = 8\n";
+	close $fh or die "$p: $!";
+	my $out = `@{[ HookTest::top() ]}/obj/test/hookinbox-worker --check -c $p 2>&1`;
+	my $rc = $? >> 8;
+	unlink $p;
+	if ($rc != 78 || $out !~ /route "refused".*timeout/) {
+		push @{ $m->{lease_bad} }, "hookinbox-worker --check with a route timeout equal to the lease (8 s): "
+			. "exit $rc, " . ((split /\n/, $out)[0] // '');
+		push @what, "timeout = lease accepted (exit $rc)";
+	}
+	return 'order = newest, sequence, object with key = object-type, timeout = lease: '
 		. (@what ? join(', ', @what) : 'refused (exit 78)');
 }
 

@@ -16,8 +16,10 @@ use HookTest::Sign qw(form_decode form_encode twilio_sig);
 our $TWILIO_URL = 'https://hooks.example.test/in/tw';
 
 our %EP = (
+	# a rotation under way: the new secret (rotating) configured first,
+	# Stripe still signing with the old one (secret)
 	st => { provider => 'stripe', secret => 'whsec_model_stripe_0a1b2c3d4e5f', account => 'acct_model',
-		environment => 'live',
+		rotating => 'whsec_model_stripe_next_5a6b7c8d9e0f', environment => 'live',
 		sign => sub {
 			my ($s, $b, %o) = @_;
 			return { 'Stripe-Signature' => stripe_sig($s, $b, $o{now}) };
@@ -64,18 +66,30 @@ sub endpoints {
 	for my $n (keys %EP) {
 		my %c = %{ $EP{$n} };
 		delete $c{sign};
-		$c{secrets} = [delete $c{secret}];
+		$c{secrets} = [(defined $c{rotating} ? delete $c{rotating} : ()), delete $c{secret}];
 		$e{$n} = \%c;
 	}
 	return \%e;
 }
 
-# headers and query for a delivery; bad => sign with a wrong secret
+# headers and query for a delivery; bad => sign with a wrong secret, or
+# (Stripe) forge => how a captured or forged request differs from a valid
+# one: 'stale' or 'future' (the right secret, a timestamp 400 s outside
+# the 300 s window), 'truncated' (the right MAC cut to its first 16
+# bytes), 'empty' (v1= with no MAC)
 sub sign {
 	my ($ep, $body, %o) = @_;
 	my $e = $EP{$ep} or die "no endpoint $ep";
-	my $secret = $o{bad} ? $e->{secret} . '-wrong' : $e->{secret};
+	my $forge = $o{forge} // '';
+	my $secret = $o{bad} && !$forge ? $e->{secret} . '-wrong' : $e->{secret};
+	my $now = $o{now} // time;
+	$o{now} = $now - 400 if $forge eq 'stale';
+	$o{now} = $now + 400 if $forge eq 'future';
 	my ($h, $q) = $e->{sign}->($secret, $body, %o);
+	if ($forge eq 'truncated' || $forge eq 'empty') {
+		die "forge $forge: Stripe only" unless $e->{provider} eq 'stripe';
+		$h->{'Stripe-Signature'} =~ s/v1=([0-9a-f]{32})[0-9a-f]{32}/$forge eq 'empty' ? 'v1=' : "v1=$1"/e;
+	}
 	HookTest::record_secret($secret) if $o{bad};
 	$h->{'Content-Type'} = $body =~ /^\s*\{/ ? 'application/json' : 'application/x-www-form-urlencoded';
 	delete $h->{$_} for grep { !defined $h->{$_} } keys %$h;

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: ISC
-# The proof that the model checker catches real bugs: each
-# tests/model/mutants/NAME.patch puts one defect back.  In one scratch worktree of HEAD under /tmp (never this tree's
+# The proof that the model checker catches real bugs ("How we
+# know it works"): each tests/model/mutants/NAME.patch puts one defect
+# back.  In one scratch worktree of HEAD under /tmp (never this tree's
 # files), for each mutant: apply the patch, build the test programs, run
 # the checker on seeds 1, 2, ... until it fails (at most MUTANT_SEEDS),
 # revert.  Prints a table: mutant, seeds tried until found, the invariants
