@@ -9,8 +9,13 @@
 -- (waiting, in flight or retrying), parked or held for review, and no
 -- worker with other routes still owing it actions (a top-up record of the
 -- last 24 hours).  Done, stale, dismissed and resolved actions are
--- finished.  No SET clause, so that the planner inlines it into the
--- purge's queries as if written there; every name is schema-qualified.
+-- finished, but for one thing: an ordered action an operator closed after
+-- it was sent is the only record that the downstream may hold its version
+-- (a done one's is object_state), which the claim reads to keep an
+-- earlier version from going out after it; while an earlier version of
+-- its object is pending, parked or in review on its route, the row stays.
+-- No SET clause, so that the planner inlines it into the purge's queries
+-- as if written there; every name is schema-qualified.
 create or replace function hookinbox.inbox_finished(p_id bigint, p_state text)
 returns boolean
 language sql stable parallel safe
@@ -19,6 +24,16 @@ as $$
 	   and not exists (select 1 from hookinbox.action a
 			    where a.inbox_id = p_id
 			      and a.state in ('pending', 'parked', 'review'))
+	   and not exists (select 1 from hookinbox.action a
+			    where a.inbox_id = p_id and a.ordered and a.object_id is not null
+			      and a.state in ('dismissed', 'resolved')
+			      and (a.attempts > 0
+				   or exists (select 1 from hookinbox.action_history h
+					       where h.action_id = a.id and h.attempts > 0))
+			      and exists (select 1 from hookinbox.action e
+					   where e.route = a.route and e.object_id = a.object_id
+					     and e.ordered and e.event_version < a.event_version
+					     and e.state in ('pending', 'parked', 'review')))
 	   and not exists (select 1 from hookinbox.route_topup t
 			    where t.inbox_id = p_id
 			      and t.created_at > pg_catalog.now() - interval '24 hours')

@@ -248,6 +248,37 @@ is(st('rz2'), 'review', 'r2 arrived after r3 was sent (before its replay): revie
 drain();
 is_deeply([sent('/seq', qr/^rz[23]$/)], [], 'r2 never sent (r3 waits behind it in review, as documented)');
 
+# ---- a later version sent and then dismissed is the only record that the
+# downstream may hold it: the purge keeps it while an earlier version waits
+# in review, so that the next earlier one still goes to review when the
+# first is dismissed (the model checker's seed 305806: obj_1 version 1
+# applied after 3, whose row purge.sql dedup_days=0 had deleted)
+$d->plan('key:' . key_of('seq', 'pk3'), '422');
+ev('pk3', 'obj_PK', 3);
+HookTest::Worker::worker($t, '--once');
+is(st('pk3'), 'parked', 'p3 sent and refused: parked');
+($rc, $out) = script('dismiss', action_id => act('pk3')->{id}, reason => 'test', go => 1);
+is($rc, 0, 'p3 dismissed after it was sent') or diag $out;
+ev('pk0', 'obj_PK', 0);
+ev('pk1', 'obj_PK', 1);
+drain();
+is_deeply([st('pk0'), st('pk1')], [qw(review pending)], 'p0 arrived after p3 was sent: review; p1 waits behind it');
+($rc, $out) = $t->pg->psql_file("$sql/purge.sql", vars => { payload_days => 0, dedup_days => 0, force => 1 },
+	role => 'hookinbox_admin');
+is($rc, 0, 'purge.sql dedup_days=0 force=1') or diag $out;
+is($t->sql("select count(*) from hookinbox.inbox where event_id = 'pk3'"), 1,
+	'the purge keeps p3 while p0 and p1 wait: it is what says p3 was sent');
+($rc, $out) = script('order-review', action_id => act('pk0')->{id}, do => 'dismiss', reason => 'test', go => 1);
+is($rc, 0, 'p0 dismissed') or diag $out;
+drain();
+is(st('pk1'), 'review', 'p1 goes to review too, never out after p3');
+is_deeply([sent('/seq', qr/^pk[01]$/)], [], 'neither p0 nor p1 was sent');
+($rc, $out) = script('order-review', action_id => act('pk1')->{id}, do => 'dismiss', reason => 'test', go => 1);
+($rc, $out) = $t->pg->psql_file("$sql/purge.sql", vars => { payload_days => 0, dedup_days => 0, force => 1 },
+	role => 'hookinbox_admin');
+is($t->sql("select count(*) from hookinbox.inbox where event_id like 'pk_'"), 0,
+	'once nothing earlier waits, the purge deletes them all');
+
 # ---- two worker processes at once, 4 calls each, 40 objects x 5 versions,
 # each call refused once (500) then accepted: every object's versions
 # reach the downstream complete and in order
