@@ -1093,7 +1093,9 @@ check_route(conf *c, route_conf *r)
 	for (size_t i = 0; i < r->n_endpoints && r->order != ROUTE_ORDER_NONE; i++) {
 		const endpoint_conf *ep = conf_endpoint(c, r->endpoints[i]); /* found above */
 
-		if (ep != NULL && !provider_endpoint_sends_version(&ep->pe)) {
+		/* an endpoint without a provider has its own error already */
+		if (ep != NULL && provider_is_set(ep->pe.provider) &&
+		    !provider_endpoint_sends_version(&ep->pe)) {
 			conf_error(
 				c,
 				"route \"%s\": order needs event versions, and endpoint \"%s\" (%s) "
