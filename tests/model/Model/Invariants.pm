@@ -637,7 +637,9 @@ sub decisions_hold {
 # the operator replayed, dismissed or resolved, from action_history); a
 # Retry-After holds a route 1 h at most (route_state.hold_until) and an
 # action 6 h at most (its due_at, after the lease); and the operator's
-# scripts kept their confirmations ($m->{script_bad}: replay.sql).  A
+# scripts kept their confirmations ($m->{script_bad}: replay.sql asks
+# for -v blind=1 for an unknown outcome over 24 hours old, and for nothing
+# else: replay_parked and the drain's replays, Model::Ops::judge_blind).  A
 # parked action that says "retry window exhausted" had its window nearly
 # used (its age, from its creation or replay, within 6 h, the longest
 # Retry-After hold, of the model's 20 h).
