@@ -227,7 +227,13 @@ sub nothing_rejected_stored {
 # configuration: a route one configuration added later (ev2,
 # OpsRoutes::routes_rolling) is owed every event fanned out after it was
 # first registered (a fan-out that began within 2 s before may or may not
-# have it) and none more than once.
+# have it) and none more than once.  clock_forward moves dispatched_at back
+# but not worker_routes.first_seen (the workers compare configurations in
+# the database's own time), so the registration is moved back by every
+# hour the clock moved since it (ev2_offset: the offset then) before the
+# two are compared: without that, a clock_forward after routes_rolling left
+# every event it fanned out "owed 0 or 1", and a fan-out that never
+# recorded anything for the top-up went unseen (mutant rolling-no-record).
 sub every_event_settles {
 	my ($m) = @_;
 	my @v;
@@ -236,6 +242,7 @@ sub every_event_settles {
 	my %since = map { @$_ } rows($m, q{select split_part(l.line, '|', 1), extract(epoch from min(w.first_seen))
 		from hookinbox.worker_routes w, regexp_split_to_table(w.routes, E'\n') l(line)
 		where split_part(l.line, '|', 1) = 'ev2' group by 1});
+	$since{ev2} -= $m->{offset} - ($m->{ev2_offset} // $m->{offset}) if defined $since{ev2};
 	my %fanned = map { @$_ } rows($m, q{select id, extract(epoch from dispatched_at) from hookinbox.inbox
 		where dispatched_at is not null});
 	my %acts;
@@ -630,7 +637,9 @@ sub decisions_hold {
 # the operator replayed, dismissed or resolved, from action_history); a
 # Retry-After holds a route 1 h at most (route_state.hold_until) and an
 # action 6 h at most (its due_at, after the lease); and the operator's
-# scripts kept their confirmations ($m->{script_bad}: replay.sql).  A
+# scripts kept their confirmations ($m->{script_bad}: replay.sql asks
+# for -v blind=1 for an unknown outcome over 24 hours old, and for nothing
+# else: replay_parked and the drain's replays, Model::Ops::judge_blind).  A
 # parked action that says "retry window exhausted" had its window nearly
 # used (its age, from its creation or replay, within 6 h, the longest
 # Retry-After hold, of the model's 20 h).

@@ -612,6 +612,31 @@ sub clock_forward {
 	return "+$h h (now +" . $m->{offset} / 3600 . ' h)';
 }
 
+# replay.sql's blind confirmation as its header states it: a replay
+# without -v blind=1 is refused when, and only when, a chosen action's last
+# outcome is unknown and its first attempt (or last replay) is over 24
+# hours old (a downstream may have forgotten the key).  blind_count: how
+# many parked actions (where $where) the rule says need it; judge_blind
+# records a replay that went out without it, and a refusal no action
+# called for (the comparison the wrong way round refuses the young ones
+# and lets the old ones through: mutant blind-replay-unconfirmed).
+sub blind_count {
+	my ($m, $where) = @_;
+	return $m->sql("select count(*) from hookinbox.action where $where and state = 'parked' "
+		. "and strpos(coalesce(last_error, ''), 'outcome unknown') > 0 "
+		. "and coalesce(replayed_at, created_at) < now() - interval '24 hours'");
+}
+
+sub blind_refused { return $_[0] =~ /unknown last outcome .* add -v blind=1/ }
+
+sub judge_blind {
+	my ($m, $what, $blind, $rc, $out) = @_;
+	push @{ $m->{script_bad} }, "replay.sql replayed $blind blind actions of $what without -v blind=1"
+		if $rc == 0 && $blind;
+	push @{ $m->{script_bad} }, "replay.sql asked for -v blind=1 to replay $what, with no unknown "
+		. "outcome over 24 hours old" if $rc != 0 && !$blind && blind_refused($out);
+}
+
 # replay.sql -v route=R on a route with parked actions (the same one draw
 # as picking any route: a route with nothing parked replays nothing)
 sub replay_parked {
@@ -621,15 +646,10 @@ sub replay_parked {
 	my @p = split /\n/, $m->sql("select distinct route from hookinbox.action where state = 'parked' order by 1");
 	my $route = @p ? $p[ $x % @p ] : $all[$x];
 	my $parked = $m->sql("select count(*) from hookinbox.action where route = '$route' and state = 'parked'");
-	# replay.sql must ask for -v blind=1 before replaying an unknown outcome
-	# over 24 hours old (a downstream may have forgotten the key)
-	my $blind = $m->sql("select count(*) from hookinbox.action where route = '$route' and state = 'parked' "
-		. "and strpos(coalesce(last_error, ''), 'outcome unknown') > 0 "
-		. "and coalesce(replayed_at, created_at) < now() - interval '24 hours'");
+	my $blind = blind_count($m, "route = '$route'");
 	my ($rc, $out) = $m->t->pg->psql_file(HookTest::top() . '/sql/replay.sql', vars => { route => $route, go => 1 });
-	push @{ $m->{script_bad} }, "replay.sql replayed $blind blind actions of route $route without -v blind=1"
-		if $rc == 0 && $blind;
-	if ($rc != 0 && $out =~ /unknown last outcome .* add -v blind=1/) {
+	judge_blind($m, "route $route", $blind, $rc, $out);
+	if ($rc != 0 && blind_refused($out)) {
 		# a blind replay needs its own confirmation; this downstream never forgets a key
 		my $n = $m->t->sql("select count(*) from hookinbox.action where route = '$route' and state = 'parked'");
 		($rc, $out) = $m->t->pg->psql_file(HookTest::top() . '/sql/replay.sql',
