@@ -285,4 +285,8 @@ clean:
 	rm -rf obj $(PROGRAMS)
 
 .PHONY: all check bench install uninstall deb clean build-tests analyze format-check fuzz fuzz-build fuzz-regress
--include $(shell find obj -path obj/deb -prune -o -name '*.d' -type f -print 2>/dev/null)
+# the dependencies of this tree's objects only: obj/deb and obj/deb-prev
+# hold whole source trees (the package builds, another version's too)
+# whose .d files name headers this tree may not have, which would make
+# every object out of date at every make
+-include $(shell find obj -path 'obj/deb*' -prune -o -name '*.d' -type f -print 2>/dev/null)
