@@ -108,14 +108,23 @@ cmp_ok($during, '<=', 6, "dead: while open only probes ($during calls in 20 s, o
 is($t->sql("select count(*) from hookinbox.action where route = 'dead' and state = 'parked'"), 0,
 	'dead: no action parked while held');
 
+# n events on route r, whose downstream answers 503, and a --loop worker
+# until r's breaker opens: the worker's pid and log, the start, r's state
+sub open_breaker {
+	my ($r, $n) = @_;
+	$d->plan("/$r", '503');
+	HookTest::Worker::accept_many($t, $n, prefix => $r, type => "$r.x");
+	my ($p, $l) = HookTest::Worker::worker_bg($t, '--loop');
+	my $start = time();
+	my $st = sub { $t->sql("select breaker from hookinbox.route_state where route = '$r'") };
+	sleep 0.2 while time() < $start + 120 && $st->() !~ /open|probing/;
+	like($st->(), qr/open|probing/, "$r: the breaker opened against 503s");
+	return ($p, $l, $start, $st);
+}
+
 # ---- a probe answered 429 with Retry-After: closed, and held for every worker
-$d->plan('/pr', '503');
-HookTest::Worker::accept_many($t, 10, prefix => 'pr', type => 'pr.x');
-($pid, $log) = HookTest::Worker::worker_bg($t, '--loop');
-$t0 = time();
-my $state = sub { $t->sql("select breaker from hookinbox.route_state where route = 'pr'") };
-sleep 0.2 while time() < $t0 + 60 && $state->() !~ /open|probing/;
-like($state->(), qr/open|probing/, 'pr: the breaker opened against 503s');
+my $state;
+($pid, $log, $t0, $state) = open_breaker('pr', 10);
 $d->plan('/pr', '429 Retry-After: 120');
 sleep 0.2 while time() < $t0 + 90 && $state->() ne 'closed';
 kill 'TERM', $pid;
@@ -131,13 +140,7 @@ is($t->sql("select count(*) from hookinbox.action where route = 'pr' and state =
 	'pr: every action still pending');
 
 # ---- a probe that times out after sending: recorded, outcome unknown
-$d->plan('/pu', '503');
-HookTest::Worker::accept_many($t, 1, prefix => 'pu', type => 'pu.x');
-($pid, $log) = HookTest::Worker::worker_bg($t, '--loop');
-$t0 = time();
-my $pu_state = sub { $t->sql("select breaker from hookinbox.route_state where route = 'pu'") };
-sleep 0.2 while time() < $t0 + 120 && $pu_state->() !~ /open|probing/;
-like($pu_state->(), qr/open|probing/, 'pu: the breaker opened against 503s');
+($pid, $log, $t0) = open_breaker('pu', 1);
 my $pu_calls = sub { scalar(grep { $_->{path} eq '/pu' } $d->requests) };
 my $pu_before = $pu_calls->();
 $d->plan('/pu', 'sleep 5');
