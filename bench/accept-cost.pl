@@ -153,10 +153,10 @@ for my $round (1 .. $R) {
 # the machine is shared: the lowest and the median say more than the mean
 print "\n| variant | batch | runs | pg CPU µs/delivery (each run) | min | median |\n|---|---|---|---|---|---|\n";
 for my $v (@variants) {
-	for my $b (@BATCH) {
-		my $r = $res{"$v->[0]/$b"};
+	for my $n (@BATCH) {
+		my $r = $res{"$v->[0]/$n"};
 		my @s = sort { $a <=> $b } @$r;
-		printf "| %s | %d | %d | %s | %.0f | %.0f |\n", $v->[0], $b, scalar @$r, join(' ', map { sprintf '%.0f', $_ } @$r),
+		printf "| %s | %d | %d | %s | %.0f | %.0f |\n", $v->[0], $n, scalar @$r, join(' ', map { sprintf '%.0f', $_ } @$r),
 			$s[0], @s % 2 ? $s[$#s / 2] : ($s[@s / 2 - 1] + $s[@s / 2]) / 2;
 	}
 }
