@@ -177,9 +177,37 @@ declare
 begin
 	for k in 1 .. coalesce(array_length(p_event_id, 1), 0) loop
 		v_hash := sha256(p_body[k]);
-		v_dedup := coalesce(p_signed_sha256[k], v_hash);
 		id := null;
 		held := false;
+		-- The common case in one statement: a signed id the ledger does not
+		-- know and no row owns is stored, as the steps below would store it.
+		-- Anything else (the ledger knows it, the key is taken) stores
+		-- nothing here and takes the steps below, from the ledger's probe
+		-- on.  (Each statement of a PL/pgSQL function has its own executor
+		-- start-up: the probe as a statement of its own cost more than the
+		-- insert's own work, per delivery.)
+		if p_body_dedup[k] is false then
+			insert into hookinbox.inbox as i (endpoint, provider, account,
+				environment, event_id, event_type, object_id, event_version,
+				body_sha256, body_dedup, signed_sha256, intake_note, headers, body)
+			select p_endpoint[k], p_provider[k], p_account[k], p_environment[k],
+				p_event_id[k], p_event_type[k], p_object_id[k],
+				p_event_version[k], v_hash, false, p_signed_sha256[k],
+				p_note[k], coalesce(p_headers[k], '{}'), p_body[k]
+			 where not exists (select 1 from hookinbox.ledger l
+					    where l.endpoint = p_endpoint[k]
+					      and l.digest = hookinbox.key_digest(p_provider[k],
+						      p_account[k], p_environment[k], p_event_id[k]))
+			on conflict (provider, account, environment, event_id, endpoint)
+				where review_of is null do nothing
+			returning i.id into id;
+			if id is not null then
+				duplicate := false;
+				return next;
+				continue;
+			end if;
+		end if;
+		v_dedup := coalesce(p_signed_sha256[k], v_hash);
 		-- one probe of the ledger; the rest only when it knows the digest
 		select l.first_id, l.first_type into v_gone, v_gone_type
 		  from hookinbox.ledger l
