@@ -174,11 +174,57 @@ declare
 	v_hold boolean;
 	v_gone bigint;
 	v_gone_type text;
+	v_stored bigint[];
 begin
+	-- Group commit's batches, when every id is signed: one statement stores
+	-- each delivery that the steps below would store at once (its key
+	-- free, the ledger knowing none of the batch), in batch order, so that
+	-- the batch has one executor start-up, not one per delivery.  Row k of
+	-- v_stored is the id stored for delivery k, else NULL: a key taken (by
+	-- a row there, or by an earlier delivery of this batch), and all of
+	-- them when the ledger knows any one.  The steps below answer the NULLs
+	-- as before: the deliveries stored here own keys the others cannot
+	-- meet, and a batch the ledger knows takes those steps whole.
+	if array_length(p_event_id, 1) > 1 and false = all (p_body_dedup) then
+		with d as (
+			select u.*, row_number() over (partition by u.provider, u.account, u.environment,
+						       u.event_id, u.endpoint order by u.k) as nth
+			  from unnest(p_endpoint, p_provider, p_account, p_environment, p_event_id,
+				      p_event_type, p_object_id, p_event_version, p_headers, p_body,
+				      p_signed_sha256, p_note)
+			       with ordinality as u(endpoint, provider, account, environment, event_id,
+						    event_type, object_id, event_version, headers, body,
+						    signed_sha256, note, k)),
+		s as (
+			insert into hookinbox.inbox as i (endpoint, provider, account,
+				environment, event_id, event_type, object_id, event_version,
+				body_sha256, body_dedup, signed_sha256, intake_note, headers, body)
+			select d.endpoint, d.provider, d.account, d.environment, d.event_id,
+			       d.event_type, d.object_id, d.event_version, sha256(d.body), false,
+			       d.signed_sha256, d.note, coalesce(d.headers, '{}'), d.body
+			  from d
+			 where not exists (select 1 from d, hookinbox.ledger l
+					    where l.endpoint = d.endpoint
+					      and l.digest = hookinbox.key_digest(d.provider, d.account,
+						      d.environment, d.event_id))
+			 order by d.k
+			on conflict (provider, account, environment, event_id, endpoint)
+				where review_of is null do nothing
+			returning i.id, i.provider, i.account, i.environment, i.event_id, i.endpoint)
+		select array_agg(s.id order by d.k) into v_stored
+		  from d left join s on d.nth = 1 and s.provider = d.provider and s.account = d.account
+			and s.environment = d.environment and s.event_id = d.event_id
+			and s.endpoint = d.endpoint;
+	end if;
 	for k in 1 .. coalesce(array_length(p_event_id, 1), 0) loop
-		v_hash := sha256(p_body[k]);
-		id := null;
+		id := v_stored[k];
 		held := false;
+		if id is not null then
+			duplicate := false;
+			return next;
+			continue;
+		end if;
+		v_hash := sha256(p_body[k]);
 		-- The common case in one statement: a signed id the ledger does not
 		-- know and no row owns is stored, as the steps below would store it.
 		-- Anything else (the ledger knows it, the key is taken) stores
