@@ -175,6 +175,7 @@ declare
 	v_gone bigint;
 	v_gone_type text;
 	v_stored bigint[];
+	v_kd bytea;
 begin
 	-- Group commit's batches, when every id is signed: one statement stores
 	-- each delivery that the steps below would store at once (its key
@@ -233,6 +234,7 @@ begin
 		-- start-up: the probe as a statement of its own cost more than the
 		-- insert's own work, per delivery.)
 		if p_body_dedup[k] is false then
+			v_kd := hookinbox.key_digest(p_provider[k], p_account[k], p_environment[k], p_event_id[k]);
 			insert into hookinbox.inbox as i (endpoint, provider, account,
 				environment, event_id, event_type, object_id, event_version,
 				body_sha256, body_dedup, signed_sha256, intake_note, headers, body)
@@ -242,8 +244,7 @@ begin
 				p_note[k], coalesce(p_headers[k], '{}'), p_body[k]
 			 where not exists (select 1 from hookinbox.ledger l
 					    where l.endpoint = p_endpoint[k]
-					      and l.digest = hookinbox.key_digest(p_provider[k],
-						      p_account[k], p_environment[k], p_event_id[k]))
+					      and l.digest = v_kd)
 			on conflict (provider, account, environment, event_id, endpoint)
 				where review_of is null do nothing
 			returning i.id into id;
