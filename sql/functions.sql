@@ -187,33 +187,37 @@ begin
 	-- as before: the deliveries stored here own keys the others cannot
 	-- meet, and a batch the ledger knows takes those steps whole.
 	if array_length(p_event_id, 1) > 1 and false = all (p_body_dedup) then
-		with d as (
-			select u.*, row_number() over (partition by u.provider, u.account, u.environment,
-						       u.event_id, u.endpoint order by u.k) as nth
+		with s as (
+			insert into hookinbox.inbox as i (endpoint, provider, account,
+				environment, event_id, event_type, object_id, event_version,
+				body_sha256, body_dedup, signed_sha256, intake_note, headers, body)
+			select u.endpoint, u.provider, u.account, u.environment, u.event_id,
+			       u.event_type, u.object_id, u.event_version, sha256(u.body), false,
+			       u.signed_sha256, u.note, coalesce(u.headers, '{}'), u.body
 			  from unnest(p_endpoint, p_provider, p_account, p_environment, p_event_id,
 				      p_event_type, p_object_id, p_event_version, p_headers, p_body,
 				      p_signed_sha256, p_note)
 			       with ordinality as u(endpoint, provider, account, environment, event_id,
 						    event_type, object_id, event_version, headers, body,
-						    signed_sha256, note, k)),
-		s as (
-			insert into hookinbox.inbox as i (endpoint, provider, account,
-				environment, event_id, event_type, object_id, event_version,
-				body_sha256, body_dedup, signed_sha256, intake_note, headers, body)
-			select d.endpoint, d.provider, d.account, d.environment, d.event_id,
-			       d.event_type, d.object_id, d.event_version, sha256(d.body), false,
-			       d.signed_sha256, d.note, coalesce(d.headers, '{}'), d.body
-			  from d
-			 where not exists (select 1 from d, hookinbox.ledger l
-					    where l.endpoint = d.endpoint
-					      and l.digest = hookinbox.key_digest(d.provider, d.account,
-						      d.environment, d.event_id))
-			 order by d.k
+						    signed_sha256, note, k)
+			 where not exists (select 1
+					     from unnest(p_endpoint, p_provider, p_account, p_environment,
+							 p_event_id) as b(endpoint, provider, account, environment,
+									 event_id),
+						  hookinbox.ledger l
+					    where l.endpoint = b.endpoint
+					      and l.digest = hookinbox.key_digest(b.provider, b.account,
+						      b.environment, b.event_id))
+			 order by u.k
 			on conflict (provider, account, environment, event_id, endpoint)
 				where review_of is null do nothing
 			returning i.id, i.provider, i.account, i.environment, i.event_id, i.endpoint)
 		select array_agg(s.id order by d.k) into v_stored
-		  from d left join s on d.nth = 1 and s.provider = d.provider and s.account = d.account
+		  from (select b.*, row_number() over (partition by b.provider, b.account, b.environment,
+							 b.event_id, b.endpoint order by b.k) as nth
+			  from unnest(p_endpoint, p_provider, p_account, p_environment, p_event_id)
+			       with ordinality as b(endpoint, provider, account, environment, event_id, k)) d
+		  left join s on d.nth = 1 and s.provider = d.provider and s.account = d.account
 			and s.environment = d.environment and s.event_id = d.event_id
 			and s.endpoint = d.endpoint;
 	end if;
