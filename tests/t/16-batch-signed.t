@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: ISC
-# A group-commit batch whose ids are all signed is stored by one statement
-# (accept_batch()'s set path): its answers are those of the deliveries
+# A group-commit batch (of 3 or more) whose ids are all signed is stored by
+# one statement (accept_batch()'s set path): its answers are those of the deliveries
 # stored one at a time, in turn.  Checked as the responder's role: repeats
 # inside the batch, a key stored before, a key the ledger knows (its row
 # deleted: the whole batch then takes the steps of one delivery at a
@@ -109,7 +109,7 @@ is($pg->sql("select count(*) from hookinbox.inbox where endpoint = 'a' and event
 
 # a 256 KB body (compressed and moved out of line by TOAST) reads back whole
 my $big = join '', map { sprintf '%08x', ($_ * 2654435761) % 4294967296 } 1 .. 32768;
-my $bb = batch(['a', 'evt_big', $big], ['a', 'evt_small', $body->(11)]);
+my $bb = batch(['a', 'evt_big', $big], ['a', 'evt_small', $body->(11)], ['a', 'evt_small2', $body->(12)]);
 is($pg->sql("select md5(body), length(body) from hookinbox.inbox where id = $bb->[0][0]"),
 	Digest::MD5::md5_hex($big) . '|' . length($big), 'a 256 KB body of a batch reads back whole');
 
