@@ -25,7 +25,10 @@
 # (default 1), -r R rounds (default 3), -b "1 16" batch sizes, -s SIZE body
 # bytes (default 2048), -p DIR: perf record -g each run's first backend
 # into DIR/NAME-BATCH.data (for perf report; the figures are then disturbed),
-# -q: a quieter cluster for comparing variants (fsync and autovacuum off:
+# -T SECONDS: each run lasts 2 + SECONDS, and only what the last SECONDS
+# stored and cost is counted, as in bench/run.pl (new backends parse the
+# function and plan its statements first: with -c 16 and -n, that is
+# in the figures), -q: a quieter cluster for comparing variants (fsync and autovacuum off:
 # no flush or vacuum in the figures, which then read lower than make bench's).
 use strict;
 use warnings;
@@ -39,7 +42,7 @@ use Time::HiRes qw(time sleep);
 
 $| = 1;
 my %o;
-getopts('n:c:r:b:s:p:q', \%o) or die "usage: accept-cost.pl [-n N] [-c C] [-r R] [-b SIZES] [-s BYTES] [NAME=FILE ...]\n";
+getopts('n:c:r:b:s:p:qT:', \%o) or die "usage: accept-cost.pl [-n N] [-c C] [-r R] [-b SIZES] [-s BYTES] [NAME=FILE ...]\n";
 my $N = $o{n} // 4000;
 my $C = $o{c} // 1;
 my $R = $o{r} // 3;
@@ -115,8 +118,25 @@ for my $round (1 .. $R) {
 			$pg->sql('truncate hookinbox.inbox');
 			$pg->sql('checkpoint');
 			my @cmd = ("$pg->{bin}/pgbench", '-n', '-M', 'prepared', '-f', script($b), '-c', $C,
-				'-j', ($C < 2 ? 1 : 2), '-t', $per, '-h', $pg->{sock}, '-p', $pg->{port},
-				'-U', 'hookinbox_intake', 'hookinbox');
+				'-j', ($C < 2 ? 1 : 2), ($o{T} ? ('-T', 2 + $o{T}) : ('-t', $per)), '-h', $pg->{sock},
+				'-p', $pg->{port}, '-U', 'hookinbox_intake', 'hookinbox');
+			if ($o{T}) {
+				my $cmdline = join ' ', map { HookTest::Proc::shell_quote($_) } @cmd;
+				open my $ph, '-|', "$cmdline 2>&1" or die "pgbench: $!";
+				sleep 2;
+				my $t0 = time;
+				my $c0 = pg_cpu_s();
+				my $out = do { local $/; <$ph> } // '';
+				close $ph or die "pgbench: $?\n$out";
+				sleep 0.3;
+				my $c1 = pg_cpu_s();
+				my $rows = $pg->sql("select count(*) from hookinbox.inbox where received_at >= to_timestamp($t0)");
+				my $us = ($c1 - $c0) * 1e6 / ($rows || 1);
+				push @{ $res{"$name/$b"} }, $us;
+				printf "# round %d %-12s batch %2d: %6.1f µs/delivery (%d rows in %.0f s)\n", $round, $name, $b,
+					$us, $rows, $o{T};
+				next;
+			}
 			my $t0 = time;
 			my $c0 = pg_cpu_s();
 			my $perf;
