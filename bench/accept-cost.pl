@@ -19,7 +19,10 @@
 # the variants are measured in turn, -r rounds of each, so that the noise
 # of a shared machine falls on all of them alike.  Without one, the tree's
 # schema is measured as "tree".  A variant's FILE should undo what another
-# did, when both change the same thing.
+# did, when both change the same thing.  To compare a branch with main:
+#
+#   git show main:sql/functions.sql > /tmp/old.sql
+#   ... accept-cost.pl -T 3 -r 4 -b "1 4 16" old=/tmp/old.sql new=sql/functions.sql
 #
 # Options: -n N deliveries per run (default 4000), -c C pgbench clients
 # (default 1), -r R rounds (default 3), -b "1 16" batch sizes, -s SIZE body
@@ -28,8 +31,9 @@
 # -T SECONDS: each run lasts 2 + SECONDS, and only what the last SECONDS
 # stored and cost is counted, as in bench/run.pl (new backends parse the
 # function and plan its statements first: with -c 16 and -n, that is
-# in the figures), -q: a quieter cluster for comparing variants (fsync and autovacuum off:
-# no flush or vacuum in the figures, which then read lower than make bench's).
+# in the figures), -q: a quieter cluster for comparing variants (fsync and
+# autovacuum off: no flush or vacuum in the figures, which then read lower
+# than make bench's).
 use strict;
 use warnings;
 use FindBin;
