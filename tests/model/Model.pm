@@ -112,7 +112,7 @@ sub setup {
 	my %routes = (
 		ord => { endpoint => 'st', url => $ds->url('/ord'), order => 'object',
 			timeout => $ROUTE_TIMEOUT, max_attempts => 60 },
-		ev => { endpoint => 'gh sh tw ac st2', url => $ds->url('/ev'), timeout => $ROUTE_TIMEOUT,
+		ev => { endpoint => 'gh sh tw ac st2 tp hs', url => $ds->url('/ev'), timeout => $ROUTE_TIMEOUT,
 			max_attempts => 60 },
 		app => { endpoint => 'st', handler => 'sql:model_app.apply', timeout => $ROUTE_TIMEOUT,
 			max_attempts => 60 },
@@ -124,7 +124,7 @@ sub setup {
 		biz => { endpoint => 'st', url => $ds->url('/biz'), key => 'object-type',
 			timeout => $ROUTE_TIMEOUT, max_attempts => 60 },
 	);
-	$self->{routes} = { ord => ['st'], ev => [qw(gh sh tw ac st2)], app => ['st'], seq => ['st'], biz => ['st'] };
+	$self->{routes} = { ord => ['st'], ev => [qw(gh sh tw ac st2 tp hs)], app => ['st'], seq => ['st'], biz => ['st'] };
 	# each route's key (docs/configuration.md, route key): invariant 15
 	$self->{route_key} = { ord => 'event', ev => 'event', app => 'event', seq => 'event', ev2 => 'event',
 		biz => 'object-type' };
@@ -225,7 +225,7 @@ sub deliver {
 	$d->{fe_name} = $fe->{name};
 	push @{ $self->{sent} }, $d unless $d->{retried};
 	my ($h, $q) = Model::Providers::sign($d->{ep}, $d->{body}, id => $d->{id}, type => $d->{type},
-		bad => $d->{bad}, forge => $d->{forge}, now => $fe->{now});
+		bad => $d->{bad}, forge => $d->{forge}, now => $fe->{now}, signed_id => $d->{signed_id});
 	$h->{$_} = $d->{headers}{$_} for keys %{ $d->{headers} // {} };
 	my $url = $fe->{httpd}->url . "/$d->{ep}" . (defined $q ? "?$q" : '');
 	return $self->post($d, $url, $h);
@@ -245,6 +245,7 @@ sub post {
 
 sub record_answer {
 	my ($self, $d, $r) = @_;
+	return Model::OpsBatch::record_batch($self, $d, $r) if $d->{batch};
 	my %a = (%$d, status => $r->{status}, t => time());
 	delete $a{fe};
 	if ($r->{status} >= 200 && $r->{status} <= 299 && $r->{json}) {

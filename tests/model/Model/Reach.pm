@@ -28,11 +28,13 @@ my %RULES = (
 	worker_crash => { effect => qr/exit 99(?: \(\d tries\))?$/ },
 	responder_crash => { effect => qr/-> .*\b(?:5\d\d|0)\b/ },
 	clock_forward => { miss => qr/^skipped/ },
-	purge => { miss => qr/refused|^skipped/, effect => qr/: (?:[1-9]\d* rows deleted|\d+ rows deleted, [1-9]\d* bodies stripped)/ },
+	# dedup_days 0's target is the refusal; the others' a row deleted or a body stripped
+	purge => { miss => qr/^skipped|: not refused$/,
+		effect => qr/: (?:[1-9]\d* rows deleted|\d+ rows deleted, [1-9]\d* bodies stripped)|, as it must$/ },
 	purge_over_parked => { miss => qr/refused|^skipped/ },
 	close_parked => { miss => qr/^nothing/ },
 	replay_parked => { miss => qr/: 0 parked/ },
-	resend => { miss => qr/^nothing/ },
+	resend => { miss => qr/nothing done on ev/ },
 	review_decide => { miss => qr/^nothing/ },
 	route_pause => { miss => qr/already paused/ },
 	route_resume => { miss => qr/^no route paused/, effect => qr/resumed$/ },
@@ -43,6 +45,8 @@ my %RULES = (
 	sequence_interleaved => { effect => qr/applied (\d+) of \1, in order(?:, route seq resumed first)?$/ },
 	business_twins => { effect => qr/one action for both$/ },
 	route_key_refused => { effect => qr/refused \(exit 78\)$/ },
+	deliver_template => { effect => qr/-> 2\d\d$|BADSIG.* -> 401$/ },
+	deliver_batch => { effect => qr/^refused .* -> 4\d\d$|-> 2\d\d \[/ },
 	sent_then_parked => { miss => qr/not sent/, effect => qr/sent then parked(?:, replayed[^;]*)?; .*, stale$/ },
 );
 
