@@ -43,7 +43,7 @@ sub deliver_template {
 	my $k = $m->rint(6);
 	my $x = $m->rint(1 << 30);
 	my @old = @{ $m->{tp_sent} // [] };
-	if ($k == 3 && @old) {
+	if (($k == 2 || $k == 3) && @old) {
 		my $o = $old[ $x % @old ];
 		my $d = tp_event($m, $o->{body});
 		my $r = $m->deliver($d);
