@@ -679,7 +679,13 @@ sub retry_rules {
 		where state = 'pending' and due_at > now() + interval '6 hours' + interval '15 seconds'})) {
 		push @v, sprintf('action %d (%s) is due in %.0f s (a Retry-After holds an action 6 h at most)', @$r);
 	}
-	return @v;
+	# a finding huge_retry_after reported already (its seconds aside) is
+	# not reported again
+	my $shape = sub { (my $x = $_[0]) =~ s/\d+(?:\.\d+)? s\b/N s/g; return $x };
+	my %seen = map { $shape->($_) => 1 } map { /^after a day's Retry-After: (.*)/s ? $1 : () }
+		@{ $m->{script_bad} // [] };
+	my $n = @{ $m->{script_bad} // [] };
+	return (@v[0 .. $n - 1], grep { !$seen{ $shape->($_) } } @v[$n .. $#v]);
 }
 
 # which limit a park's last_error names ('attempts', 'retry window' or ''):
