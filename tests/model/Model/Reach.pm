@@ -47,6 +47,15 @@ my %RULES = (
 	route_key_refused => { effect => qr/refused \(exit 78\)$/ },
 	deliver_template => { effect => qr/-> 2\d\d$|BADSIG.* -> 401$/ },
 	deliver_batch => { effect => qr/^refused .* -> 4\d\d$|-> 2\d\d \[/ },
+	# counted since the fourth round (before, run only)
+	provider_retry => { miss => qr/^nothing to retry/, effect => qr/retried -> 2\d\d(?: 2\d\d)*$/ },
+	downstream_plan => { effect => qr/-> 2\d\d, worker exit 0/ },
+	downstream_rejects => { effect => qr/-> 2\d\d, worker exit 0/ },
+	downstream_flaky => { effect => qr/-> 2\d\d, worker exit 0/ },
+	downstream_dead => { effect => qr/attempts exhausted/ },
+	pre_claim => { effect => qr/genuine \S+ \S+ -> 2\d\d/ },
+	replay_after_purge => { effect => qr/its row purged; .* -> 2\d\d$/ },
+	backfill_run => { effect => qr/exit 0, stored \d+/ },
 	sent_then_parked => { miss => qr/not sent/, effect => qr/sent then parked(?:, replayed[^;]*)?; .*, stale$/ },
 );
 
