@@ -4,7 +4,8 @@
 # {header:X-Tp-Delivery}.{timestamp}.{body}, providers/template.c), and a
 # provider batch (hs: HubSpot, a JSON array of events, fcgi/batchin.c).
 #
-# deliver_template: a new tp event; or a new event whose body is that of
+# deliver_template: a new tp event; or an earlier one again (a duplicate,
+#   answered with its first id); or a new event whose body is that of
 #   an earlier one under its own delivery id (the id is signed: two events,
 #   two rows, never a duplicate nor held for review: docs/providers.md, "no
 #   body dedup is needed"); or a captured tp request replayed under another
@@ -25,16 +26,35 @@ use strict;
 use warnings;
 use Time::HiRes qw(time);
 
+# The operations, drawn after each operation of the schedule from their
+# own generator (Model::extra_op): weights as in Model::Ops::table
+sub table {
+	return (
+		{ name => 'deliver_template', weight => 4, extra => 1, run => \&deliver_template },
+		{ name => 'deliver_batch', weight => 4, extra => 1, run => \&deliver_batch },
+	);
+}
+
+# Their deliveries take numbers of their own ({nb}, not the schedule's
+# {n}) and stay out of {sent}, the list the schedule's operations pick
+# earlier deliveries from: what those operations meet stays as it was.
+sub deliver_own {
+	my ($m, $d) = @_;
+	my $r = $m->deliver($d);
+	pop @{ $m->{sent} };
+	return $r;
+}
+
 # ---------------------------------------------------------------- tp
 
 sub tp_event {
 	my ($m, $body) = @_;
-	my $n = ++$m->{n};
+	my $n = ++$m->{nb};
 	$body //= qq({"type":"tp.thing","n":$n,"obj":"t$n"});
 	my $id = "tp-dlv-$n";
 	my $e = $m->event(ep => 'tp', type => 'tp.thing', event_id => $id, body => $body);
 	$e->{ids}{$id} = 1;
-	push @{ $m->{tp_sent} }, { id => $id, body => $body };
+	push @{ $m->{tp_sent} }, { L => $e->{L}, id => $id, body => $body };
 	return { L => $e->{L}, ep => 'tp', id => $id, body => $body, type => 'tp.thing' };
 }
 
@@ -46,25 +66,31 @@ sub deliver_template {
 	if (($k == 2 || $k == 3) && @old) {
 		my $o = $old[ $x % @old ];
 		my $d = tp_event($m, $o->{body});
-		my $r = $m->deliver($d);
+		my $r = deliver_own($m, $d);
 		return "tp $d->{id}, the body of $o->{id} -> $r->{status}" . dup_of($r);
+	}
+	if ($k == 1 && @old) {
+		# redelivered: a duplicate, answered with the first id (invariant 1)
+		my $o = $old[ $x % @old ];
+		my $r = deliver_own($m, { L => $o->{L}, ep => 'tp', id => $o->{id}, body => $o->{body}, type => 'tp.thing' });
+		return "tp $o->{id} again -> $r->{status}" . dup_of($r);
 	}
 	if ($k == 4 && @old) {
 		my $o = $old[ $x % @old ];
-		my $id = 'BADSIG-tp-' . ++$m->{n};
-		my $r = $m->deliver({ ep => 'tp', id => $id, signed_id => $o->{id}, body => $o->{body}, type => 'x',
+		my $id = 'BADSIG-tp-' . ++$m->{nb};
+		my $r = deliver_own($m, { ep => 'tp', id => $id, signed_id => $o->{id}, body => $o->{body}, type => 'x',
 			bad => 1 });
 		return "tp $o->{id} replayed as $id -> $r->{status}";
 	}
 	if ($k == 5) {
-		my $n = ++$m->{n};
+		my $n = ++$m->{nb};
 		my $id = "BADSIG-tp-$n";
-		my $r = $m->deliver({ ep => 'tp', id => $id, body => qq({"type":"tp.thing","n":$n,"note":"BADSIG"}),
+		my $r = deliver_own($m, { ep => 'tp', id => $id, body => qq({"type":"tp.thing","n":$n,"note":"BADSIG"}),
 			type => 'x', bad => 1, forge => 'stale' });
 		return "tp $id signed 400 s ago -> $r->{status}";
 	}
 	my $d = tp_event($m);
-	my $r = $m->deliver($d);
+	my $r = deliver_own($m, $d);
 	return "tp $d->{id} -> $r->{status}" . dup_of($r);
 }
 
@@ -88,7 +114,7 @@ sub hs_json {
 # a new event of the schedule (owed a row: invariants 1, 3, 9)
 sub hs_event {
 	my ($m) = @_;
-	my ($id, $json) = hs_json(++$m->{n});
+	my ($id, $json) = hs_json(++$m->{nb});
 	my $e = $m->event(ep => 'hs', type => 'contact.propertyChange', event_id => $id, body => $json);
 	$e->{ids}{$id} = 1;
 	my $ev = { L => $e->{L}, id => $id, json => $json, op => $m->{n_op} };
@@ -111,12 +137,12 @@ sub deliver_batch {
 		# refused whole: fresh events, never owed a row
 		my @items;
 		for (1 .. ($missing ? $n - 1 : $n)) {
-			my ($id, $json) = hs_json(++$m->{n});
+			my ($id, $json) = hs_json(++$m->{nb});
 			push @fresh, $id;
 			push @items, $json;
 		}
 		if ($missing) {
-			my ($id, $json) = hs_json(++$m->{n});
+			my ($id, $json) = hs_json(++$m->{nb});
 			$json =~ s/"eventId":\d+,//;
 			splice @items, $x % @items, 0, $json;
 			$what = 'refused (an event without eventId)';
@@ -129,12 +155,11 @@ sub deliver_batch {
 		$d{fresh_ids} = \@fresh;
 		$d{batch} = [];
 		$d{id} = "batch of $fresh[0]";
-		my $r = $m->deliver(\%d);
-		pop @{ $m->{sent} };	# not one a provider would send again
+		my $r = deliver_own($m, \%d);
 		return "$what: " . scalar(@fresh) . " new events -> $r->{status}";
 	}
 	if ($k == 2 && @old && $x % 2 == 0 && $m->{hs_last}) {
-		my $r = $m->deliver({ %{ $m->{hs_last} } });
+		my $r = deliver_own($m, { %{ $m->{hs_last} } });
 		return 'the last batch again (' . scalar(@{ $m->{hs_last}{batch} }) . " events) -> $r->{status}"
 			. answered($r);
 	}
@@ -155,7 +180,7 @@ sub deliver_batch {
 	$d{body} = '[' . join(',', map { $_->{json} } @b) . ']';
 	$d{batch} = [ map { { L => $_->{L}, id => $_->{id} } } @b ];
 	$d{id} = "batch of $b[0]{id}";
-	my $r = $m->deliver(\%d);
+	my $r = deliver_own($m, \%d);
 	$m->{hs_last} = { map { $_ => $d{$_} } qw(ep type body batch id) };
 	if ($r->{status} >= 500 || $r->{status} == 0) {
 		# stored in one transaction: all of its events or none

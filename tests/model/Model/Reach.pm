@@ -35,7 +35,7 @@ my %RULES = (
 	close_parked => { miss => qr/^nothing/ },
 	replay_parked => { miss => qr/: 0 parked/ },
 	resend => { miss => qr/nothing done on ev/ },
-	review_decide => { miss => qr/^nothing/ },
+	review_decide => { miss => qr/nothing held$/ },
 	route_pause => { miss => qr/already paused/ },
 	route_resume => { miss => qr/^no route paused/, effect => qr/resumed$/ },
 	pg_restart => { effect => qr/^-m/ },
@@ -45,7 +45,7 @@ my %RULES = (
 	sequence_interleaved => { effect => qr/applied (\d+) of \1, in order(?:, route seq resumed first)?$/ },
 	business_twins => { effect => qr/one action for both$/ },
 	route_key_refused => { effect => qr/refused \(exit 78\)$/ },
-	deliver_template => { effect => qr/-> 2\d\d$|BADSIG.* -> 401$/ },
+	deliver_template => { effect => qr/-> 2\d\d$|again -> 2\d\d \(duplicate of \d+\)$|BADSIG.* -> 401$/ },
 	deliver_batch => { effect => qr/^refused .* -> 4\d\d$|-> 2\d\d \[/ },
 	# counted since the fourth round (before, run only)
 	provider_retry => { miss => qr/^nothing to retry/, effect => qr/retried -> 2\d\d(?: 2\d\d)*$/ },
