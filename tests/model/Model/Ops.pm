@@ -721,6 +721,10 @@ sub finished_body {
 	# it keep their numbers (and st2's every other one)
 	my $d = do { local $m->{n} = 500_000 + ++$m->{nb}; new_delivery($m, 'ac') };
 	$m->quiesce(60);
+	# a plan an earlier operation left on /ev (reset, 5xx, garbage: they
+	# last until the next plan) would keep it from finishing, as it kept every
+	# one of seed 316962's: healthy, as close_parked leaves it
+	$m->ds->plan('/ev', '200');
 	my $r = $m->deliver({ %$d, fe => $m->{fe}[ $m->{nb} % 2 ] });
 	pop @{ $m->{sent} };
 	# the first run may only fan it out, or meet a call's retry
