@@ -717,6 +717,8 @@ sub strippable {
 # schedule stays, and what its operations meet
 sub finished_body {
 	my ($m, $ready) = @_;
+	# paused by route_pause and not resumed yet: nothing on ev can finish
+	return 'nothing to strip, route ev paused; ' if $m->{paused}{ev};
 	# numbered apart from the schedule's events, so that the events after
 	# it keep their numbers (and st2's every other one)
 	my $d = do { local $m->{n} = 500_000 + ++$m->{nb}; new_delivery($m, 'ac') };
