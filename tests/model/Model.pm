@@ -112,7 +112,7 @@ sub setup {
 	my %routes = (
 		ord => { endpoint => 'st', url => $ds->url('/ord'), order => 'object',
 			timeout => $ROUTE_TIMEOUT, max_attempts => 60 },
-		ev => { endpoint => 'gh sh tw ac st2', url => $ds->url('/ev'), timeout => $ROUTE_TIMEOUT,
+		ev => { endpoint => 'gh sh tw ac st2 tp hs', url => $ds->url('/ev'), timeout => $ROUTE_TIMEOUT,
 			max_attempts => 60 },
 		app => { endpoint => 'st', handler => 'sql:model_app.apply', timeout => $ROUTE_TIMEOUT,
 			max_attempts => 60 },
@@ -124,7 +124,7 @@ sub setup {
 		biz => { endpoint => 'st', url => $ds->url('/biz'), key => 'object-type',
 			timeout => $ROUTE_TIMEOUT, max_attempts => 60 },
 	);
-	$self->{routes} = { ord => ['st'], ev => [qw(gh sh tw ac st2)], app => ['st'], seq => ['st'], biz => ['st'] };
+	$self->{routes} = { ord => ['st'], ev => [qw(gh sh tw ac st2 tp hs)], app => ['st'], seq => ['st'], biz => ['st'] };
 	# each route's key (docs/configuration.md, route key): invariant 15
 	$self->{route_key} = { ord => 'event', ev => 'event', app => 'event', seq => 'event', ev2 => 'event',
 		biz => 'object-type' };
@@ -225,7 +225,7 @@ sub deliver {
 	$d->{fe_name} = $fe->{name};
 	push @{ $self->{sent} }, $d unless $d->{retried};
 	my ($h, $q) = Model::Providers::sign($d->{ep}, $d->{body}, id => $d->{id}, type => $d->{type},
-		bad => $d->{bad}, forge => $d->{forge}, now => $fe->{now});
+		bad => $d->{bad}, forge => $d->{forge}, now => $fe->{now}, signed_id => $d->{signed_id});
 	$h->{$_} = $d->{headers}{$_} for keys %{ $d->{headers} // {} };
 	my $url = $fe->{httpd}->url . "/$d->{ep}" . (defined $q ? "?$q" : '');
 	return $self->post($d, $url, $h);
@@ -245,6 +245,7 @@ sub post {
 
 sub record_answer {
 	my ($self, $d, $r) = @_;
+	return Model::OpsBatch::record_batch($self, $d, $r) if $d->{batch};
 	my %a = (%$d, status => $r->{status}, t => time());
 	delete $a{fe};
 	if ($r->{status} >= 200 && $r->{status} <= 299 && $r->{json}) {
@@ -381,6 +382,42 @@ sub schedule {
 	return $table[-1];
 }
 
+# one operation: run, logged, counted; returns its error, if it died
+sub do_op {
+	my ($self, $op, $label) = @_;
+	# the extra operations draw from their own generator (extra_op)
+	local $self->{rng} = $op->{extra} ? $self->{rng2} : $self->{rng};
+	$self->{counts}{ $op->{name} }++;
+	my $t0 = time;
+	my $what = eval { $op->{run}->($self) };
+	my $err = $@;
+	$self->{op_time}{ $op->{name} } += time - $t0;
+	return $err if $err;
+	$self->note("$label $op->{name}" . (defined $what ? " $what" : ''));
+	Model::Reach::count($self->{reach} //= {}, $op->{name}, $what);
+	$self->reap;
+	return '';
+}
+
+# After each operation of the schedule, maybe one of the intake's template
+# and batch operations (Model::OpsBatch::table, logged "N+"), drawn from a
+# generator of their own seeded from the seed, as every choice they make
+# is: the schedule of every seed, its operations and their parameters,
+# stays what it was before they were added (the regression seeds keep
+# their paths, the mutants their catching seeds).  Each is as likely as an
+# operation of that weight in the main table.
+sub extra_op {
+	my ($self) = @_;
+	$self->{main_total} //= do { my $t = 0; $t += $_->{weight} for Model::Ops::table($self); $t };
+	local $self->{rng} = $self->{rng2} //= rng_new($self->{seed} ^ 0x5bd1e995);
+	my $x = $self->rint($self->{main_total});
+	for my $op (Model::OpsBatch::table($self)) {
+		return $op if $x < $op->{weight};
+		$x -= $op->{weight};
+	}
+	return;
+}
+
 # runs the schedule, drains, checks; returns the failures (strings)
 sub run {
 	my ($self) = @_;
@@ -390,17 +427,16 @@ sub run {
 	while ($i < $self->{nops} && (!$until || time < $until)) {
 		$i++;
 		my $op = $self->schedule;
-		$self->{counts}{ $op->{name} }++;
-		my $t0 = time;
-		my $what = eval { $op->{run}->($self) };
-		$self->{op_time}{ $op->{name} } += time - $t0;
-		if ($@) {
-			push @fail, "operation $i ($op->{name}) died: $@";
+		if (my $err = $self->do_op($op, sprintf('%4d', $i))) {
+			push @fail, "operation $i ($op->{name}) died: $err";
 			last;
 		}
-		$self->note(sprintf('%4d %s%s', $i, $op->{name}, defined $what ? " $what" : ''));
-		Model::Reach::count($self->{reach} //= {}, $op->{name}, $what);
-		$self->reap;
+		if (my $x = $self->extra_op) {
+			if (my $err = $self->do_op($x, sprintf('%4d+', $i))) {
+				push @fail, "operation $i+ ($x->{name}) died: $err";
+				last;
+			}
+		}
 		if ($i % 25 == 0) {
 			push @fail, $self->check('along');
 			last if @fail;

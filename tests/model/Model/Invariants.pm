@@ -29,7 +29,7 @@ our @ACTION_FINISHED = qw(done stale dismissed resolved);
 
 # how long each provider retries or lets a delivery be re-sent, in days
 # (docs/providers.md): a purge.sql below it lets a redelivery be stored again
-our %REPLAY_HORIZON_DAYS = (st => 3, gh => 3, ac => 3, sh => 2, tw => 1);
+our %REPLAY_HORIZON_DAYS = (st => 3, gh => 3, ac => 3, sh => 2, tw => 1, tp => 3, hs => 1);
 
 # n: the invariant's number (each function below starts with it).
 sub table {
@@ -54,6 +54,7 @@ sub table {
 		{ n => 15, name => 'each route\'s key: one effect per event, or per object and type', check => \&keys_per_route },
 		{ n => 16, name => 'every held, parked or blocked thing is in the metrics', cheap => 1,
 			check => \&blocked_in_metrics },
+		{ n => 17, name => 'a batch is stored whole, or not at all', cheap => 1, check => \&batch_whole },
 	);
 }
 
@@ -678,7 +679,13 @@ sub retry_rules {
 		where state = 'pending' and due_at > now() + interval '6 hours' + interval '15 seconds'})) {
 		push @v, sprintf('action %d (%s) is due in %.0f s (a Retry-After holds an action 6 h at most)', @$r);
 	}
-	return @v;
+	# a finding huge_retry_after reported already (its seconds aside) is
+	# not reported again
+	my $shape = sub { (my $x = $_[0]) =~ s/\d+(?:\.\d+)? s\b/N s/g; return $x };
+	my %seen = map { $shape->($_) => 1 } map { /^after a day's Retry-After: (.*)/s ? $1 : () }
+		@{ $m->{script_bad} // [] };
+	my $n = @{ $m->{script_bad} // [] };
+	return (@v[0 .. $n - 1], grep { !$seen{ $shape->($_) } } @v[$n .. $#v]);
 }
 
 # which limit a park's last_error names ('attempts', 'retry window' or ''):
@@ -827,6 +834,41 @@ sub keys_per_route {
 sub blocked_in_metrics {
 	my ($m) = @_;
 	return @{ $m->{metrics_bad} // [] };
+}
+
+# 17. A provider batch (fcgi/batchin.c, hs: HubSpot) is stored in one
+# transaction (docs/providers.md; tests/t/30-providers-batch.t): a batch
+# refused (an event without its id: 400; signed with another secret: 401)
+# is refused whole, answered 4xx, and none of its new events is ever
+# stored; a batch answered 2xx carries one intake id per event, in order
+# (invariant 1 then judges each as its own answer: every acknowledged
+# event stored, a duplicate answered with its first id); one answered 5xx
+# or not at all left all of its new events stored or none (checked at
+# once, Model::OpsBatch::deliver_batch); and each event's row holds that
+# event's own bytes while it keeps a body.
+sub batch_whole {
+	my ($m) = @_;
+	my @v = @{ $m->{batch_bad} // [] };
+	my @ref = @{ $m->{batch_refused} // [] };
+	if (@ref) {
+		my %stored = map { $_ => 1 } split /\n/, $m->sql(q{select event_id from hookinbox.inbox where endpoint = 'hs'});
+		for my $b (@ref) {
+			push @v, "a batch $b->{why} was answered $b->{status}"
+				if $b->{status} >= 200 && $b->{status} <= 299;
+			my @in = grep { $stored{$_} } @{ $b->{ids} };
+			push @v, "a batch $b->{why} (answered $b->{status}) stored @in" if @in;
+		}
+	}
+	my %json = map { $_->{id} => $_->{json} } @{ $m->{hs_events} // [] };
+	if (%json) {
+		for my $r (rows($m, q{select id, event_id, convert_from(body, 'UTF8') from hookinbox.inbox
+			where endpoint = 'hs' and body is not null})) {
+			my ($id, $key, $body) = @$r;
+			push @v, "inbox row $id ($key) holds " . substr($body, 0, 80) . ", not its event's bytes"
+				if defined $json{$key} && $body ne $json{$key};
+		}
+	}
+	return @v;
 }
 
 1;

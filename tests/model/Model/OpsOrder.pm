@@ -63,6 +63,12 @@ sub replay_in_progress {
 sub sent_then_parked {
 	my ($m) = @_;
 	my $close_seq = $m->pick(qw(replay dismiss resolve));   # drawn every run: the seed's schedule
+	# its target is the new event's ord call by the worker that dies after
+	# it: no background worker may take that action first, and no backlog
+	# may fill the dying worker's first calls (half the runs of two soaks
+	# of the fourth round said "not sent", "worker exit 0": no call made)
+	$m->quiesce(60);
+	$m->worker_run('w8', {}, '--once', '--concurrency=16');
 	my $new = Model::Ops::stripe_event($m);
 	my $obj = $m->{ev}{ $new->{L} }{object};
 	my $ver = $m->{ev}{ $new->{L} }{version};

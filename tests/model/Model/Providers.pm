@@ -14,6 +14,10 @@ use HookTest qw(stripe_sig github_sig);
 use HookTest::Sign qw(form_decode form_encode twilio_sig);
 
 our $TWILIO_URL = 'https://hooks.example.test/in/tw';
+our $HUBSPOT_URL = 'https://hooks.example.test/in/hs';
+# tp's signed content (docs/providers.md, "provider = hmac with a
+# template"): the delivery id header, the timestamp and the body
+our $TP_TEMPLATE = '{header:X-Tp-Delivery}.{timestamp}.{body}';
 
 our %EP = (
 	# a rotation under way: the new secret (rotating) configured first,
@@ -58,6 +62,30 @@ our %EP = (
 			my ($s, $b, %o) = @_;
 			return { 'X-Acme-Signature' => 'sha256=' . hmac_sha256_hex($b, $s) };
 		} },
+	# generic hmac with a template that signs the delivery id header: the
+	# id is signed, so no body dedup (two events may share a body) and a
+	# captured request under another id is refused.  signed_id: the id the
+	# signature was made for, when the header says another (a forgery)
+	tp => { provider => 'hmac', secret => 'tp-model-secret-0123456789', header => 'X-Tp-Signature',
+		prefix => 'v1=', id_header => 'X-Tp-Delivery', type_field => 'type', object_field => 'obj',
+		signed_content => $TP_TEMPLATE, timestamp_header => 'X-Tp-Timestamp',
+		sign => sub {
+			my ($s, $b, %o) = @_;
+			my $ts = int($o{now} // time);
+			my $sid = $o{signed_id} // $o{id};
+			return { 'X-Tp-Signature' => 'v1=' . hmac_sha256_hex("$sid.$ts.$b", $s),
+				'X-Tp-Timestamp' => $ts, 'X-Tp-Delivery' => $o{id} };
+		} },
+	# a provider batch (fcgi/batchin.c): HubSpot's v3 signature over the
+	# method, public_url, the body and a millisecond timestamp; each event of
+	# the JSON array its own row under subscriptionId:eventId, the answer
+	# the intake ids in order
+	hs => { provider => 'hubspot', secret => 'hubspot-model-secret-0123456789', public_url => $HUBSPOT_URL,
+		sign => sub {
+			my ($s, $b, %o) = @_;
+			my %h = HookTest::Sign::hubspot_headers($s, $HUBSPOT_URL, $b, int(($o{now} // time) * 1000));
+			return \%h;
+		} },
 );
 
 # HookTest->new's endpoints => {...}
@@ -91,7 +119,7 @@ sub sign {
 		$h->{'Stripe-Signature'} =~ s/v1=([0-9a-f]{32})[0-9a-f]{32}/$forge eq 'empty' ? 'v1=' : "v1=$1"/e;
 	}
 	HookTest::record_secret($secret) if $o{bad};
-	$h->{'Content-Type'} = $body =~ /^\s*\{/ ? 'application/json' : 'application/x-www-form-urlencoded';
+	$h->{'Content-Type'} = $body =~ /^\s*[\{\[]/ ? 'application/json' : 'application/x-www-form-urlencoded';
 	delete $h->{$_} for grep { !defined $h->{$_} } keys %$h;
 	return ($h, $q);
 }
