@@ -9,8 +9,10 @@
  * signed at send time with `Stripe-Signature: t=<now>,v1=<hex hmac-sha256
  * of "t.body">`.  A redelivery (--redeliver F) resends the identical body of
  * an event that already got a 2xx, with a fresh signature, as a provider
- * retry would.  Every 2xx is written to --out as "n<TAB>id<TAB>dup<TAB>redelivery"
- * so that the caller can check each one against the inbox.
+ * retry would.  Every 2xx is written to --out as
+ * "n<TAB>id<TAB>dup<TAB>redelivery<TAB>start<TAB>latency" (start: us from
+ * the run's start, latency: us from the intended start), so that the caller
+ * can check each one against the inbox, and see when the slow ones came.
  *
  * Output: one line of key=value pairs on stdout.  Exit: 0 ok, 64 usage,
  * 70 internal error.  The secret is read from a file, never an argument.
@@ -269,21 +271,22 @@ pct(const uint32_t *v, size_t n, double p)
 static void
 usage(FILE *fp)
 {
-	fprintf(fp, "Usage: loadgen -u URL -k SECRET_FILE [options]\n"
-		    "Signed Stripe-style webhook deliveries over keep-alive connections.\n\n"
-		    "  -u, --url URL          endpoint URL\n"
-		    "  -k, --secret-file F    endpoint secret (first line)\n"
-		    "  -c, --concurrency N    connections (default 1)\n"
-		    "  -d, --duration S       seconds to send for (default 5)\n"
-		    "  -n, --requests N       stop after N requests\n"
-		    "  -s, --size BYTES       body size (default 2048)\n"
-		    "  -p, --prefix TEXT      event id prefix, unique per run (default run)\n"
-		    "  -r, --redeliver F      fraction of requests that redeliver an event (0..1)\n"
-		    "  -R, --rate N           requests per second (default: closed loop)\n"
-		    "  -o, --out FILE         write every 2xx: n, id, duplicate, redelivery\n"
-		    "      --print-body N     print the body of event N and exit\n"
-		    "  -h, --help             show this help\n\n"
-		    "Exit status: 0 ok, 64 usage error, 70 internal error.\n");
+	fprintf(fp,
+		"Usage: loadgen -u URL -k SECRET_FILE [options]\n"
+		"Signed Stripe-style webhook deliveries over keep-alive connections.\n\n"
+		"  -u, --url URL          endpoint URL\n"
+		"  -k, --secret-file F    endpoint secret (first line)\n"
+		"  -c, --concurrency N    connections (default 1)\n"
+		"  -d, --duration S       seconds to send for (default 5)\n"
+		"  -n, --requests N       stop after N requests\n"
+		"  -s, --size BYTES       body size (default 2048)\n"
+		"  -p, --prefix TEXT      event id prefix, unique per run (default run)\n"
+		"  -r, --redeliver F      fraction of requests that redeliver an event (0..1)\n"
+		"  -R, --rate N           requests per second (default: closed loop)\n"
+		"  -o, --out FILE         write every 2xx: n, id, duplicate, redelivery, start, latency\n"
+		"      --print-body N     print the body of event N and exit\n"
+		"  -h, --help             show this help\n\n"
+		"Exit status: 0 ok, 64 usage error, 70 internal error.\n");
 }
 
 static int
@@ -520,8 +523,10 @@ main(int argc, char **argv)
 				if (dup != s->redelivery)
 					dup_unexpected++;
 				if (out != NULL)
-					fprintf(out, "%" PRIu64 "\t%lld\t%d\t%d\n", s->idx, id, dup,
-						s->redelivery);
+					fprintf(out, "%" PRIu64 "\t%lld\t%d\t%d\t%lld\t%lld\n",
+						s->idx, id, dup, s->redelivery,
+						(long long)(s->sched_us - t0),
+						(long long)(done - s->sched_us));
 				if (!s->redelivery) {
 					if (n_good == cap_good) {
 						cap_good = cap_good ? cap_good * 2 : 65536;
