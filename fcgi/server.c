@@ -10,8 +10,8 @@
  * peeks at the connection (MSG_PEEK, nothing is read): it walks the FastCGI
  * records in the kernel's receive queue up to the empty FCGI_STDIN record
  * that ends the body.  A complete request, the usual case, is served by
- * that thread at once: no other thread touches it (in group commit the only
- * hand-off of a delivery is to the committer and back).  An incomplete one
+ * that thread at once: no other thread touches it (in group commit a
+ * delivery's only hand-off is its wake-up by the leader that committed it).  An incomplete one
  * goes to the waiter thread, which parks it in its epoll set
  * (edge-triggered: woken by each arrival, not by the bytes already peeked)
  * and peeks again as more arrives; once complete it goes to the ready
