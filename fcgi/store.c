@@ -727,15 +727,16 @@ lead_try(store *s)
 /*
  * The leader: commits one batch, the oldest max_batch deliveries of todo
  * (NULL: of what has queued up), its own among them or not, then passes
- * the lead to the oldest delivery left or gives it up.  Giving it up
- * races with a push that saw it held: after the release the queue is
- * looked at again (seq_cst, as the push and lead_try), so a delivery is
- * never left without a leader.
+ * the lead to the oldest delivery left or gives it up, and only then
+ * wakes the batch: the next statement is not held up by the wake-ups.
+ * Giving the lead up races with a push that saw it held: after the
+ * release the queue is looked at again (seq_cst, as the push and
+ * lead_try), so a delivery is never left without a leader.
  */
 static void
 lead(store *s, pending *todo)
 {
-	pending *next;
+	pending *done, *next, **tail = &done;
 	int n = 0;
 
 	FAILPOINT_PAUSE("group-commit-pause");
@@ -746,17 +747,14 @@ lead(store *s, pending *todo)
 		if (n > 0 && bytes > BATCH_BYTES)
 			break;
 		s->batch[n] = todo;
+		*tail = todo;
+		tail = &todo->next;
 		todo = todo->next;
 	}
+	*tail = NULL;
 	if (n > 0)
 		commit_batch(s, s->batch, n, s->live);
-	/*
-	 * Woken while this thread still leads: the arrays are the next
-	 * leader's once it passes the lead.  The post is the last touch of an
-	 * entry: its owner may return at once.
-	 */
-	for (int i = 0; i < n; i++)
-		sem_post(&s->batch[i]->done);
+	/* the arrays are the next leader's from here on: the batch is the list done */
 	next = todo;
 	while (next == NULL && (next = take_incoming(s)) == NULL) {
 		atomic_store(&s->leading, false);
@@ -767,6 +765,13 @@ lead(store *s, pending *todo)
 		next->lead = true;
 		next->todo = next;
 		sem_post(&next->done);
+	}
+	/* the post is the last touch of an entry: its owner may return at once */
+	while (done != NULL) {
+		pending *p = done;
+
+		done = p->next;
+		sem_post(&p->done);
 	}
 }
 
