@@ -102,6 +102,45 @@ is(rows(), 1, 'redelivery: still one row');
 		'50 concurrent deliveries: one row');
 }
 
+# unique deliveries from 8 senders at once, 25 each (under group commit,
+# batches one after another, their leaders passing the lead): each is
+# answered 200 with the id of its own row, which is there
+{
+	my $dir = $t->dir;
+	my @pids;
+	for my $k (1 .. 8) {
+		my $pid = fork // die;
+		if (!$pid) {
+			my $http = HTTP::Tiny->new(timeout => 30);
+			open my $fh, '>', "$dir/uniq.$k" or _exit(1);
+			for my $i (1 .. 25) {
+				my $b = stripe_event("evt_uniq_${k}_$i", obj => "in_uniq_$i");
+				my $res = $http->request('POST', $t->url('stripe-live'),
+					{ content => $b, headers => { 'Stripe-Signature' => stripe_sig($secret, $b) } });
+				my $id = $res->{status} == 200 ? eval { decode_json($res->{content})->{id} } : undef;
+				print $fh "evt_uniq_${k}_$i $res->{status} " . ($id // '-') . "\n";
+			}
+			close $fh;
+			_exit(0);
+		}
+		push @pids, $pid;
+	}
+	waitpid $_, 0 for @pids;
+	my %row = map { split / / } split /\n/,
+		$t->sql(q{select event_id || ' ' || id from hookinbox.inbox where event_id like 'evt_uniq_%'});
+	my ($n, $ok) = (0, 0);
+	for my $k (1 .. 8) {
+		open my $fh, '<', "$dir/uniq.$k" or next;
+		while (<$fh>) {
+			my ($ev, $st, $id) = split ' ';
+			$n++;
+			$ok++ if $st == 200 && defined $row{$ev} && $row{$ev} eq $id;
+		}
+	}
+	is($n, 200, 'unique concurrent deliveries: 200 answers');
+	is($ok, 200, 'unique concurrent deliveries: each 200 with the id of its own stored row');
+}
+
 my $before = rows();
 
 # bad signature, wrong secret, stale and future timestamps: 401, nothing stored
