@@ -4,7 +4,8 @@
  *
  * With sha256.h and ed25519.h one of the few modules that include OpenSSL
  * (as lighttpd keeps HMAC behind algo_hmac.[ch]).  Works on caller-owned
- * buffers; nothing here allocates or logs.
+ * buffers and logs nothing; OpenSSL's context is kept per thread and
+ * algorithm, made on first use and freed when the thread ends.
  */
 #ifndef HOOKINBOX_HMAC_H
 #define HOOKINBOX_HMAC_H

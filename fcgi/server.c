@@ -10,8 +10,8 @@
  * peeks at the connection (MSG_PEEK, nothing is read): it walks the FastCGI
  * records in the kernel's receive queue up to the empty FCGI_STDIN record
  * that ends the body.  A complete request, the usual case, is served by
- * that thread at once: no other thread touches it (in group commit the only
- * hand-off of a delivery is to the committer and back).  An incomplete one
+ * that thread at once: no other thread touches it (in group commit a
+ * delivery's only hand-off is its wake-up by the leader that committed it).  An incomplete one
  * goes to the waiter thread, which parks it in its epoll set
  * (edge-triggered: woken by each arrival, not by the bytes already peeked)
  * and peeks again as more arrives; once complete it goes to the ready
@@ -34,6 +34,14 @@
  * without a read).  A kept connection (FCGI_KEEP_CONN) goes back to the
  * waiter between requests, with no deadline until its next request starts.
  *
+ * A request queued whole on a unix socket, the usual case, is parsed in
+ * the peek buffer and answered with one write (serve_whole, fcgirec.h):
+ * no read waits and nothing is allocated.  libfcgi serves the rest: a
+ * request larger than PEEK_MAX or peeked before all of it arrived (its
+ * reads under the deadline), a late one, one over TCP (its lingering
+ * close), and records fcgirec does not take (management records, another
+ * role, an abort), which libfcgi answers as before.
+ *
  * libfcgi reads an accepted connection it is given: FCGX_Accept_r on a
  * request whose ipcFd is open (keepConnection set, as between kept
  * requests) reads the parameters from it without accepting.  Its listening
@@ -51,6 +59,7 @@
 #include "server.h"
 
 #include "dynbuf.h"
+#include "fcgirec.h"
 #include "handler.h"
 #include "log.h"
 #include "xalloc.h"
@@ -105,6 +114,8 @@ typedef struct conn {
 	bool late;		  /* the deadline passed: answer 408 */
 	bool counted;		  /* in nbodies */
 	bool whole;		  /* all of it was queued when it was peeked complete */
+	bool peeked_here;	  /* whole, and its request thread's peek buffer holds it */
+	size_t len;		  /* whole: the request's bytes, up to its empty FCGI_STDIN */
 	unsigned req_id;	  /* from FCGI_BEGIN_REQUEST, 0 before */
 	struct timespec deadline; /* CLOCK_MONOTONIC */
 	struct conn *next;	  /* in the ready queue or the returned list */
@@ -126,6 +137,8 @@ typedef struct request_thread {
 	int epfd;	     /* the listening socket and the ready queue's eventfd */
 	int soonfd;	     /* epoll: the connection just accepted (peek_soon) */
 	unsigned char *peek; /* PEEK_MAX bytes */
+	unsigned char *sink; /* PEEK_MAX bytes: what is read past after parsing the peek */
+	fcgirec rec;	     /* the request served without libfcgi (serve_whole) */
 	conn *spare;	     /* a conn for the next accept, so that none is allocated */
 } request_thread;
 
@@ -374,6 +387,7 @@ peek_request(conn *c, unsigned char *buf, size_t cap, bool *some)
 		/* the body's end; an abort or a filter's data is libfcgi's to judge */
 		else if (id != 0 && (type == FCGI_STDIN ? clen == 0 : type != FCGI_PARAMS)) {
 			c->whole = type == FCGI_STDIN;
+			c->len = off + FCGI_HEADER_LEN + clen + h[6];
 			return PEEK_COMPLETE;
 		}
 		off += FCGI_HEADER_LEN + clen + h[6];
@@ -451,6 +465,7 @@ recheck(server *srv, int i, unsigned char *buf, bool hup)
 	enum peek p;
 
 	c->whole = false;
+	c->peeked_here = false;
 	p = peek_request(c, buf, PEEK_MAX, &some);
 	if (p == PEEK_PARTIAL && hup)
 		p = c->params_done ? PEEK_COMPLETE : PEEK_GONE;
@@ -721,11 +736,109 @@ next_request(request_thread *t)
 			ready_push(srv, ready);
 			ready = NULL;
 		}
-		if (mine != NULL)
+		if (mine != NULL) {
+			mine->peeked_here = mine->whole;
 			return mine;
+		}
 		if (ready != NULL)
 			return ready;
 	}
+}
+
+static const char *
+rec_param(void *ctx, const char *name)
+{
+	return fcgirec_param(ctx, name);
+}
+
+static ssize_t
+rec_read(void *ctx, void *buf, size_t len)
+{
+	return (ssize_t)fcgirec_read(ctx, buf, len > SSIZE_MAX ? SSIZE_MAX : len);
+}
+
+static void
+rec_write(void *ctx, const void *buf, size_t len)
+{
+	fcgirec_write(ctx, buf, len);
+}
+
+static char *const *
+rec_params(void *ctx)
+{
+	return ((fcgirec *)ctx)->env;
+}
+
+/* to the waiter, for the connection's next request */
+static void
+give_back(server *srv, conn *c)
+{
+	pthread_mutex_lock(&srv->q_lock);
+	c->next = srv->returned;
+	srv->returned = c;
+	pthread_mutex_unlock(&srv->q_lock);
+	wake_waiter(srv);
+}
+
+static int
+send_all(int fd, const unsigned char *p, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * A request queued whole, served without libfcgi: its records parsed in
+ * the peek buffer (fcgirec.h), the bytes then read past, the reply sent
+ * with one write.  Nothing waits for the peer and nothing is allocated.
+ * On a unix socket only, where closing at once loses nothing (see the
+ * lingering close below); false, nothing read, for libfcgi to serve it.
+ */
+static bool
+serve_whole(request_thread *t, conn *c)
+{
+	server *srv = t->srv;
+	const http_io io = {rec_param, rec_read, rec_write, &t->rec, rec_params};
+	const unsigned char *out;
+	size_t len;
+	bool sent;
+
+	if (!c->whole || c->late || !srv->unix_socket)
+		return false;
+	/* one the waiter found complete: its bytes are in the waiter's buffer */
+	if (!c->peeked_here &&
+	    recv(c->fd, t->peek, c->len, MSG_PEEK | MSG_DONTWAIT) != (ssize_t)c->len)
+		return false;
+	if (fcgirec_parse(&t->rec, t->peek, c->len) != 0)
+		return false;
+	if (recv(c->fd, t->sink, c->len, MSG_DONTWAIT) != (ssize_t)c->len) {
+		log_warn("could not read a FastCGI request peeked whole: %s", strerror(errno));
+		conn_close(c);
+		return true;
+	}
+	handler_serve(t->h, &io);
+	out = fcgirec_reply(&t->rec, &len);
+	sent = send_all(c->fd, out, len) == 0;
+	if (sent && t->rec.keep_conn) {
+		*c = (conn){.fd = c->fd};
+		give_back(srv, c);
+		return true;
+	}
+	close(c->fd);
+	if (t->spare == NULL)
+		t->spare = c;
+	else
+		free(c);
+	return true;
 }
 
 static void *
@@ -738,8 +851,12 @@ thread_main(void *arg)
 	conn *c;
 
 	while ((c = next_request(t)) != NULL) {
-		long left = ms_until(&c->deadline);
+		long left;
 		int rc;
+
+		if (serve_whole(t, c))
+			continue;
+		left = ms_until(&c->deadline);
 
 		/*
 		 * libfcgi reads this connection (open and "kept", so it does not
@@ -801,11 +918,7 @@ thread_main(void *arg)
 			*k = (conn){.fd = rq->req.ipcFd};
 			rq->req.ipcFd = -1;
 			rq->req.detached = 0;
-			pthread_mutex_lock(&srv->q_lock);
-			k->next = srv->returned;
-			srv->returned = k;
-			pthread_mutex_unlock(&srv->q_lock);
-			wake_waiter(srv);
+			give_back(srv, k);
 		}
 	}
 	pthread_mutex_lock(&srv->exit_lock);
@@ -865,6 +978,8 @@ server_start(const conf *cfg, store *st, int threads)
 		t->srv = srv;
 		t->h = handler_new(cfg, st);
 		t->peek = xmalloc(PEEK_MAX);
+		t->sink = xmalloc(PEEK_MAX);
+		fcgirec_init(&t->rec);
 		t->epfd = epoll_create1(EPOLL_CLOEXEC);
 		t->soonfd = epoll_create1(EPOLL_CLOEXEC);
 		if (t->epfd < 0 || t->soonfd < 0 ||
@@ -932,6 +1047,8 @@ server_stop(server *srv, int timeout_ms)
 		close(srv->threads[i].epfd);
 		close(srv->threads[i].soonfd);
 		free(srv->threads[i].peek);
+		free(srv->threads[i].sink);
+		fcgirec_release(&srv->threads[i].rec);
 		free(srv->threads[i].spare);
 	}
 	/* kept connections a request thread gave back after the waiter ended */

@@ -44,13 +44,19 @@
 /* a new connection's budget while the server is thought frozen (ensure_connection) */
 #define PROBE_US (300 * 1000)
 
-/* one delivery waiting for the committer */
+/* one delivery waiting for its batch */
 typedef struct pending {
 	const store_delivery *d;
 	store_outcome out;
 	int rc;
 	int64_t deadline; /* clock_mono_us() by which it is answered, stored or not */
-	sem_t done;	  /* posted by the committer once id/duplicate/rc are set */
+	/*
+	 * Posted once id/duplicate/rc are set, or to make this delivery's
+	 * thread the leader (lead set, todo its list)
+	 */
+	sem_t done;
+	bool lead;
+	struct pending *todo; /* with lead: the deliveries to commit first, oldest first */
 	struct pending *next;
 } pending;
 
@@ -68,15 +74,14 @@ struct store {
 	/* group commit only */
 	bool group;
 	int max_batch;
-	pthread_t committer;
 	/*
-	 * Deliveries waiting for the committer, newest first.  Request threads
-	 * push with a compare-and-swap and the committer takes the whole list
+	 * Deliveries waiting for a leader, newest first.  Request threads
+	 * push with a compare-and-swap and the leader takes the whole list
 	 * with one exchange, so neither ever waits for the other's lock.
 	 */
 	_Atomic(pending *) incoming;
-	sem_t work; /* posted when incoming turns non-empty, and to stop */
-	atomic_bool stopping;
+	atomic_bool leading; /* a request thread is committing for the others */
+	pending **batch, **live; /* the leader's, max_batch entries each */
 };
 
 /* accept_batch()'s parameters, in order */
@@ -85,8 +90,6 @@ static const pgarray_type param_type[ACCEPT_NPARAMS] = {
 	PGARRAY_TEXT, PGARRAY_TEXT,  PGARRAY_INT8, PGARRAY_JSONB, PGARRAY_BYTEA,
 	PGARRAY_BOOL, PGARRAY_BYTEA, PGARRAY_TEXT,
 };
-
-static void *committer_main(void *arg);
 
 store *
 store_new(const store_options *opt)
@@ -112,12 +115,9 @@ store_new_group(const store_options *opt, int max_batch)
 	s->group = true;
 	s->max_batch = max_batch;
 	atomic_init(&s->incoming, NULL);
-	atomic_init(&s->stopping, false);
-	sem_init(&s->work, 0, 0);
-	if (pthread_create(&s->committer, NULL, committer_main, s) != 0) {
-		log_error("could not start the committer thread");
-		abort();
-	}
+	atomic_init(&s->leading, false);
+	s->batch = xmalloc((size_t)max_batch * sizeof(*s->batch));
+	s->live = xmalloc((size_t)max_batch * sizeof(*s->live));
 	return s;
 }
 
@@ -126,18 +126,13 @@ store_free(store *s)
 {
 	if (s == NULL)
 		return;
-	if (s->group) {
-		/* no request thread is left: the committer finds nothing more */
-		atomic_store(&s->stopping, true);
-		sem_post(&s->work);
-		pthread_join(s->committer, NULL);
-		sem_destroy(&s->work);
-	}
 	if (s->conn != NULL)
 		PQfinish(s->conn);
 	pthread_mutex_destroy(&s->conn_lock);
 	for (int k = 0; k < ACCEPT_NPARAMS; k++)
 		pgarray_free(s->param[k]);
+	free(s->batch);
+	free(s->live);
 	free(s->conninfo);
 	free(s);
 }
@@ -721,46 +716,63 @@ take_incoming(store *s)
 	return fifo;
 }
 
-static void *
-committer_main(void *arg)
+static bool
+lead_try(store *s)
 {
-	store *s = arg;
-	pending **batch = xmalloc((size_t)s->max_batch * sizeof(*batch));
-	pending **live = xmalloc((size_t)s->max_batch * sizeof(*live));
+	bool idle = false;
 
-	for (;;) {
-		pending *todo;
+	return atomic_compare_exchange_strong(&s->leading, &idle, true);
+}
 
-		while (sem_wait(&s->work) != 0)
-			; /* EINTR */
-		FAILPOINT_PAUSE("group-commit-pause");
-		/* whatever queued up while the last batch committed */
+/*
+ * The leader: commits one batch, the oldest max_batch deliveries of todo
+ * (NULL: of what has queued up), its own among them or not, then passes
+ * the lead to the oldest delivery left or gives it up, and only then
+ * wakes the batch: the next statement is not held up by the wake-ups.
+ * Giving the lead up races with a push that saw it held: after the
+ * release the queue is looked at again (seq_cst, as the push and
+ * lead_try), so a delivery is never left without a leader.
+ */
+static void
+lead(store *s, pending *todo)
+{
+	pending *done, *next, **tail = &done;
+	int n = 0;
+
+	FAILPOINT_PAUSE("group-commit-pause");
+	if (todo == NULL)
 		todo = take_incoming(s);
-		if (todo == NULL && atomic_load(&s->stopping))
+	for (size_t bytes = 0; todo != NULL && n < s->max_batch; n++) {
+		bytes += todo->d->body_len;
+		if (n > 0 && bytes > BATCH_BYTES)
 			break;
-		while (todo != NULL) {
-			int n = 0;
-
-			for (size_t bytes = 0; todo != NULL && n < s->max_batch; n++) {
-				bytes += todo->d->body_len;
-				if (n > 0 && bytes > BATCH_BYTES)
-					break;
-				batch[n] = todo;
-				todo = todo->next;
-			}
-			commit_batch(s, batch, n, live);
-			/*
-			 * Wake exactly the deliveries of this batch, one futex each.
-			 * The post is the last touch of an entry: its owner may
-			 * return at once.
-			 */
-			for (int i = 0; i < n; i++)
-				sem_post(&batch[i]->done);
-		}
+		s->batch[n] = todo;
+		*tail = todo;
+		tail = &todo->next;
+		todo = todo->next;
 	}
-	free(live);
-	free(batch);
-	return NULL;
+	*tail = NULL;
+	if (n > 0)
+		commit_batch(s, s->batch, n, s->live);
+	/* the arrays are the next leader's from here on: the batch is the list done */
+	next = todo;
+	while (next == NULL && (next = take_incoming(s)) == NULL) {
+		atomic_store(&s->leading, false);
+		if (atomic_load(&s->incoming) == NULL || !lead_try(s))
+			break;
+	}
+	if (next != NULL) {
+		next->lead = true;
+		next->todo = next;
+		sem_post(&next->done);
+	}
+	/* the post is the last touch of an entry: its owner may return at once */
+	while (done != NULL) {
+		pending *p = done;
+
+		done = p->next;
+		sem_post(&p->done);
+	}
 }
 
 int
@@ -782,20 +794,27 @@ store_accept(store *s, const store_delivery *d, store_outcome *out)
 		return rc;
 	}
 	/*
-	 * p lives on this stack until the committer posts p.done: we wait for
-	 * that below, so the list never holds a dangling pointer.
+	 * Leader/follower: the thread that finds no batch in flight commits
+	 * what has queued up itself, its own delivery included; the others
+	 * sleep until a leader has committed theirs or hands them the lead.
+	 * p lives on this stack until its batch has been committed, so the
+	 * list never holds a dangling pointer.
 	 */
 	sem_init(&p.done, 0, 0);
 	head = atomic_load_explicit(&s->incoming, memory_order_relaxed);
 	do {
 		p.next = head;
-	} while (!atomic_compare_exchange_weak_explicit(
-		&s->incoming, &head, &p, memory_order_release, memory_order_relaxed));
-	/* the list was empty: the committer may be asleep (else it will look again) */
-	if (head == NULL)
-		sem_post(&s->work);
-	while (sem_wait(&p.done) != 0)
-		; /* EINTR: a signal handler ran; the committer still owns p */
+	} while (!atomic_compare_exchange_weak(&s->incoming, &head, &p));
+	if (lead_try(s))
+		lead(s, NULL);
+	for (;;) {
+		while (sem_wait(&p.done) != 0)
+			; /* EINTR: a signal handler ran */
+		if (!p.lead)
+			break;
+		p.lead = false;
+		lead(s, p.todo);
+	}
 	sem_destroy(&p.done);
 	*out = p.out;
 	return p.rc;

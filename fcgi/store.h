@@ -8,11 +8,12 @@
  * it is one statement, its own transaction, so the delivery has committed
  * by the time store_accept returns 0.
  *
- * Group commit (store_new_group): request threads hand their deliveries to
- * one committer thread, which sends whatever has queued up (at most
- * max_batch deliveries, 32 MB of bodies) as one accept_batch() call, with
- * one array per column, and wakes each thread only after that call
- * returned its rows: one WAL flush for many deliveries, and still no reply
+ * Group commit (store_new_group): request threads queue their deliveries,
+ * and the one that finds no batch in flight (the leader) sends whatever has
+ * queued up (at most max_batch deliveries, 32 MB of bodies) as one
+ * accept_batch() call, with one array per column, and wakes each other
+ * thread only after that call returned its rows: one WAL flush for many
+ * deliveries, one hand-off at most per delivery, and still no reply
  * before the delivery's own row is durable.
  */
 #ifndef HOOKINBOX_STORE_H
@@ -63,7 +64,7 @@ typedef struct store_options {
 	 * The responder's own bound, > 0: a delivery is answered (stored, or
 	 * -1 from store_accept) at most this long after store_accept is
 	 * called, whatever the server does: waiting for the connection lock,
-	 * the committer, connecting and the statement included.  A server
+	 * the batch ahead, connecting and the statement included.  A server
 	 * that stops answering (frozen, a partition) cannot enforce its own
 	 * statement_timeout.  After the deadline the connection is dropped;
 	 * the statement may still commit when the server wakes, which a retry
@@ -74,7 +75,7 @@ typedef struct store_options {
 
 /* nothing is connected until the first call */
 store *store_new(const store_options *opt);
-/* the same with a committer thread batching up to max_batch deliveries */
+/* the same, batching up to max_batch deliveries */
 store *store_new_group(const store_options *opt, int max_batch);
 void store_free(store *s);
 
@@ -91,7 +92,7 @@ int store_accept(store *s, const store_delivery *d, store_outcome *out)
  * one accept_batch() call, so in one transaction: every row is committed
  * or none is.  0: committed, out[0..n) set.  -1: nothing stored (logged
  * here), the caller answers 503 and the provider retries the whole batch.
- * The group committer is passed by: the call takes the connection itself.
+ * Group commit is passed by: the call takes the connection itself.
  */
 int store_accept_many(store *s, const store_delivery *d, size_t n, store_outcome *out)
 	__attribute__((warn_unused_result));

@@ -8,7 +8,7 @@
 #                                   on its seed corpus; fails on any crash, leak,
 #                                   UB report or timeout
 #   make fuzz FUZZ_SECONDS=3600     run longer (each harness in turn)
-#   make fuzz FUZZ_HARNESSES=verify just one (verify envelope content_length form conf ecdsa xml)
+#   make fuzz FUZZ_HARNESSES=verify just one (verify envelope content_length fcgirec form conf ecdsa xml)
 #   make fuzz-regress               only replay the seed corpus (seconds; for CI)
 #   make fuzz-build                 build only; then e.g.
 #       obj/fuzz/fuzz_verify -jobs=8 -workers=8 obj/fuzz/corpus/verify tests/fuzz/corpus/verify
@@ -22,14 +22,14 @@ FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 20
 FUZZ_TIMEOUT ?= 10
 FUZZ_FLAGS ?=
-FUZZ_HARNESSES ?= verify envelope content_length form conf ecdsa xml
+FUZZ_HARNESSES ?= verify envelope content_length fcgirec form conf ecdsa xml
 
 FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_ALL_CFLAGS = $(WARN) $(DEFS) $(PKG_INCS) -g -O1 $(FUZZ_SAN) \
 	-fsanitize=fuzzer-no-link -MMD -MP
 
 # no logging and no libpq results in a harness: log.c and pgvalue.c (which logs) stay out
-FUZZ_LIB_SRC = $(filter-out common/log.c common/pgvalue.c,$(COMMON_SRC)) fcgi/content_length.c
+FUZZ_LIB_SRC = $(filter-out common/log.c common/pgvalue.c,$(COMMON_SRC)) fcgi/content_length.c fcgi/fcgirec.c
 FUZZ_LIB_OBJS = $(patsubst %.c,obj/fuzz/%.o,$(FUZZ_LIB_SRC) tests/fuzz/fuzz_request.c)
 FUZZ_BINS = $(patsubst %,obj/fuzz/fuzz_%,$(FUZZ_HARNESSES))
 
