@@ -35,7 +35,9 @@ my %endpoints = (
 		id_header => 'X-Tpl-Delivery', type_field => 'type', signed_content => $TPL,
 		timestamp_header => 'X-Tpl-Timestamp' },
 	tplurl => { provider => 'hmac', secrets => [$url_secret], header => 'X-Url-Sig', algorithm => 'sha512',
-		encoding => 'base64', id_field => 'id', signed_content => $URL_TPL },
+		encoding => 'base64', id_field => 'id', signed_content => $URL_TPL,
+		# {url} needs public_url for the first start too; the port is known after it
+		public_url => 'http://127.0.0.1/hooks/tplurl' },
 	# docs/providers.md: Slack as an hmac endpoint
 	slackish => { provider => 'hmac', secrets => [$slack_secret], header => 'X-Slack-Signature', prefix => 'v0=',
 		signed_content => 'v0:{timestamp}:{body}', timestamp_header => 'X-Slack-Request-Timestamp',
