@@ -71,8 +71,8 @@ parse_pairs(fcgirec *r, unsigned char *p, size_t len)
 	while (rd < len) {
 		size_t nl, vl;
 
-		if (pair_len(p, len, &rd, &nl) != 0 || pair_len(p, len, &rd, &vl) != 0 ||
-		    nl == 0 || nl > len - rd || vl > len - rd - nl)
+		if (pair_len(p, len, &rd, &nl) != 0 || pair_len(p, len, &rd, &vl) != 0 || nl == 0 ||
+		    nl > len - rd || vl > len - rd - nl)
 			return -1;
 		/* a name with '=' or NUL would make another variable's lookup find it */
 		if (memchr(p + rd, '=', nl) != NULL || memchr(p + rd, '\0', nl) != NULL)
@@ -121,14 +121,12 @@ fcgirec_parse(fcgirec *r, unsigned char *buf, size_t len)
 				return -1;
 			r->id = id;
 			r->keep_conn = (h[10] & KEEP_CONN) != 0;
-		} else if (id != r->id) {
-			return -1;
-		} else if (type == PARAMS && !params_done) {
+		} else if (id == r->id && type == PARAMS && !params_done) {
 			memmove(buf + wr, h + HEADER_LEN, clen);
 			wr += clen;
 			params_len += clen;
 			params_done = clen == 0;
-		} else if (type == STDIN && params_done) {
+		} else if (id == r->id && type == STDIN && params_done) {
 			memmove(buf + wr, h + HEADER_LEN, clen);
 			wr += clen;
 			r->body_len += clen;
@@ -139,6 +137,7 @@ fcgirec_parse(fcgirec *r, unsigned char *buf, size_t len)
 				break;
 			}
 		} else {
+			/* another request's record, or one out of its place */
 			return -1;
 		}
 		off += rec;

@@ -80,7 +80,7 @@ struct store {
 	 * with one exchange, so neither ever waits for the other's lock.
 	 */
 	_Atomic(pending *) incoming;
-	atomic_bool leading; /* a request thread is committing for the others */
+	atomic_bool leading;	 /* a request thread is committing for the others */
 	pending **batch, **live; /* the leader's, max_batch entries each */
 };
 

@@ -61,7 +61,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (out_len - off < 8 || out[off] != 1)
 				abort();
 			clen = (size_t)out[off + 4] << 8 | out[off + 5];
-			if (out[off + 1] == 6 && clen > 0 && memcmp(out + off + 8, data + got, clen) != 0)
+			if (out[off + 1] == 6 && clen > 0 &&
+			    memcmp(out + off + 8, data + got, clen) != 0)
 				abort();
 			if (out[off + 1] == 6)
 				got += clen;

@@ -217,7 +217,10 @@ main(void)
 	rec(&m, 2, 1, "", 0, 0); /* FCGI_ABORT_REQUEST */
 	ok(fcgirec_parse(&r, m.b, m.n) == -1, "an abort: not taken");
 	begin(&m, 1, 1, 0);
-	rec(&m, 4, 1, "\x05\x01" "AB", 4, 0); /* lengths say 6 bytes, 2 follow */
+	rec(&m, 4, 1,
+	    "\x05\x01"
+	    "AB",
+	    4, 0); /* lengths say 6 bytes, 2 follow */
 	rec(&m, 4, 1, "", 0, 0);
 	rec(&m, 5, 1, "", 0, 0);
 	ok(fcgirec_parse(&r, m.b, m.n) == -1, "a pair longer than its stream: not taken");
@@ -227,7 +230,10 @@ main(void)
 	rec(&m, 5, 1, "", 0, 0);
 	ok(fcgirec_parse(&r, m.b, m.n) == -1, "a length cut short: not taken");
 	begin(&m, 1, 1, 0);
-	rec(&m, 4, 1, "\x03\x01" "A=BC", 6, 0);
+	rec(&m, 4, 1,
+	    "\x03\x01"
+	    "A=BC",
+	    6, 0);
 	rec(&m, 4, 1, "", 0, 0);
 	rec(&m, 5, 1, "", 0, 0);
 	ok(fcgirec_parse(&r, m.b, m.n) == -1, "a name with '=': not taken");
