@@ -63,8 +63,8 @@ is($r->{json}{id}, $id, 'redelivery: same id');
 is($r->{json}{duplicate}, JSON::PP::true, 'redelivery: duplicate');
 is(rows(), 1, 'redelivery: still one row');
 
-# 50 concurrent deliveries of one event (under group commit, with the
-# committer pausing so that copies of the event share a batch)
+# 50 concurrent deliveries of one event (under group commit, each leader
+# pausing before its batch so that copies of the event share one)
 {
 	$t->httpd->restart(HOOKINBOX_FAILPOINT => 'group-commit-pause') if $ENV{HOOKINBOX_INTAKE_THREADS};
 	my $b = stripe_event('evt_concurrent');

@@ -62,8 +62,8 @@ sub raw_stripe {
 	is($t->sql(q{select count(*) from hookinbox.inbox where event_id = 'evt_latin1' and headers ? 'Content-Type'}),
 		1, 'Latin-1 User-Agent: the other headers are kept');
 
-	# twelve deliveries at once (the committer pauses so that they share
-	# batches), every third with a Content-Type that is not UTF-8
+	# twelve deliveries at once (each leader pauses before its batch so that
+	# they share batches), every third with a Content-Type that is not UTF-8
 	my $dir = $t->dir;
 	my @pids;
 	for my $i (1 .. 12) {

@@ -251,7 +251,7 @@ subtest 'a batch is stored whole or not at all' => sub {
 	is($r->{status}, 200, 'the retry: 200');
 	is(rows('sendgrid'), $before + 3, 'every event stored');
 
-	# group commit: a batch passes by the committer, in one statement of its own
+	# group commit: a provider batch passes by the group's batches, in one statement of its own
 	$t->{o}{intake} = { threads => 4 };
 	# and for hookinbox-send below: HubSpot signs the URL requested, here the responder's own
 	$t->{o}{endpoints}{hubspot}{public_url} = $t->url('hubspot');
