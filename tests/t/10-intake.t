@@ -63,27 +63,35 @@ is($r->{json}{id}, $id, 'redelivery: same id');
 is($r->{json}{duplicate}, JSON::PP::true, 'redelivery: duplicate');
 is(rows(), 1, 'redelivery: still one row');
 
+# n children at once, child k (1..n) running $code->(k); returns when all ended
+sub in_parallel {
+	my ($n, $code) = @_;
+	my @pids;
+	for my $k (1 .. $n) {
+		my $pid = fork // die;
+		if (!$pid) {
+			$code->($k);
+			_exit(0);
+		}
+		push @pids, $pid;
+	}
+	waitpid $_, 0 for @pids;
+}
+
 # 50 concurrent deliveries of one event (under group commit, each leader
 # pausing before its batch so that copies of the event share one)
 {
 	$t->httpd->restart(HOOKINBOX_FAILPOINT => 'group-commit-pause') if $ENV{HOOKINBOX_INTAKE_THREADS};
 	my $b = stripe_event('evt_concurrent');
 	my $dir = $t->dir;
-	my @pids;
-	for my $i (1 .. 50) {
-		my $pid = fork // die;
-		if (!$pid) {
-			my $http = HTTP::Tiny->new(timeout => 30);
-			my $res = $http->request('POST', $t->url('stripe-live'),
-				{ content => $b, headers => { 'Stripe-Signature' => stripe_sig($secret, $b) } });
-			open my $fh, '>', "$dir/conc.$i" or _exit(1);
-			print $fh "$res->{status} $res->{content}";
-			close $fh;
-			_exit(0);
-		}
-		push @pids, $pid;
-	}
-	waitpid $_, 0 for @pids;
+	in_parallel(50, sub {
+		my ($i) = @_;
+		my $res = HTTP::Tiny->new(timeout => 30)->request('POST', $t->url('stripe-live'),
+			{ content => $b, headers => { 'Stripe-Signature' => stripe_sig($secret, $b) } });
+		open my $fh, '>', "$dir/conc.$i" or _exit(1);
+		print $fh "$res->{status} $res->{content}";
+		close $fh;
+	});
 	my (%status, %ids, %dup);
 	for my $i (1 .. 50) {
 		open my $fh, '<', "$dir/conc.$i" or next;
@@ -107,25 +115,19 @@ is(rows(), 1, 'redelivery: still one row');
 # answered 200 with the id of its own row, which is there
 {
 	my $dir = $t->dir;
-	my @pids;
-	for my $k (1 .. 8) {
-		my $pid = fork // die;
-		if (!$pid) {
-			my $http = HTTP::Tiny->new(timeout => 30);
-			open my $fh, '>', "$dir/uniq.$k" or _exit(1);
-			for my $i (1 .. 25) {
-				my $b = stripe_event("evt_uniq_${k}_$i", obj => "in_uniq_$i");
-				my $res = $http->request('POST', $t->url('stripe-live'),
-					{ content => $b, headers => { 'Stripe-Signature' => stripe_sig($secret, $b) } });
-				my $id = $res->{status} == 200 ? eval { decode_json($res->{content})->{id} } : undef;
-				print $fh "evt_uniq_${k}_$i $res->{status} " . ($id // '-') . "\n";
-			}
-			close $fh;
-			_exit(0);
+	in_parallel(8, sub {
+		my ($k) = @_;
+		my $http = HTTP::Tiny->new(timeout => 30);
+		open my $fh, '>', "$dir/uniq.$k" or _exit(1);
+		for my $i (1 .. 25) {
+			my $b = stripe_event("evt_uniq_${k}_$i", obj => "in_uniq_$i");
+			my $res = $http->request('POST', $t->url('stripe-live'),
+				{ content => $b, headers => { 'Stripe-Signature' => stripe_sig($secret, $b) } });
+			my $id = $res->{status} == 200 ? eval { decode_json($res->{content})->{id} } : undef;
+			print $fh "evt_uniq_${k}_$i $res->{status} " . ($id // '-') . "\n";
 		}
-		push @pids, $pid;
-	}
-	waitpid $_, 0 for @pids;
+		close $fh;
+	});
 	my %row = map { split / / } split /\n/,
 		$t->sql(q{select event_id || ' ' || id from hookinbox.inbox where event_id like 'evt_uniq_%'});
 	my ($n, $ok) = (0, 0);
