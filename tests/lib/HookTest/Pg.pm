@@ -41,6 +41,7 @@ sub init {
 	if ($> == 0) {
 		HookTest::Proc::ensure_pg_user();
 		my ($uid, $gid) = (getpwnam($HookTest::Proc::PG_USER))[2, 3];
+		defined $uid or die "no user $HookTest::Proc::PG_USER\n";
 		chown $uid, $gid, $self->{sock};
 		chmod 0755, $self->{dir};
 		mkdir $self->{data};

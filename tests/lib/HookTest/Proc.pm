@@ -10,6 +10,7 @@ package HookTest::Proc;
 
 use strict;
 use warnings;
+use Fcntl ();
 use Cwd qw(abs_path);
 use File::Basename qw(dirname);
 use File::Temp ();
@@ -91,10 +92,17 @@ sub as_pg_user {
 	return ('runuser', '-u', $PG_USER, '--', @cmd);
 }
 
+# Parallel jobs on a fresh machine meet here at once: one creates the
+# user under a lock, the others wait for it and then see it.
 sub ensure_pg_user {
 	return if getpwnam($PG_USER);
-	system('useradd', '--system', '--no-create-home', '--shell', '/usr/sbin/nologin', $PG_USER) == 0
-		or getpwnam($PG_USER) or die "could not create user $PG_USER\n";
+	open my $lock, '>', '/tmp/hookinbox-test-useradd.lock' or die "lock: $!\n";
+	flock $lock, Fcntl::LOCK_EX() or die "flock: $!\n";
+	if (!getpwnam($PG_USER)) {
+		system('useradd', '--system', '--no-create-home', '--shell', '/usr/sbin/nologin', $PG_USER);
+	}
+	close $lock;
+	getpwnam($PG_USER) or die "could not create user $PG_USER\n";
 }
 
 1;
