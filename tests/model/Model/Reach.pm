@@ -54,7 +54,7 @@ my %RULES = (
 	downstream_flaky => { effect => qr/-> 2\d\d, worker exit 0/ },
 	downstream_dead => { effect => qr/attempts exhausted/ },
 	pre_claim => { effect => qr/genuine \S+ \S+ -> 2\d\d/ },
-	replay_after_purge => { effect => qr/its row purged; .* -> 2\d\d$/ },
+	replay_after_purge => { effect => qr/its row purged; .*? -> 2\d\d(?:;|$)/ },
 	backfill_run => { effect => qr/exit 0, stored \d+/ },
 	sent_then_parked => { miss => qr/not sent/, effect => qr/sent then parked(?:, replayed[^;]*)?; .*, stale$/ },
 );
