@@ -24,6 +24,7 @@ package Model;
 use strict;
 use warnings;
 use File::Path qw(make_path);
+use List::Util ();
 use POSIX qw(:sys_wait_h);
 use Time::HiRes qw(sleep time);
 use HookTest;
@@ -236,8 +237,10 @@ sub deliver {
 sub post {
 	my ($self, $d, $url, $h) = @_;
 	HookTest::record_secret(map { $h->{$_} } grep { /signature|hmac/i } keys %$h);
+	my $t0 = time;
 	my $r = (grep { /[^\x20-\x7e]/ } values %$h) ? raw_post($url, $d->{body}, $h)
 		: $self->{t}{http}->request('POST', $url, { content => $d->{body}, headers => $h });
+	$r->{secs} = time - $t0;
 	$r->{json} = eval { JSON::PP::decode_json($r->{content}) } if ($r->{content} // '') =~ /^\s*\{/;
 	$self->record_answer($d, $r);
 	return $r;
@@ -246,7 +249,7 @@ sub post {
 sub record_answer {
 	my ($self, $d, $r) = @_;
 	return Model::OpsBatch::record_batch($self, $d, $r) if $d->{batch};
-	my %a = (%$d, status => $r->{status}, t => time());
+	my %a = (%$d, status => $r->{status}, t => time(), secs => $r->{secs});
 	delete $a{fe};
 	if ($r->{status} >= 200 && $r->{status} <= 299 && $r->{json}) {
 		$a{got} = $r->{json}{id};
@@ -571,10 +574,11 @@ sub summary {
 	my @ex = map { "$_=$c->{$_}" } sort grep { /^exit:/ } keys %$c;
 	my $k = $self->{checked};
 	return sprintf("seed %d%s: %d operations (%s); background exits (%s); invariant checks (%s); "
-		. "deliveries %d, events %d", $self->{seed}, $self->{pgbouncer} ? ' (through PgBouncer)' : '',
-		$self->{ops_done} // 0, join(' ', @ops),
+		. "deliveries %d, events %d, slowest answer %.1f s", $self->{seed},
+		$self->{pgbouncer} ? ' (through PgBouncer)' : '', $self->{ops_done} // 0, join(' ', @ops),
 		join(' ', @ex), join(' ', map { "$_:$k->{$_}" } sort { $a <=> $b } keys %$k),
-		scalar @{ $self->{dl} }, scalar keys %{ $self->{ev} });
+		scalar @{ $self->{dl} }, scalar keys %{ $self->{ev} },
+		List::Util::max(0, map { $_->{secs} // 0 } @{ $self->{dl} }));
 }
 
 sub DESTROY {

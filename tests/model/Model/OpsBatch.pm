@@ -216,7 +216,7 @@ sub record_batch {
 		$d->{id}, $st, scalar @ans, substr($r->{content} // '', 0, 200)) if $ok && @ans != @b;
 	for my $i (0 .. $#b) {
 		my %a = (ep => 'hs', L => $b[$i]{L}, id => $b[$i]{id}, status => $st, t => time(), batch => 1,
-			fe_name => $d->{fe_name});
+			fe_name => $d->{fe_name}, secs => $r->{secs});
 		if ($ok && $ans[$i]) {
 			$a{got} = $ans[$i]{id};
 			$a{dup} = $ans[$i]{duplicate} ? 1 : 0;
