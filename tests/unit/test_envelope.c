@@ -120,6 +120,18 @@ reject(const char *what, provider p, const hmac_conf *h, const char *body, size_
 	envelope_release(&env);
 }
 
+/* {"id":"<unit n times><tail>"} in buf (cap bytes) */
+static const char *
+id_body(char *buf, size_t cap, const char *unit, size_t n, const char *tail)
+{
+	size_t o = (size_t)snprintf(buf, cap, "{\"id\":\"");
+
+	for (size_t i = 0; i < n; i++)
+		o += (size_t)snprintf(buf + o, cap - o, "%s", unit);
+	snprintf(buf + o, cap - o, "%s\"}", tail);
+	return buf;
+}
+
 static void
 test_stripe(void)
 {
@@ -178,6 +190,28 @@ test_stripe(void)
 	reject("stripe: 256-byte id", PROVIDER_STRIPE, NULL, s, strlen(s), NULL,
 	       "event id over 255 bytes");
 	free(s);
+
+	/* the limit is on the unescaped bytes; a lone surrogate is refused wherever it is */
+	{
+		char body[2048], want[256];
+
+		memset(want, 'a', 255);
+		want[255] = '\0';
+		check("stripe: 255-byte id", PROVIDER_STRIPE, NULL,
+		      id_body(body, sizeof(body), "a", 255, ""), NULL, want, NULL, NULL, false, 0);
+		check("stripe: 255-byte id written with escapes", PROVIDER_STRIPE, NULL,
+		      id_body(body, sizeof(body), "\\u0061", 255, ""), NULL, want, NULL, NULL,
+		      false, 0);
+		id_body(body, sizeof(body), "a", 254, "\\u00e9");
+		reject("stripe: 254 bytes and a 2-byte escape", PROVIDER_STRIPE, NULL, body,
+		       strlen(body), NULL, "event id over 255 bytes");
+		id_body(body, sizeof(body), "a", 300, "\\ud800");
+		reject("stripe: a lone surrogate after 300 bytes", PROVIDER_STRIPE, NULL, body,
+		       strlen(body), NULL, "event id is not valid UTF-8 or has control characters");
+		id_body(body, sizeof(body), "a", 300, "\\u0001");
+		reject("stripe: a control character after 300 bytes", PROVIDER_STRIPE, NULL, body,
+		       strlen(body), NULL, "event id over 255 bytes");
+	}
 
 	/* 10,000 levels of nesting: a clean error, no deep recursion */
 	{
