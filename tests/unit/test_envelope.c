@@ -75,6 +75,19 @@ streq(const char *a, const char *b)
 	return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
 }
 
+/* an envelope field as the test names it: NULL when absent */
+static bool
+field_is(const char *field, const char *want)
+{
+	return streq(envelope_or_null(field), want);
+}
+
+static const char *
+shown(const char *field)
+{
+	return field[0] != '\0' ? field : "-";
+}
+
 static void
 check(const char *what, provider p, const hmac_conf *h, const char *body, const char *const *hdrs,
       const char *id, const char *type, const char *object, bool has_version, int64_t version)
@@ -83,12 +96,12 @@ check(const char *what, provider p, const hmac_conf *h, const char *body, const 
 	const char *reason;
 	int rc = extract(p, h, body, strlen(body), &env, &reason, hdrs);
 
-	ok(rc == 0 && streq(env.event_id, id) && streq(env.event_type, type) &&
-		   streq(env.object_id, object) && env.has_version == has_version &&
+	ok(rc == 0 && field_is(env.event_id, id) && field_is(env.event_type, type) &&
+		   field_is(env.object_id, object) && env.has_version == has_version &&
 		   (!has_version || env.version == version),
-	   "%s: id=%s type=%s object=%s version=%lld (%s)", what, env.event_id ? env.event_id : "-",
-	   env.event_type ? env.event_type : "-", env.object_id ? env.object_id : "-",
-	   (long long)env.version, rc == 0 ? "ok" : reason);
+	   "%s: id=%s type=%s object=%s version=%lld (%s)", what, shown(env.event_id),
+	   shown(env.event_type), shown(env.object_id), (long long)env.version,
+	   rc == 0 ? "ok" : reason);
 	envelope_release(&env);
 }
 
@@ -101,7 +114,7 @@ noted(const char *what, provider p, const hmac_conf *h, const char *body, const 
 	const char *reason;
 	int rc = extract(p, h, body, strlen(body), &env, &reason, hdrs);
 
-	ok(rc == 0 && env.event_id != NULL && streq(env.note, want_note),
+	ok(rc == 0 && env.event_id[0] != '\0' && streq(env.note, want_note),
 	   "%s: stored, note \"%s\" (%s)", what, env.note ? env.note : "-",
 	   rc == 0 ? "ok" : reason);
 	envelope_release(&env);
