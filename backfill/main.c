@@ -314,14 +314,14 @@ backfill_item(run *rn, bf_item *it)
 	}
 	if (rn->o->dry_run) {
 		printf("would store %s (%s)\n", it->id,
-		       env.event_type ? env.event_type : "no type");
+		       env.event_type[0] != '\0' ? env.event_type : "no type");
 		rn->f.stored++;
 		goto out;
 	}
 	hdrs = headers_json(it);
 	bf_row row = {.event_id = env.event_id,
-		      .event_type = env.event_type,
-		      .object_id = env.object_id,
+		      .event_type = envelope_or_null(env.event_type),
+		      .object_id = envelope_or_null(env.object_id),
 		      .version = env.version,
 		      .has_version = env.has_version,
 		      .headers_json = hdrs,
@@ -340,7 +340,7 @@ backfill_item(run *rn, bf_item *it)
 		rn->f.raced++;
 	} else {
 		printf("stored %s (%s) as intake id %lld\n", it->id,
-		       env.event_type ? env.event_type : "no type", (long long)id);
+		       env.event_type[0] != '\0' ? env.event_type : "no type", (long long)id);
 		rn->f.stored++;
 	}
 out:

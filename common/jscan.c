@@ -311,37 +311,56 @@ value_end(const char *p, const char *end)
 }
 
 /*
+ * out[*o..] = s[0..n) when it fits in cap bytes; *o counts the bytes
+ * either way, so that the caller learns the whole text's length.  Once one
+ * piece does not fit no later one does (*o is then past cap).
+ */
+static void
+put(char *out, size_t cap, size_t *o, const void *s, size_t n)
+{
+	if (*o <= cap && n <= cap - *o)
+		memcpy(out + *o, s, n);
+	*o += n;
+}
+
+/*
  * Unescape the string whose source (quotes included) is p[0..len) into
- * out (room for len bytes).  -1 on a lone surrogate.
+ * out (room for cap bytes); *olen = the unescaped length, which exceeds
+ * cap when it did not fit.  -1 on a lone surrogate anywhere in the string,
+ * whether or not it fits, so that the answer does not depend on cap.
  */
 static int
-unescape(const char *p, size_t len, char *out, size_t *olen)
+unescape(const char *p, size_t len, char *out, size_t cap, size_t *olen)
 {
 	const char *end = p + len - 1;
 	size_t o = 0;
 
 	for (p++; p < end;) {
+		const char *bs = memchr(p, '\\', (size_t)(end - p));
+		size_t run = (size_t)((bs != NULL ? bs : end) - p);
+		unsigned char ch[4];
+		size_t n = 1, step = 2; /* the bytes it stands for, the escape's own */
 		uint32_t cp, lo;
 
-		if (*p != '\\') {
-			out[o++] = *p++;
-			continue;
-		}
+		put(out, cap, &o, p, run);
+		p += run;
+		if (p == end)
+			break;
 		switch (p[1]) {
 		case 'b':
-			out[o++] = '\b';
+			ch[0] = '\b';
 			break;
 		case 'f':
-			out[o++] = '\f';
+			ch[0] = '\f';
 			break;
 		case 'n':
-			out[o++] = '\n';
+			ch[0] = '\n';
 			break;
 		case 'r':
-			out[o++] = '\r';
+			ch[0] = '\r';
 			break;
 		case 't':
-			out[o++] = '\t';
+			ch[0] = '\t';
 			break;
 		case 'u':
 			(void)hex4(p + 2, &cp);
@@ -354,14 +373,15 @@ unescape(const char *p, size_t len, char *out, size_t *olen)
 				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
 				p += 6;
 			}
-			o += utf8_put(cp, (unsigned char *)out + o);
-			p += 6;
-			continue;
+			n = utf8_put(cp, ch);
+			step = 6;
+			break;
 		default:
-			out[o++] = p[1];
+			ch[0] = (unsigned char)p[1];
 			break; /* \" \\ \/ */
 		}
-		p += 2;
+		put(out, cap, &o, ch, n);
+		p += step;
 	}
 	*olen = o;
 	return 0;
@@ -416,8 +436,8 @@ jscan_member(const jscan_value *o, const char *key, size_t key_len, jscan_value 
 			char *buf = xmalloc((size_t)(kend - k));
 			size_t n;
 
-			match = unescape(k, (size_t)(kend - k), buf, &n) == 0 && n == key_len &&
-				memcmp(buf, key, key_len) == 0;
+			match = unescape(k, (size_t)(kend - k), buf, (size_t)(kend - k), &n) == 0 &&
+				n == key_len && memcmp(buf, key, key_len) == 0;
 			free(buf);
 		}
 		p = kend;
@@ -478,18 +498,32 @@ jscan_path(const jscan_value *o, const char *path, jscan_value *out)
 }
 
 int
+jscan_string_into(const jscan_value *v, char *buf, size_t cap, size_t *len)
+{
+	size_t n;
+
+	if (v->type != JSCAN_STRING || unescape(v->p, v->len, buf, cap, &n) < 0)
+		return -1;
+	if (n >= cap)
+		return 1;
+	buf[n] = '\0';
+	*len = n;
+	return 0;
+}
+
+int
 jscan_string(const jscan_value *v, char **out, size_t *len)
 {
+	/* the text is shorter than its source, quotes included: room for the NUL */
 	char *buf;
 
 	if (v->type != JSCAN_STRING)
 		return -1;
 	buf = xmalloc(v->len);
-	if (unescape(v->p, v->len, buf, len) < 0) {
+	if (jscan_string_into(v, buf, v->len, len) != 0) {
 		free(buf);
 		return -1;
 	}
-	buf[*len] = '\0';
 	*out = buf;
 	return 0;
 }

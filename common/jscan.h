@@ -12,7 +12,7 @@
  * jscan_parse checks the whole text once (RFC 8259, well-formed UTF-8,
  * nesting bounded); the values it hands out are spans of that text, and
  * lookups in them scan without recursion.  Nothing is allocated except by
- * jscan_string.
+ * jscan_string (and by jscan_member for a key written with escapes).
  */
 #ifndef HOOKINBOX_JSCAN_H
 #define HOOKINBOX_JSCAN_H
@@ -73,6 +73,15 @@ int jscan_path(const jscan_value *o, const char *path, jscan_value *out);
  * cannot carry.
  */
 int jscan_string(const jscan_value *v, char **out, size_t *len);
+
+/*
+ * The same text into buf, of cap bytes, without allocating (the envelope
+ * fields are read on every delivery): 0 when it fits with its NUL; 1 when
+ * it is longer than cap - 1 bytes (buf then holds no usable text); -1 as
+ * jscan_string.  A lone surrogate gives -1 wherever it is, even past cap.
+ */
+int jscan_string_into(const jscan_value *v, char *buf, size_t cap, size_t *len)
+	__attribute__((warn_unused_result));
 
 /* true when a number's source text is an integer (no fraction, no exponent) */
 bool jscan_is_integer(const jscan_value *v);

@@ -735,14 +735,15 @@ rejected(int status, const char *reason)
 /*
  * serve's results beyond the outcome: the endpoint found, and texts the
  * caller frees.  event_id is set for stored deliveries only (accepted,
- * duplicate, held): a rejected request's body is not trusted, not logged.
+ * duplicate, held; "" otherwise): a rejected request's body is not
+ * trusted, not logged.
  */
 typedef struct served {
 	const endpoint_conf *ep;
 	handshake_answer answer; /* a handshake's */
 	bool answered;
 	char *note;
-	char *event_id;
+	envelope_field event_id;
 	/*
 	 * A duplicate found by its signed content under another, unsigned id:
 	 * event_id is the request's, not the stored delivery's (that one is
@@ -863,8 +864,8 @@ serve(handler *h, const http_io *io, served *sv)
 		.account = ep->account,
 		.environment = ep->environment,
 		.event_id = env.event_id,
-		.event_type = env.event_type,
-		.object_id = env.object_id,
+		.event_type = envelope_or_null(env.event_type),
+		.object_id = envelope_or_null(env.object_id),
 		.version = env.has_version ? &env.version : NULL,
 		.headers_json = headers_json(h, io, &rv),
 		.body = h->body,
@@ -894,8 +895,8 @@ serve(handler *h, const http_io *io, served *sv)
 			o.what = so.held ? "review" : so.duplicate ? "duplicate" : "accepted";
 			sv->note = env.note; /* static texts only: safe to log */
 			env.note = NULL;
-			sv->event_id = env.event_id; /* verified, stored: logged quoted */
-			env.event_id = NULL;
+			/* verified, stored: logged quoted */
+			memcpy(sv->event_id, env.event_id, sizeof(sv->event_id));
 			sv->event_id_unstored = so.duplicate && d.body_dedup;
 		}
 	}
@@ -972,11 +973,10 @@ handler_serve(handler *h, const http_io *io)
 	log_kv("request", "endpoint", ep ? ep->name : "(unknown)", "outcome", o.what, LOG_NUM,
 	       "status", status, "reason", o.reason, LOG_NUM, "id", o.id >= 0 ? id : NULL, LOG_NUM,
 	       "secret", o.secret_index >= 0 ? idx : NULL, "event_id",
-	       sv.event_id_unstored ? NULL : sv.event_id, "request_event_id",
+	       sv.event_id_unstored ? NULL : envelope_or_null(sv.event_id), "request_event_id",
 	       sv.event_id_unstored ? sv.event_id : NULL, "note", sv.note, LOG_NUM, "ms", ms,
 	       "request_id", rid, "upstream_request_id", upstream_request_id(io), LOG_END);
 	free(sv.note);
-	free(sv.event_id);
 	/*
 	 * refusals, storage failures (503) and duplicates: requests that store
 	 * nothing new, by endpoint and reason (a handshake is counted where it

@@ -143,7 +143,7 @@ static int
 extract(const provider_endpoint *ep, const request_view *req, envelope *env, const char **reason)
 {
 	const char *why = NULL;
-	char *type = NULL, *sub = NULL;
+	envelope_field type = "", sub = "";
 	jval p;
 	jws j;
 	int rc = -1;
@@ -162,14 +162,11 @@ extract(const provider_endpoint *ep, const request_view *req, envelope *env, con
 
 		env_optional(env, env_take(&env->event_type, t, strlen(t), &why), "type", &why);
 		free(t);
-	} else if (type != NULL) {
-		env->event_type = type;
-		type = NULL;
+	} else if (type[0] != '\0') {
+		env_set(&env->event_type, type);
 	}
 	rc = 0;
 out:
-	free(type);
-	free(sub);
 	jws_release(&j);
 	return rc;
 }

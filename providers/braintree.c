@@ -20,7 +20,6 @@
 #include "hex.h"
 #include "rfc3339.h"
 #include "scheme.h"
-#include "sha256.h"
 #include "wipe.h"
 #include "xalloc.h"
 #include "xmltop.h"
@@ -146,7 +145,7 @@ decode_payload(const form_param *payload, unsigned char *out, size_t cap)
 
 /* the text of <name> under <notification> as an envelope field */
 static int
-xml_field(const char *xml, size_t len, const char *name, char **out, const char **why)
+xml_field(const char *xml, size_t len, const char *name, envelope_field *out, const char **why)
 {
 	const char *t;
 	size_t tlen;
@@ -161,8 +160,8 @@ extract(const provider_endpoint *ep, const request_view *req, envelope *env, con
 {
 	form f = {NULL, 0};
 	const form_param *payload;
-	unsigned char d[SHA256_LEN];
-	char hex[2 * SHA256_LEN + 1], *xml = NULL, *ts = NULL;
+	char *xml = NULL;
+	envelope_field ts;
 	const char *why = NULL;
 	long xlen;
 	int rc = -1;
@@ -172,10 +171,8 @@ extract(const provider_endpoint *ep, const request_view *req, envelope *env, con
 		ENV_REFUSE("too many form parameters");
 	if ((payload = form_get(&f, "bt_payload")) == NULL)
 		ENV_REFUSE("no bt_payload");
-	if (sha256_digest(payload->value, payload->value_len, d) < 0)
+	if (env_take_hash(&env->event_id, payload->value, payload->value_len) < 0)
 		ENV_REFUSE("could not hash bt_payload");
-	hex_encode(d, sizeof(d), hex);
-	env->event_id = xasprintf("sha256:%s", hex);
 	rc = 0;
 	if (payload->value_len / 4 * 3 > PAYLOAD_XML_MAX) {
 		env_note(env, "bt_payload", "over 64 KiB: not read");
@@ -200,7 +197,6 @@ extract(const provider_endpoint *ep, const request_view *req, envelope *env, con
 		}
 	}
 out:
-	free(ts);
 	free(xml);
 	form_release(&f);
 	return rc;

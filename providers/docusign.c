@@ -31,7 +31,8 @@ extract(const provider_endpoint *ep, const request_view *req, envelope *env, con
 {
 	const char *why = NULL;
 	jval b = env_body(req, env);
-	char *event = NULL, *when = NULL, *id;
+	envelope_field event, when;
+	char *id;
 	int rc = -1, trc;
 
 	(void)ep;
@@ -50,14 +51,11 @@ extract(const provider_endpoint *ep, const request_view *req, envelope *env, con
 	free(id);
 	if (env_need_id(trc, &why, reason) < 0)
 		goto out;
-	env->event_type = event;
-	event = NULL;
+	env_set(&env->event_type, event);
 	env_optional(env, env_take_version(env, env_json_path(&b, "generatedDateTime")),
 		     "generatedDateTime", &env_version_why);
 	rc = 0;
 out:
-	free(event);
-	free(when);
 	return rc;
 }
 

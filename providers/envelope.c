@@ -85,12 +85,15 @@ handshake_answer_release(handshake_answer *a)
 	memset(a, 0, sizeof(*a));
 }
 
+const char *
+envelope_or_null(const char *field)
+{
+	return field[0] != '\0' ? field : NULL;
+}
+
 void
 envelope_release(envelope *env)
 {
-	free(env->event_id);
-	free(env->event_type);
-	free(env->object_id);
 	free(env->note);
 	memset(env, 0, sizeof(*env));
 }

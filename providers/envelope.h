@@ -16,28 +16,39 @@
 #include "endpoint.h"
 #include "verify.h"
 
+/* an event id, type or object id is at most this many bytes */
+#define ENVELOPE_FIELD_MAX 255
+
+/*
+ * One of those fields, NUL-terminated, "" when absent (a field is never
+ * empty).  Held in the envelope itself: reading the fields of a delivery
+ * allocates nothing, and an envelope can be copied (a batch's array grows)
+ * without leaving a pointer behind.
+ */
+typedef char envelope_field[ENVELOPE_FIELD_MAX + 1];
+
 typedef struct envelope {
-	char *event_id;	  /* never NULL after success */
-	char *event_type; /* NULL when the provider sends none */
-	char *object_id;  /* NULL when the provider sends none */
-	int64_t version;  /* provider version or creation time (for ordering) */
+	envelope_field event_id;   /* never "" after success */
+	envelope_field event_type; /* "" when the provider sends none */
+	envelope_field object_id;  /* "" when the provider sends none */
+	int64_t version;	   /* provider version or creation time (for ordering) */
 	bool has_version;
 	/*
 	 * What did not parse, e.g. "type: over 255 bytes; version: not an
-	 * integer or RFC 3339 time" (that field is NULL); NULL when all did.
+	 * integer or RFC 3339 time" (that field is ""); NULL when all did.
 	 * Built from static texts only, so it is safe to log.
 	 */
 	char *note;
 } envelope;
 
-/* an event id, type or object id is at most this many bytes */
-#define ENVELOPE_FIELD_MAX 255
+/* field (an envelope_field) as the store and the log take it: NULL when absent */
+const char *envelope_or_null(const char *field);
 
 /*
  * Fill *env from the request.  Returns 0 on success; -1 with a static
  * reason ("no event id", "event id over 255 bytes", ...) for a 400: only
  * the delivery key (the event id) can refuse a signed event.  A type,
- * object id or version that does not parse is left NULL and described in
+ * object id or version that does not parse is left absent and described in
  * env->note.  The caller releases *env with envelope_release in every case.
  * A provider that sends batches is refused here ("a batch of events"):
  * envelope_split reads its events.
@@ -100,7 +111,10 @@ typedef struct envelope_batch {
 	size_t n, cap;
 } envelope_batch;
 
-/* more events in one request are refused (400): no provider batches that many */
+/*
+ * more events in one request are refused (400): no provider batches that
+ * many (and their envelopes take under 8 MiB)
+ */
 #define ENVELOPE_BATCH_MAX 10000
 
 /* does ep's provider send batches? */

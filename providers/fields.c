@@ -52,9 +52,9 @@ tame_string(const char *s, size_t len)
 	return true;
 }
 
-/* *out = copy of s when tame; -1 and *why otherwise */
+/* *out = copy of s when tame; -1 and *why otherwise, *out untouched */
 int
-env_take(char **out, const char *s, size_t len, const char **why)
+env_take(envelope_field *out, const char *s, size_t len, const char **why)
 {
 	if (len == 0)
 		return *why = ENV_WHY_EMPTY, -1;
@@ -62,13 +62,23 @@ env_take(char **out, const char *s, size_t len, const char **why)
 		return *why = ENV_WHY_LONG, -1;
 	if (!tame_string(s, len))
 		return *why = ENV_WHY_UNTAME, -1;
-	*out = xstrndup(s, len);
+	memcpy(*out, s, len);
+	(*out)[len] = '\0';
 	return 0;
+}
+
+void
+env_set(envelope_field *out, const char *text)
+{
+	size_t len = strnlen(text, FIELD_MAX);
+
+	memcpy(*out, text, len);
+	(*out)[len] = '\0';
 }
 
 /* 1 when the header is absent, else as env_take() */
 int
-env_take_header(char **out, const request_view *req, const char *name, const char **why)
+env_take_header(envelope_field *out, const request_view *req, const char *name, const char **why)
 {
 	const char *v = req->header(req->ctx, name);
 
@@ -165,15 +175,19 @@ env_json_text(jval v, char **out, size_t *len)
 	return v.present && jscan_string(&v.v, out, len) == 0;
 }
 
+/*
+ * Read on every request of some providers (Slack's "type"), so without
+ * allocating; text is a short name.
+ */
 bool
 env_json_is(jval v, const char *text)
 {
-	char *s = NULL;
-	size_t len = 0;
-	bool same = env_json_text(v, &s, &len) && len == strlen(text) && memcmp(s, text, len) == 0;
+	char s[FIELD_MAX + 1];
+	size_t len = strlen(text);
+	size_t n;
 
-	free(s);
-	return same;
+	return len < sizeof(s) && v.present && jscan_string_into(&v.v, s, len + 1, &n) == 0 &&
+	       n == len && memcmp(s, text, len) == 0;
 }
 
 /*
@@ -183,20 +197,23 @@ env_json_is(jval v, const char *text)
  * type or an untame string.
  */
 int
-env_take_json(char **out, jval v, bool numbers, const char **why)
+env_take_json(envelope_field *out, jval v, bool numbers, const char **why)
 {
-	char *text;
+	/* unescaped here first: *out is left as it was when the text is refused */
+	envelope_field text;
 	size_t len;
-	int rc;
 
 	if (!v.present || v.v.type == JSCAN_NULL)
 		return 1;
 	if (v.v.type == JSCAN_STRING) {
-		if (jscan_string(&v.v, &text, &len) < 0)
+		switch (jscan_string_into(&v.v, text, sizeof(text), &len)) {
+		case 0:
+			return env_take(out, text, len, why);
+		case 1:
+			return *why = ENV_WHY_LONG, -1;
+		default:
 			return *why = ENV_WHY_UNTAME, -1; /* a lone surrogate */
-		rc = env_take(out, text, len, why);
-		free(text);
-		return rc;
+		}
 	}
 	if (numbers && jscan_is_integer(&v.v))
 		return env_take(out, v.v.p, v.v.len, why);
@@ -244,17 +261,25 @@ env_take_version(envelope *env, jval v)
 	return 0;
 }
 
+#define HASH_PREFIX "sha256:"
+_Static_assert(sizeof(HASH_PREFIX) - 1 + 2 * SHA256_LEN <= FIELD_MAX, "a hash id is a field");
+
 int
-env_take_body_hash(char **out, const request_view *req)
+env_take_hash(envelope_field *out, const void *bytes, size_t len)
 {
 	unsigned char d[SHA256_LEN];
-	char hex[2 * SHA256_LEN + 1];
 
-	if (sha256_digest(req->body, req->body_len, d) < 0)
+	if (sha256_digest(bytes, len, d) < 0)
 		return -1;
-	hex_encode(d, sizeof(d), hex);
-	*out = xasprintf("sha256:%s", hex);
+	memcpy(*out, HASH_PREFIX, sizeof(HASH_PREFIX) - 1);
+	hex_encode(d, sizeof(d), *out + sizeof(HASH_PREFIX) - 1);
 	return 0;
+}
+
+int
+env_take_body_hash(envelope_field *out, const request_view *req)
+{
+	return env_take_hash(out, req->body, req->body_len);
 }
 
 char *
@@ -338,9 +363,7 @@ env_extract_object(const jval *b, const unsigned char *bytes, size_t len, const 
 	const char *why = NULL;
 
 	if (f->id == NULL) {
-		request_view whole = {.body = bytes, .body_len = len};
-
-		if (env_take_body_hash(&env->event_id, &whole) < 0)
+		if (env_take_hash(&env->event_id, bytes, len) < 0)
 			return *reason = "could not hash the body", -1;
 	} else if (env_need_id(env_take_json(&env->event_id, env_json_path(b, f->id), false, &why),
 			       &why, reason) < 0) {
@@ -368,16 +391,20 @@ env_query_param(const request_view *req, const char *name, char **out)
 {
 	form q = {NULL, 0};
 	const form_param *p;
+	envelope_field value;
 	const char *why = NULL;
 	int rc = 1;
 
 	*out = NULL;
 	if (req->query == NULL)
 		return 1;
-	if (form_parse(req->query, strlen(req->query), &q) < 0)
+	if (form_parse(req->query, strlen(req->query), &q) < 0) {
 		rc = -1;
-	else if ((p = form_get(&q, name)) != NULL)
-		rc = env_take(out, p->value, p->value_len, &why) < 0 ? -1 : 0;
+	} else if ((p = form_get(&q, name)) != NULL) {
+		rc = env_take(&value, p->value, p->value_len, &why);
+		if (rc == 0)
+			*out = xstrdup(value);
+	}
 	form_release(&q);
 	return rc;
 }

@@ -3,11 +3,12 @@
  * fields.h - reading envelope fields, for the providers' extractors
  *
  * For providers/<name>.c only.  Each env_take* copies a field that is
- * 1..255 bytes of valid UTF-8 without control characters (the caller's
- * envelope owns the copy); a field that is not is described by a static
- * "why" text.  Only the event id (env_need_id) can refuse a signed event;
- * any other field that does not parse is left NULL and noted
- * (env_optional) in env->note.
+ * 1..255 bytes of valid UTF-8 without control characters into an
+ * envelope_field (one of the envelope's, or a local one), allocating
+ * nothing; a field that is not is described by a static "why" text, and
+ * the envelope_field is left as it was.  Only the event id (env_need_id)
+ * can refuse a signed event; any other field that does not parse is left
+ * absent ("") and noted (env_optional) in env->note.
  */
 #ifndef HOOKINBOX_FIELDS_H
 #define HOOKINBOX_FIELDS_H
@@ -28,9 +29,15 @@
 #define ENV_WHY_VERSION "not an integer or RFC 3339 time"
 
 /* *out = copy of s[0..len) when tame: 0; -1 and *why otherwise */
-int env_take(char **out, const char *s, size_t len, const char **why);
+int env_take(envelope_field *out, const char *s, size_t len, const char **why);
 /* 1 when the header is absent, else as env_take() */
-int env_take_header(char **out, const request_view *req, const char *name, const char **why);
+int env_take_header(envelope_field *out, const request_view *req, const char *name,
+		    const char **why);
+/*
+ * *out = text, which the caller knows to be a field: a static type name
+ * ("revocation") or another envelope_field's text
+ */
+void env_set(envelope_field *out, const char *text);
 
 /* add "field: why" to the envelope's note */
 void env_note(envelope *env, const char *field, const char *why);
@@ -69,7 +76,7 @@ bool env_json_is(jval v, const char *text);
  * Returns 1 when v is absent or JSON null, 0 on success, -1 (and *why) for
  * another type or an untame string.
  */
-int env_take_json(char **out, jval v, bool numbers, const char **why);
+int env_take_json(envelope_field *out, jval v, bool numbers, const char **why);
 /* env->version from an integer (as is) or an RFC 3339 string (microseconds); 1 if absent */
 int env_take_version(envelope *env, jval v);
 
@@ -77,7 +84,9 @@ int env_take_version(envelope *env, jval v);
  * *out = "sha256:<hex of the body>": the event id of a provider that sends
  * none, which a redelivery of the same signed bytes repeats.  0, or -1.
  */
-int env_take_body_hash(char **out, const request_view *req);
+int env_take_body_hash(envelope_field *out, const request_view *req);
+/* the same of bytes[0..len): the part of the body that holds the event (Braintree's bt_payload) */
+int env_take_hash(envelope_field *out, const void *bytes, size_t len);
 
 /* s as a JSON string with its quotes (caller frees), for handshake answers */
 char *env_json_quote(const char *s);

@@ -60,14 +60,10 @@ extract_fields(const request_view *req, const jval *b, envelope *env, const char
 	}
 	if (env_json_text(env_json_path(b, "action"), &action, &alen)) {
 		char *t = xasprintf("%s.%s", ev, action);
-		char *with_action = NULL;
 
-		if (strlen(action) == alen && env_take(&with_action, t, strlen(t), &why) == 0) {
-			free(env->event_type);
-			env->event_type = with_action;
-		} else {
+		/* when refused, the type stays the event's alone */
+		if (strlen(action) != alen || env_take(&env->event_type, t, strlen(t), &why) < 0)
 			env_note(env, "type action", strlen(action) == alen ? why : ENV_WHY_UNTAME);
-		}
 		free(t);
 		free(action);
 	}

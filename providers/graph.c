@@ -147,7 +147,7 @@ extract(const provider_endpoint *ep, const request_view *req, envelope *env, con
 			     env_take_json(&env->event_type, env_json_path(&it, "changeType"),
 					   false, &why),
 			     "type", &why);
-		if (env->event_type == NULL)
+		if (env->event_type[0] == '\0')
 			env_optional(env,
 				     env_take_json(&env->event_type,
 						   env_json_path(&it, "lifecycleEvent"), false,

@@ -144,7 +144,8 @@ sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 static int
 extract(const jval *ev, envelope *env, const char **reason)
 {
-	char *sub = NULL, *id = NULL, *key = NULL;
+	envelope_field sub, id;
+	char *key = NULL;
 	const char *why = NULL;
 	int rc = -1;
 
@@ -166,8 +167,6 @@ extract(const jval *ev, envelope *env, const char **reason)
 		     &env_version_why);
 	rc = 0;
 out:
-	free(sub);
-	free(id);
 	free(key);
 	return rc;
 }

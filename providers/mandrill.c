@@ -14,9 +14,7 @@
  */
 #include "base64.h"
 #include "fields.h"
-#include "hex.h"
 #include "scheme.h"
-#include "sha256.h"
 #include "xalloc.h"
 
 #include <stdio.h>
@@ -75,34 +73,29 @@ sign(const sign_input *in, sign_output *out, char *errbuf, size_t errlen)
 	return 0;
 }
 
-/* the events' common "event", "mixed" when they differ; NULL when there is none */
-static char *
-common_event(const jval *events)
+/* *type = the events' common "event", "mixed" when they differ; untouched when there is none */
+static void
+common_event(const jval *events, envelope_field *type)
 {
 	const char *pos = NULL, *why = NULL;
 	jscan_value el;
-	char *first = NULL;
+	envelope_field first = "";
 
 	while (jscan_element(&events->v, &pos, &el) == 0) {
 		jval e = {true, el};
-		char *t = NULL;
+		envelope_field t;
 
-		if (env_take_json(&t, env_json_path(&e, "event"), false, &why) != 0) {
-			free(first);
-			return NULL;
+		if (env_take_json(&t, env_json_path(&e, "event"), false, &why) != 0)
+			return;
+		if (first[0] == '\0') {
+			env_set(&first, t);
+		} else if (strcmp(first, t) != 0) {
+			env_set(type, "mixed");
+			return;
 		}
-		if (first == NULL) {
-			first = t;
-			continue;
-		}
-		if (strcmp(first, t) != 0) {
-			free(t);
-			free(first);
-			return xstrdup("mixed");
-		}
-		free(t);
 	}
-	return first;
+	if (first[0] != '\0')
+		env_set(type, first);
 }
 
 static int
@@ -110,8 +103,6 @@ extract(const provider_endpoint *ep, const request_view *req, envelope *env, con
 {
 	form f = {NULL, 0};
 	const form_param *p;
-	unsigned char d[SHA256_LEN];
-	char hex[2 * SHA256_LEN + 1];
 	jval events;
 	int rc = -1;
 
@@ -120,15 +111,13 @@ extract(const provider_endpoint *ep, const request_view *req, envelope *env, con
 		ENV_REFUSE("too many form parameters");
 	if ((p = form_get(&f, "mandrill_events")) == NULL)
 		ENV_REFUSE("no mandrill_events");
-	if (sha256_digest(p->value, p->value_len, d) < 0)
+	if (env_take_hash(&env->event_id, p->value, p->value_len) < 0)
 		ENV_REFUSE("could not hash the events");
-	hex_encode(d, sizeof(d), hex);
-	env->event_id = xasprintf("sha256:%s", hex);
 	events = env_parse_json((const unsigned char *)p->value, p->value_len);
 	if (!events.present || events.v.type != JSCAN_ARRAY)
 		env_note(env, "mandrill_events", "not a JSON array");
 	else
-		env->event_type = common_event(&events);
+		common_event(&events, &env->event_type);
 	rc = 0;
 out:
 	form_release(&f);

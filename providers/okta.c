@@ -49,7 +49,7 @@ greeting(const provider_endpoint *ep, const request_view *req, const char *metho
 	 handshake_answer *ans, const char **reason)
 {
 	const char *why = NULL;
-	char *challenge = NULL;
+	envelope_field challenge;
 	verify_result res;
 	int rc;
 
@@ -62,7 +62,6 @@ greeting(const provider_endpoint *ep, const request_view *req, const char *metho
 		return -1;
 	}
 	if (scheme_verify_token(&scheme, ep, req, &res) != 0) {
-		free(challenge);
 		*reason = res.reason;
 		return -1;
 	}
@@ -70,7 +69,6 @@ greeting(const provider_endpoint *ep, const request_view *req, const char *metho
 
 	ans->body = xasprintf("{\"verification\":%s}\n", q);
 	free(q);
-	free(challenge);
 	return 1;
 }
 

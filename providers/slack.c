@@ -9,9 +9,7 @@
  */
 #include "fields.h"
 #include "form.h"
-#include "hex.h"
 #include "scheme.h"
-#include "sha256.h"
 #include "xalloc.h"
 
 #include <stdio.h>
@@ -29,7 +27,8 @@ handshake(const provider_endpoint *ep, const request_view *req, size_t secret_in
 	  handshake_answer *ans, const char **reason)
 {
 	jval body = env_parse_object(req->body, req->body_len);
-	char *challenge = NULL, *q;
+	envelope_field challenge;
+	char *q;
 	const char *why = NULL;
 
 	(void)ep;
@@ -43,37 +42,24 @@ handshake(const provider_endpoint *ep, const request_view *req, size_t secret_in
 	q = env_json_quote(challenge);
 	ans->body = xasprintf("{\"challenge\":%s}\n", q);
 	free(q);
-	free(challenge);
 	return 1;
 }
 
 /*
- * Signed deliveries without an id of their own (app_rate_limited,
- * view_closed, block_suggestion) are keyed by the hash of the signed body:
- * a retry (same body) is its duplicate, and Slack, which disables apps that
- * keep failing, gets its 2xx.
+ * The id at path, or else the body's key: signed deliveries without an id
+ * of their own (app_rate_limited, view_closed, block_suggestion) are keyed
+ * by the hash of the signed body: a retry (same body) is its duplicate, and
+ * Slack, which disables apps that keep failing, gets its 2xx.
  */
-static int
-body_key(const request_view *req, envelope *env)
-{
-	unsigned char d[SHA256_LEN];
-	char hex[2 * SHA256_LEN + 1];
-
-	if (sha256_digest(req->body, req->body_len, d) < 0)
-		return -1;
-	hex_encode(d, sizeof(d), hex);
-	env->event_id = xasprintf("sha256:%s", hex);
-	return 0;
-}
-
-/* the id at path, or else the body's key */
 static int
 id_or_body_key(jval at, const request_view *req, envelope *env, const char **reason)
 {
 	const char *why = NULL;
 
 	if (!at.present)
-		return body_key(req, env) < 0 ? (*reason = "could not hash the body", -1) : 0;
+		return env_take_body_hash(&env->event_id, req) < 0
+			       ? (*reason = "could not hash the body", -1)
+			       : 0;
 	return env_need_id(env_take_json(&env->event_id, at, false, &why), &why, reason);
 }
 

@@ -228,9 +228,8 @@ extract(const provider_endpoint *ep, const request_view *req, envelope *env, con
 		return -1;
 	env_optional(env, env_take_json(&env->event_type, env_json_path(b, "type"), false, &why),
 		     "type", &why);
-	/* data.id is free-form in the spec: other types are ignored */
-	if (env_take_json(&env->object_id, env_json_path(b, "data.id"), false, &why) < 0)
-		env->object_id = NULL;
+	/* data.id is free-form in the spec: other types are ignored (and no object id kept) */
+	(void)env_take_json(&env->object_id, env_json_path(b, "data.id"), false, &why);
 	env_optional(env, env_take_version(env, env_json_path(b, "timestamp")), "timestamp",
 		     &env_version_why);
 	return 0;

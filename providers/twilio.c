@@ -231,8 +231,8 @@ extract(const provider_endpoint *ep, const request_view *req, envelope *env, con
 		env_optional(env,
 			     env_take_json(&env->event_type, env_json_path(b, "type"), false, &why),
 			     "type", &why);
-		if (env->event_type == NULL)
-			env->event_type = xstrdup("twilio.event");
+		if (env->event_type[0] == '\0')
+			env_set(&env->event_type, "twilio.event");
 		rc = 0;
 		goto out;
 	}
@@ -257,8 +257,8 @@ extract(const provider_endpoint *ep, const request_view *req, envelope *env, con
 		}
 		free(t);
 	}
-	if (env->event_type == NULL)
-		env->event_type = xstrdup(sid == NULL  ? "twilio.event"
+	if (env->event_type[0] == '\0')
+		env_set(&env->event_type, sid == NULL  ? "twilio.event"
 					  : which == 2 ? "twilio.call"
 						       : "twilio.message");
 	if (hrc > 0) {

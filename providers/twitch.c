@@ -53,16 +53,18 @@ handshake(const provider_endpoint *ep, const request_view *req, size_t secret_in
 	  handshake_answer *ans, const char **reason)
 {
 	jval body = env_parse_object(req->body, req->body_len);
+	envelope_field challenge;
 	const char *why = NULL;
 
 	(void)ep;
 	(void)secret_index;
 	if (!message_type(req, "webhook_callback_verification"))
 		return 0;
-	if (env_take_json(&ans->body, env_json_path(&body, "challenge"), false, &why) != 0) {
+	if (env_take_json(&challenge, env_json_path(&body, "challenge"), false, &why) != 0) {
 		*reason = "bad challenge";
 		return -1;
 	}
+	ans->body = xstrdup(challenge);
 	ans->content_type = "text/plain";
 	return 1;
 }
@@ -78,7 +80,7 @@ extract(const provider_endpoint *ep, const request_view *req, envelope *env, con
 			&why, reason) < 0)
 		return -1;
 	if (message_type(req, "revocation"))
-		env->event_type = xstrdup("revocation");
+		env_set(&env->event_type, "revocation");
 	else
 		env_optional(env,
 			     env_take_json(&env->event_type, env_json_path(&b, "subscription.type"),

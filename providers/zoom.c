@@ -29,7 +29,8 @@ handshake(const provider_endpoint *ep, const request_view *req, size_t secret_in
 	  handshake_answer *ans, const char **reason)
 {
 	jval body = env_parse_object(req->body, req->body_len);
-	char *token = NULL, *q;
+	envelope_field token;
+	char *q;
 	const char *why = NULL;
 	unsigned char mac[HMAC_MAX_LEN];
 	char hex[2 * HMAC_MAX_LEN + 1];
@@ -43,7 +44,6 @@ handshake(const provider_endpoint *ep, const request_view *req, size_t secret_in
 	hmac_part part = {token, strlen(token)};
 
 	if (scheme_mac_secret(HMAC_SHA256, ep, secret_index, &part, 1, mac) < 0) {
-		free(token);
 		*reason = "could not compute encryptedToken";
 		return -1;
 	}
@@ -52,7 +52,6 @@ handshake(const provider_endpoint *ep, const request_view *req, size_t secret_in
 	q = env_json_quote(token);
 	ans->body = xasprintf("{\"plainToken\":%s,\"encryptedToken\":\"%s\"}\n", q, hex);
 	free(q);
-	free(token);
 	return 1;
 }
 

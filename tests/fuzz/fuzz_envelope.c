@@ -74,16 +74,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	reason = NULL;
 	rc = envelope_extract(&ep->pe, &r.view, &env, &reason);
 	if (rc == 0) {
-		check_field(env.event_id, true);
-		check_field(env.event_type, false);
-		check_field(env.object_id, false);
+		check_field(envelope_or_null(env.event_id), true);
+		check_field(envelope_or_null(env.event_type), false);
+		check_field(envelope_or_null(env.object_id), false);
 	} else if (reason == NULL) {
 		abort();
 	}
 	if (getenv("FUZZ_VERBOSE") != NULL)
 		fprintf(stderr, "envelope: %s: %s id=%s type=%s object=%s\n", ep->name,
-			rc == 0 ? "ok" : reason, env.event_id ? env.event_id : "-",
-			env.event_type ? env.event_type : "-", env.object_id ? env.object_id : "-");
+			rc == 0 ? "ok" : reason, env.event_id, env.event_type, env.object_id);
 	envelope_release(&env);
 	/* a batch: every event of a split is one that could be stored, its bytes inside the body */
 	if (envelope_batched(&ep->pe)) {
@@ -98,9 +97,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t i = 0; rc == 0 && i < b.n; i++) {
 			const batch_event *e = &b.ev[i];
 
-			check_field(e->env.event_id, true);
-			check_field(e->env.event_type, false);
-			check_field(e->env.object_id, false);
+			check_field(envelope_or_null(e->env.event_id), true);
+			check_field(envelope_or_null(e->env.event_type), false);
+			check_field(envelope_or_null(e->env.object_id), false);
 			if (e->body < r.view.body || e->body_len == 0 ||
 			    e->body_len > r.view.body_len ||
 			    (size_t)(e->body - r.view.body) > r.view.body_len - e->body_len)
@@ -108,8 +107,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		if (getenv("FUZZ_VERBOSE") != NULL)
 			fprintf(stderr, "split: %s: %s, %zu events, first id=%s\n", ep->name,
-				rc == 0 ? "ok" : reason, b.n,
-				b.n > 0 && b.ev[0].env.event_id ? b.ev[0].env.event_id : "-");
+				rc == 0 ? "ok" : reason, b.n, b.n > 0 ? b.ev[0].env.event_id : "-");
 		envelope_batch_release(&b);
 	}
 	fuzz_request_release(&r);

@@ -75,6 +75,19 @@ streq(const char *a, const char *b)
 	return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
 }
 
+/* an envelope field as the test names it: NULL when absent */
+static bool
+field_is(const char *field, const char *want)
+{
+	return streq(envelope_or_null(field), want);
+}
+
+static const char *
+shown(const char *field)
+{
+	return field[0] != '\0' ? field : "-";
+}
+
 static void
 check(const char *what, provider p, const hmac_conf *h, const char *body, const char *const *hdrs,
       const char *id, const char *type, const char *object, bool has_version, int64_t version)
@@ -83,12 +96,12 @@ check(const char *what, provider p, const hmac_conf *h, const char *body, const 
 	const char *reason;
 	int rc = extract(p, h, body, strlen(body), &env, &reason, hdrs);
 
-	ok(rc == 0 && streq(env.event_id, id) && streq(env.event_type, type) &&
-		   streq(env.object_id, object) && env.has_version == has_version &&
+	ok(rc == 0 && field_is(env.event_id, id) && field_is(env.event_type, type) &&
+		   field_is(env.object_id, object) && env.has_version == has_version &&
 		   (!has_version || env.version == version),
-	   "%s: id=%s type=%s object=%s version=%lld (%s)", what, env.event_id ? env.event_id : "-",
-	   env.event_type ? env.event_type : "-", env.object_id ? env.object_id : "-",
-	   (long long)env.version, rc == 0 ? "ok" : reason);
+	   "%s: id=%s type=%s object=%s version=%lld (%s)", what, shown(env.event_id),
+	   shown(env.event_type), shown(env.object_id), (long long)env.version,
+	   rc == 0 ? "ok" : reason);
 	envelope_release(&env);
 }
 
@@ -101,7 +114,7 @@ noted(const char *what, provider p, const hmac_conf *h, const char *body, const 
 	const char *reason;
 	int rc = extract(p, h, body, strlen(body), &env, &reason, hdrs);
 
-	ok(rc == 0 && env.event_id != NULL && streq(env.note, want_note),
+	ok(rc == 0 && env.event_id[0] != '\0' && streq(env.note, want_note),
 	   "%s: stored, note \"%s\" (%s)", what, env.note ? env.note : "-",
 	   rc == 0 ? "ok" : reason);
 	envelope_release(&env);
@@ -118,6 +131,18 @@ reject(const char *what, provider p, const hmac_conf *h, const char *body, size_
 	ok(rc == -1 && reason != NULL && (want_reason == NULL || strcmp(reason, want_reason) == 0),
 	   "%s: rejected (%s)", what, reason != NULL ? reason : "no reason");
 	envelope_release(&env);
+}
+
+/* {"id":"<unit n times><tail>"} in buf (cap bytes) */
+static const char *
+id_body(char *buf, size_t cap, const char *unit, size_t n, const char *tail)
+{
+	size_t o = (size_t)snprintf(buf, cap, "{\"id\":\"");
+
+	for (size_t i = 0; i < n; i++)
+		o += (size_t)snprintf(buf + o, cap - o, "%s", unit);
+	snprintf(buf + o, cap - o, "%s\"}", tail);
+	return buf;
 }
 
 static void
@@ -178,6 +203,28 @@ test_stripe(void)
 	reject("stripe: 256-byte id", PROVIDER_STRIPE, NULL, s, strlen(s), NULL,
 	       "event id over 255 bytes");
 	free(s);
+
+	/* the limit is on the unescaped bytes; a lone surrogate is refused wherever it is */
+	{
+		char body[2048], want[256];
+
+		memset(want, 'a', 255);
+		want[255] = '\0';
+		check("stripe: 255-byte id", PROVIDER_STRIPE, NULL,
+		      id_body(body, sizeof(body), "a", 255, ""), NULL, want, NULL, NULL, false, 0);
+		check("stripe: 255-byte id written with escapes", PROVIDER_STRIPE, NULL,
+		      id_body(body, sizeof(body), "\\u0061", 255, ""), NULL, want, NULL, NULL,
+		      false, 0);
+		id_body(body, sizeof(body), "a", 254, "\\u00e9");
+		reject("stripe: 254 bytes and a 2-byte escape", PROVIDER_STRIPE, NULL, body,
+		       strlen(body), NULL, "event id over 255 bytes");
+		id_body(body, sizeof(body), "a", 300, "\\ud800");
+		reject("stripe: a lone surrogate after 300 bytes", PROVIDER_STRIPE, NULL, body,
+		       strlen(body), NULL, "event id is not valid UTF-8 or has control characters");
+		id_body(body, sizeof(body), "a", 300, "\\u0001");
+		reject("stripe: a control character after 300 bytes", PROVIDER_STRIPE, NULL, body,
+		       strlen(body), NULL, "event id over 255 bytes");
+	}
 
 	/* 10,000 levels of nesting: a clean error, no deep recursion */
 	{

@@ -41,6 +41,17 @@ member(const char *s, const char *k, size_t klen, char *buf, size_t cap)
 	return buf;
 }
 
+/* jscan_string_into on the JSON text s (one value), into buf of cap bytes */
+static int
+into(const char *s, char *buf, size_t cap, size_t *len)
+{
+	jscan_value v;
+
+	if (jscan_parse(s, strlen(s), 64, &v) != 0)
+		return -2;
+	return jscan_string_into(&v, buf, cap, len);
+}
+
 /* the source text at dotted path of object s, or "(none)" */
 static const char *
 path(const char *s, const char *dotted, char *buf, size_t cap)
@@ -199,5 +210,27 @@ main(void)
 	for (size_t i = 0; i < sizeof(arrays) / sizeof(arrays[0]); i++)
 		ok(strcmp(elements(arrays[i].json, buf, sizeof(buf)), arrays[i].want) == 0,
 		   "element: %s", arrays[i].name);
+
+	/* into a caller's buffer: the length counts the unescaped bytes, the NUL needs room */
+	{
+		size_t len = 0;
+
+		memset(buf, 'x', sizeof(buf));
+		ok(into("\"abc\"", buf, 4, &len) == 0 && len == 3 && strcmp(buf, "abc") == 0,
+		   "into: a text that fits with its NUL");
+		ok(into("\"abc\"", buf, 3, &len) == 1, "into: one byte short is too long");
+		ok(into("\"\\u00e9\\n\"", buf, 4, &len) == 0 && len == 3 &&
+			   strcmp(buf, "\xc3\xa9\n") == 0,
+		   "into: escapes count as the bytes they stand for");
+		ok(into("\"a\\ud83d\\ude00\"", buf, 5, &len) == 1,
+		   "into: a character that would straddle the end is too long");
+		ok(into("\"a\\ud83d\\ude00\"", buf, 6, &len) == 0 && len == 5,
+		   "into: and fits with one byte more");
+		ok(into("\"abcdefgh\\ud800\"", buf, 2, &len) == -1,
+		   "into: a lone surrogate past the end is still refused");
+		ok(into("\"\"", buf, 1, &len) == 0 && len == 0 && buf[0] == '\0',
+		   "into: the empty string");
+		ok(into("17", buf, sizeof(buf), &len) == -1, "into: a number is not a string");
+	}
 	return done_testing();
 }
