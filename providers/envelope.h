@@ -113,7 +113,7 @@ typedef struct envelope_batch {
 
 /*
  * more events in one request are refused (400): no provider batches that
- * many (and their envelopes take under 8 MiB)
+ * many (and their envelopes take about 8 MB)
  */
 #define ENVELOPE_BATCH_MAX 10000
 
