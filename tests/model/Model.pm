@@ -232,6 +232,13 @@ sub deliver {
 	return $self->post($d, $url, $h);
 }
 
+# The provider's client: it gives up after 15 s, past invariant 18's 10 s,
+# so that a responder that never answers is found in a few requests.
+sub http {
+	my ($self) = @_;
+	return $self->{http} //= HTTP::Tiny->new(timeout => 15, keep_alive => 1);
+}
+
 # as HookTest::post, but an idempotency token is not recorded as a secret
 # (it is an event id, stored in the inbox)
 sub post {
@@ -239,7 +246,7 @@ sub post {
 	HookTest::record_secret(map { $h->{$_} } grep { /signature|hmac/i } keys %$h);
 	my $t0 = time;
 	my $r = (grep { /[^\x20-\x7e]/ } values %$h) ? raw_post($url, $d->{body}, $h)
-		: $self->{t}{http}->request('POST', $url, { content => $d->{body}, headers => $h });
+		: $self->http->request('POST', $url, { content => $d->{body}, headers => $h });
 	$r->{secs} = time - $t0;
 	$r->{json} = eval { JSON::PP::decode_json($r->{content}) } if ($r->{content} // '') =~ /^\s*\{/;
 	$self->record_answer($d, $r);
