@@ -573,6 +573,13 @@ sub pg_lock {
 	my ($m) = @_;
 	my $table = $m->pick(qw(inbox action));
 	my $secs = $m->pick(0.5, 1, 2);
+	push @{ $m->{bg} }, { pid => lock_table($m, $table, $secs), kind => 'lock' };
+	return "$table for $secs s";
+}
+
+# a psql session holding hookinbox.$table in exclusive mode for $secs s; its pid
+sub lock_table {
+	my ($m, $table, $secs) = @_;
 	my $pg = $m->t->pg;
 	my $pid = fork // die "fork: $!";
 	if ($pid == 0) {
@@ -582,8 +589,7 @@ sub pg_lock {
 			'-d', $pg->{dbname}, '-c', "begin; lock table hookinbox.$table in exclusive mode; "
 			. "select pg_sleep($secs); commit;") or POSIX::_exit(127);
 	}
-	push @{ $m->{bg} }, { pid => $pid, kind => 'lock' };
-	return "$table for $secs s";
+	return $pid;
 }
 
 # ---------------------------------------------------------------- operators and time
@@ -993,15 +999,7 @@ sub provider_retry {
 
 sub unanswered {
 	my ($m) = @_;
-	my $pg = $m->t->pg;
-	my $pid = fork // die "fork: $!";
-	if ($pid == 0) {
-		open STDOUT, '>', '/dev/null';
-		open STDERR, '>', '/dev/null';
-		exec("$pg->{bin}/psql", '-X', '-q', '-h', $pg->{sock}, '-p', $pg->{port}, '-U', 'postgres',
-			'-d', $pg->{dbname}, '-c', 'begin; lock table hookinbox.inbox in exclusive mode; '
-			. 'select pg_sleep(2.5); commit;') or POSIX::_exit(127);
-	}
+	my $pid = lock_table($m, 'inbox', 2.5);
 	my $held = 0;
 	for (1 .. 60) {
 		$held = $m->sql(q{select count(*) from pg_locks l join pg_class c on c.oid = l.relation }
