@@ -23,6 +23,8 @@ typedef struct route_gate {
 	bool open;		  /* the breaker opened here and no answer came since */
 	int failures;		  /* transient failures since the last answer */
 	int64_t failing_since_ms; /* when the first of them started */
+	int64_t *failed;	  /* the actions among them, breaker_failures at most */
+	int n_failed;
 } route_gate;
 
 struct gate {
@@ -48,6 +50,9 @@ gate_new(const route_conf *const *routes, size_t n, int concurrency)
 				   : n > 1		      ? (concurrency + 1) / 2
 							      : concurrency;
 		g->routes[i].tokens = -1; /* full at the first look */
+		if (routes[i]->breaker_failures > 0)
+			g->routes[i].failed =
+				xcalloc((size_t)routes[i]->breaker_failures, sizeof(int64_t));
 	}
 	return g;
 }
@@ -57,6 +62,8 @@ gate_free(gate *g)
 {
 	if (g == NULL)
 		return;
+	for (size_t i = 0; i < g->n; i++)
+		free(g->routes[i].failed);
 	free(g->routes);
 	free(g->room);
 	free(g);
@@ -166,17 +173,31 @@ hold(route_gate *rg, int64_t until_ms)
 
 /*
  * The breaker judges the route over a window: it opens only when every call
- * that ended for GATE_BREAKER_WINDOW_MS (at least breaker_failures of them)
- * failed transiently.  A downstream that answers some calls (one failing
- * the first call of each key, or half of all calls) is alive: its actions'
- * own backoff spaces their retries, and holding the whole route would only
- * starve it.
+ * that ended for GATE_BREAKER_WINDOW_MS failed transiently, calls of at
+ * least breaker_failures different actions.  A downstream that answers some
+ * calls (one failing the first call of each key, or half of all calls) is
+ * alive: its actions' own backoff spaces their retries, and holding the
+ * whole route would only starve it.  So is one whose last few actions keep
+ * failing while the rest were answered (the unlucky few of a flaky one):
+ * their retries alone never open it.
  */
 static bool
 breaker_trips(const route_gate *rg, const route_conf *r, int64_t now_ms)
 {
-	return r->breaker_failures > 0 && !rg->open && rg->failures >= r->breaker_failures &&
+	return r->breaker_failures > 0 && !rg->open && rg->n_failed >= r->breaker_failures &&
 	       now_ms - rg->failing_since_ms >= GATE_BREAKER_WINDOW_MS;
+}
+
+/* count the action among the route's failing ones, breaker_failures at most */
+static void
+note_failed(route_gate *rg, const route_conf *r, int64_t action_id)
+{
+	if (rg->failed == NULL || rg->n_failed >= r->breaker_failures)
+		return;
+	for (int i = 0; i < rg->n_failed; i++)
+		if (rg->failed[i] == action_id)
+			return;
+	rg->failed[rg->n_failed++] = action_id;
 }
 
 /* a 429 or a Retry-After on a failure holds the route (GATE_HOLD_MAX_S at most) */
@@ -217,6 +238,7 @@ gate_finished(gate *g, const job *j, int64_t now_ms)
 	if (!transient) {
 		/* the downstream answers: closed at once, whichever call saw it */
 		rg->failures = 0;
+		rg->n_failed = 0;
 		if (j->probe || rg->open) {
 			rg->open = false;
 			rg->open_until_ms = 0;
@@ -225,6 +247,7 @@ gate_finished(gate *g, const job *j, int64_t now_ms)
 	} else {
 		if (rg->failures++ == 0)
 			rg->failing_since_ms = now_ms - j->duration_ms;
+		note_failed(rg, r, j->action_id);
 		if (r->breaker_failures > 0 && (j->probe || breaker_trips(rg, r, now_ms))) {
 			rg->open = true;
 			rg->open_until_ms = now_ms + (int64_t)r->breaker_cooldown * 1000;

@@ -6,8 +6,8 @@
  * when the call ends; the gate keeps, per route of the configuration, the
  * calls in flight, a token bucket (rate), a hold (a 429 or Retry-After:
  * the whole route waits, GATE_HOLD_MAX_S at most) and a circuit breaker
- * (when every call for GATE_BREAKER_WINDOW_MS failed transiently, at least
- * breaker_failures of them, the route is held for breaker_cooldown
+ * (when every call for GATE_BREAKER_WINDOW_MS failed transiently, calls of
+ * at least breaker_failures different actions, the route is held for breaker_cooldown
  * seconds, then one probe call goes out; any answer closes it).  What other workers must know
  * (holds, breaker changes) is queued as reports for the engine to write
  * to hookinbox.route_state; claim_actions() honours them there.

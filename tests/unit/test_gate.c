@@ -13,12 +13,15 @@ int main(void);
 static char a_name[] = "a", b_name[] = "b", c_name[] = "c";
 
 /* a finished call of route r: status (0 = no answer), Retry-After or -1 */
+/* a call of a new action each time, unless the caller sets action_id */
 static job
 call(const route_conf *r, long status, double retry_after, bool probe)
 {
+	static int64_t next_action = 1;
 	job j;
 
 	memset(&j, 0, sizeof(j));
+	j.action_id = next_action++;
 	j.route = r;
 	j.status = status;
 	j.retry_after_s = retry_after;
@@ -107,6 +110,25 @@ main(void)
 		ok(!gate_held(g, &a, t), "half failing for %d s: closed", i);
 		t += 1000;
 	}
+	/* the retries of fewer actions than breaker_failures (a flaky one's unlucky few) */
+	for (int i = 0; i < 20; i++) {
+		j = call(&a, 503, -1, false);
+		j.action_id = 1 + i % 2;
+		gate_started(g, &a, t);
+		(void)gate_finished(g, &j, t);
+		t += 1000;
+	}
+	ok(!gate_held(g, &a, t), "two actions failing for 20 s: closed");
+	j = call(&a, 503, -1, false);
+	gate_started(g, &a, t);
+	(void)gate_finished(g, &j, t);
+	ok(gate_held(g, &a, t), "a third action failing too: open");
+	(void)one_call(g, &a, 200, -1, true, t + 30000);
+	n = (int)gate_take_reports(g, rep, 8);
+	ok(n == 2 && rep[0].what == GATE_OPEN && rep[1].what == GATE_CLOSED,
+	   "reports: open, then closed by the probe");
+	t += 30000;
+
 	/* open, then a call in flight answers: closed at once */
 	for (int i = 0; i < 4; i++) {
 		(void)one_call(g, &a, 0, -1, false, t);
