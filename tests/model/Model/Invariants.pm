@@ -716,14 +716,14 @@ sub breaker_dead_only {
 		where reason like 'breaker opened%' order by real_at})) {
 		my ($route, $reason, $t) = @$b;
 		my ($n, $secs) = $reason =~ /after (\d+) transient failures in (\d+) s/;
-		my @failed = grep { $_->{path} eq "/$route" && $_->{t} <= $t - 10 + 1 && $_->{t} >= $t - 900
+		# the failed calls of the 900 s before (the failures since the route's
+		# last answer): one 10 s before at least, of 5 different actions
+		my @recent = grep { $_->{path} eq "/$route" && $_->{t} <= $t + 1 && $_->{t} >= $t - 900
 			&& failed_call($_) } @calls;
+		my @failed = grep { $_->{t} <= $t - 10 + 1 } @recent;
+		my %keys = map { ($_->{key} // '') => 1 } @recent;
 		push @v, "route $route: the breaker opened ($reason) with no call failing 10 s before"
 			if !@failed || !defined $secs || $secs < 10 || $n < 5;
-		# calls of 5 different actions at least (their keys), a failed one
-		# in the 900 s before (the failures since the route's last answer)
-		my %keys = map { ($_->{key} // '') => 1 } grep { $_->{path} eq "/$route" && $_->{t} <= $t + 1
-			&& $_->{t} >= $t - 900 && failed_call($_) } @calls;
 		push @v, "route $route: the breaker opened ($reason) on the failures of "
 			. scalar(keys %keys) . ' actions, under breaker_failures (5)' if @failed && keys %keys < 5;
 	}
