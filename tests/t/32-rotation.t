@@ -102,6 +102,20 @@ for my $s (1, 2) {
 	push @senders, $pid;
 }
 
+# serving: its threads block SIGHUP (bit 0 of SigBlk) so that the main
+# thread's sigtimedwait takes it (which unblocks it in that thread alone
+# while it waits).  lighttpd answers its port before its children have
+# started, and a loaded or sanitized build takes a while to get there.
+sub serving {
+	my ($pid) = @_;
+	for my $status (glob "/proc/$pid/task/*/status") {
+		open my $st, '<', $status or next;
+		my ($blk) = join('', <$st>) =~ /^SigBlk:\s*([0-9a-f]+)/m or next;
+		return 1 if hex(substr($blk, -8)) & 1;
+	}
+	return 0;
+}
+wait_for('two serving responders', sub { my @p = responder_pids(); @p == 2 && !grep { !serving($_) } @p }, 60);
 my @pids = responder_pids();
 is(scalar(@pids), 2, 'two responder processes found under this test\'s lighttpd') or diag("pids: @pids");
 ok(wait_for('deliveries with the old secret', sub { results() >= 30 }), 'deliveries flowing with the old secret');

@@ -103,6 +103,11 @@ sub start {
 		if ($s) { close $s; last }
 		Time::HiRes::sleep(0.05);
 	}
+	# the daemon writes its pid file after the parent has exited
+	for (1 .. 100) {
+		last if -s "$d/lighttpd.pid";
+		Time::HiRes::sleep(0.05);
+	}
 	$self->{running} = 1;
 	# remembered now: File::Temp may remove the pid file before we stop
 	$self->{pid} = undef;
