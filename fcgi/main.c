@@ -185,6 +185,23 @@ log_start(const conf *cfg, const char *path)
 }
 
 /*
+ * Blocked before any thread starts, so in every thread: only the sigwait in
+ * serve() sees them.  Blocked from the start of main, a reload or stop that
+ * arrives while the configuration loads waits for serve() instead of ending
+ * the process; the mask survives the re-exec of a reload.
+ */
+static void
+block_stop_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGUSR1); /* lighttpd's and mod_fcgid's graceful stop */
+	pthread_sigmask(SIG_BLOCK, set, NULL);
+}
+
+/*
  * Serve until a stop signal.  Returns 0 to exit, 1 to re-execute with a
  * configuration that has just been checked: after a SIGHUP, or when the
  * configuration file or a secret file changed on disk.
@@ -200,14 +217,7 @@ serve(conf *cfg, const char *path)
 	server *srv;
 	int sig, rc;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGUSR1); /* lighttpd's and mod_fcgid's graceful stop */
-	/* blocked here, so in every thread: only sigwait below sees them */
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
-
+	block_stop_signals(&set);
 	if (conf_threads(cfg) > 1) {
 		st = store_new_group(&opt, GROUP_MAX_BATCH);
 	} else {
@@ -312,6 +322,11 @@ main(int argc, char **argv)
 			"hookinbox-fcgi.socket) or one CGI request; to check a configuration "
 			"run hookinbox.fcgi --check [--connect] [-c FILE]\n");
 		return EX_USAGE;
+	}
+	if (!check_only && !FCGX_IsCGI()) {
+		sigset_t set;
+
+		block_stop_signals(&set);
 	}
 	path = conf_default_path(opt_config);
 	cfg = load(path);

@@ -27,21 +27,7 @@ my $secret_file = "$dir/secrets/ep-rot";
 -f $secret_file or BAIL_OUT("no secret file at $secret_file");
 HookTest::record_secret($old, $new);
 
-# the responder processes of this test's lighttpd: its children running the test build
-sub responder_pids {
-	my $lighttpd = $t->httpd->pid or return;
-	my @pids;
-	for my $proc (glob '/proc/[0-9]*') {
-		my ($pid) = $proc =~ m{(\d+)$};
-		open my $st, '<', "$proc/stat" or next;
-		my ($ppid) = (<$st> // '') =~ /\)\s+\S+\s+(\d+)/ or next;
-		next unless $ppid == $lighttpd;
-		open my $cl, '<', "$proc/cmdline" or next;
-		my $cmd = <$cl> // '';
-		push @pids, $pid if $cmd =~ m{obj/test/hookinbox\.fcgi};
-	}
-	return @pids;
-}
+sub responder_pids { return $t->httpd->responders }
 
 sub reloads { my @n = $t->responder_log =~ /configuration reloaded/g; return scalar @n }
 
@@ -102,21 +88,7 @@ for my $s (1, 2) {
 	push @senders, $pid;
 }
 
-# serving: its threads block SIGHUP (bit 0 of SigBlk) so that the main
-# thread's sigtimedwait takes it (which unblocks it in that thread alone
-# while it waits).  lighttpd answers its port before its children have
-# started, and a loaded or sanitized build takes a while to get there.
-sub serving {
-	my ($pid) = @_;
-	for my $status (glob "/proc/$pid/task/*/status") {
-		open my $st, '<', $status or next;
-		my ($blk) = join('', <$st>) =~ /^SigBlk:\s*([0-9a-f]+)/m or next;
-		return 1 if hex(substr($blk, -8)) & 1;
-	}
-	return 0;
-}
-wait_for('two serving responders', sub { my @p = responder_pids(); @p == 2 && !grep { !serving($_) } @p }, 60);
-my @pids = responder_pids();
+my @pids = $t->httpd->signalable_responders(60);
 is(scalar(@pids), 2, 'two responder processes found under this test\'s lighttpd') or diag("pids: @pids");
 ok(wait_for('deliveries with the old secret', sub { results() >= 30 }), 'deliveries flowing with the old secret');
 

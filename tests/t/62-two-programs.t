@@ -127,11 +127,7 @@ write_conf($down);
 
 # ---- reload with a conninfo libpq cannot parse: refused, deliveries go on
 write_conf($workerc);
-my $lighttpd = $t->httpd->pid;
-my @pids = grep {
-	my $st = HookTest::slurp("/proc/$_/stat");
-	$st =~ /\)\s+\S+\s+(\d+)/ && $1 == $lighttpd;
-} map { m{(\d+)$} } glob '/proc/[0-9]*';
+my @pids = $t->httpd->signalable_responders(60);
 ok(@pids >= 1, 'the responder processes');
 (my $bad = HookTest::slurp($conf)) =~ s/^conninfo = \Q$intake\E$/conninfo = host=\/tmp 'unterminated/m;
 open my $fh, '>', $conf or die $!;

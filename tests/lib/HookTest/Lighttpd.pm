@@ -126,6 +126,47 @@ sub pid {
 	return $p;
 }
 
+# this lighttpd's responder processes: its children running the responder
+sub responders {
+	my ($self) = @_;
+	my $lighttpd = $self->pid or return;
+	my @pids;
+	for my $proc (glob '/proc/[0-9]*') {
+		my ($pid) = $proc =~ m{(\d+)$};
+		open my $st, '<', "$proc/stat" or next;
+		my ($ppid) = (<$st> // '') =~ /\)\s+\S+\s+(\d+)/ or next;
+		next unless $ppid == $lighttpd;
+		open my $cl, '<', "$proc/cmdline" or next;
+		my $cmd = <$cl> // '';
+		push @pids, $pid if index($cmd, $self->{fcgi}) >= 0;
+	}
+	return sort { $a <=> $b } @pids;
+}
+
+# Waits (up to $secs) for all the responders to be started and to have
+# SIGHUP blocked (bit 0 of SigBlk in some thread), as a responder does
+# first: until then a SIGHUP ends it.  lighttpd answers its port before
+# its children get there, and a loaded or sanitized build takes a while.
+sub signalable_responders {
+	my ($self, $secs) = @_;
+	my $blocked = sub {
+		for my $status (glob "/proc/$_[0]/task/*/status") {
+			open my $st, '<', $status or next;
+			my ($blk) = join('', <$st>) =~ /^SigBlk:\s*([0-9a-f]+)/m or next;
+			return 1 if hex(substr($blk, -8)) & 1;
+		}
+		return 0;
+	};
+	my $until = Time::HiRes::time() + ($secs // 60);
+	my @pids;
+	do {
+		@pids = $self->responders;
+		return @pids if @pids == $self->{procs} && !grep { !$blocked->($_) } @pids;
+		Time::HiRes::sleep(0.05);
+	} while (Time::HiRes::time() < $until);
+	return @pids;
+}
+
 sub stop {
 	my ($self) = @_;
 	return unless $self->{running};
