@@ -11,6 +11,7 @@ package Model::OpsRoutes;
 use strict;
 use warnings;
 use HookTest;
+use JSON::PP ();
 use POSIX ();
 use Time::HiRes ();
 
@@ -31,6 +32,61 @@ sub downstream_dead {
 	$m->ds->plan($path, $plan);
 	my $sent = Model::Ops::for_path($m, $path);
 	return "$path: $plan (dead for a while)" . $sent . last_attempt($m, $path, $sent);
+}
+
+# The route operations drawn after each operation of the schedule from the
+# extra generator (Model::extra_op), so that every seed keeps its
+# schedule: weights as in Model::Ops::table
+sub extra_table {
+	return ({ name => 'downstream_poison', weight => 2, extra => 1, run => \&downstream_poison });
+}
+
+# One action whose calls keep failing (its own key's plan: 503 eight times,
+# then 200) while a --loop worker (its own, stopped after) retries it for
+# more than 10 s, backoff 1 to 2 s, on a route nothing else is sent to
+# meanwhile: it is one action, under breaker_failures (5), so the breaker
+# stays closed however many of its calls failed (invariant 13 judges the
+# audit of route_state).  The key is the route's for the event
+# (hookinbox.action_key), planned before the event is delivered.  Its
+# object, ids and versions are its own and it stays out of {sent}: what
+# the schedule's operations meet stays as it was.  Draws nothing.
+# Reached: 5 failed calls over 10 s.
+sub downstream_poison {
+	my ($m) = @_;
+	return 'route ord paused' if $m->{paused}{ord};
+	return 'skipped: 3 running' if $m->reap >= 3;
+	my $n = ++$m->{npoison};
+	my ($obj, $id, $ver, $type) = ('obj_poison', "evt_poison_$n", 1_700_000_000 + $n, 'invoice.paid');
+	my $body = JSON::PP->new->canonical->encode({ id => $id, object => 'event', type => $type,
+		created => $ver, data => { object => { id => $obj, nonce => "p$n" } } });
+	my $e = $m->event(ep => 'st', type => $type, object => $obj, version => $ver, event_id => $id, body => $body);
+	$e->{ids}{$id} = 1;
+	my $p = Model::Providers::endpoints()->{st};
+	my $key = $m->sql("select hookinbox.action_key('ord', '$m->{route_key}{ord}', 'stripe', "
+		. "'$p->{account}', '$p->{environment}', '$id', '$obj', '$type')");
+	$m->ds->plan("key:$key", join(',', ('503') x 8, '200'));
+	my $w = $m->worker_start('w8', {}, '--loop', '--concurrency=4');
+	$w->{loop} = 1;
+	push @{ $m->{bg} }, $w;
+	my $r = Model::OpsBatch::deliver_own($m,
+		{ L => $e->{L}, ep => 'st', id => $id, body => $body, fe => $m->{fe}[ $n % 2 ] });
+	my ($failed, $first, $last, $ok) = (0);
+	my $until = time + 40;
+	while (time < $until && !$ok) {
+		select(undef, undef, undef, 0.25);
+		($failed, $first, $last) = (0);
+		for my $c (grep { ($_->{key} // '') eq $key } $m->ds->requests) {
+			if (($c->{status} // 0) == 200) { $ok = 1; next }
+			$failed++;
+			$first //= $c->{t};
+			$last = $c->{t};
+		}
+	}
+	kill 'TERM', $w->{pid};
+	$w->{loop} = 0;
+	my $what = "ord $id -> $r->{status}: $failed calls failed";
+	$what .= sprintf(' over %.0f s', $last - $first) if $failed;
+	return $what . ($ok ? ', then answered' : ', not answered in 40 s');
 }
 
 # The attempts of a route run out on a dead downstream (max_attempts 60

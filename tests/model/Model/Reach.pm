@@ -53,6 +53,8 @@ my %RULES = (
 	downstream_rejects => { effect => qr/-> 2\d\d, worker exit 0/ },
 	downstream_flaky => { effect => qr/-> 2\d\d, worker exit 0/ },
 	downstream_dead => { effect => qr/attempts exhausted/ },
+	downstream_poison => { miss => qr/^route ord paused|^skipped/,
+		effect => qr/: (?:[5-9]|\d\d+) calls failed over (?:1\d|[2-9]\d) s/ },
 	pre_claim => { effect => qr/genuine \S+ \S+ -> 2\d\d/ },
 	replay_after_purge => { effect => qr/its row purged; .*? -> 2\d\d(?:;|$)/ },
 	backfill_run => { effect => qr/exit 0, stored \d+/ },
