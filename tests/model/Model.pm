@@ -421,7 +421,8 @@ sub extra_op {
 	$self->{main_total} //= do { my $t = 0; $t += $_->{weight} for Model::Ops::table($self); $t };
 	local $self->{rng} = $self->{rng2} //= rng_new($self->{seed} ^ 0x5bd1e995);
 	my $x = $self->rint($self->{main_total});
-	for my $op (Model::OpsBatch::table($self), Model::OpsRoutes::extra_table($self)) {
+	for my $op (Model::OpsBatch::table($self), Model::OpsRoutes::extra_table($self),
+		Model::OpsOrder::extra_table($self)) {
 		return $op if $x < $op->{weight};
 		$x -= $op->{weight};
 	}

@@ -751,10 +751,13 @@ sub loop_survives {
 # applied on /seq (first effects, in the order the downstream applied
 # them) strictly increase.  An equal version applied under a second key is
 # excused only when purge.sql removed the first (no action is left to
-# hold the equal one for review), as invariant 6 does.
+# hold the equal one for review), as invariant 6 does.  And a later
+# version waits only while an earlier one is unfinished: one the operator's
+# dismissal of the earlier one left waiting (OpsOrder::sequence_woken,
+# $m->{seq_bad}).
 sub sequence_in_order {
 	my ($m) = @_;
-	my @v;
+	my @v = @{ $m->{seq_bad} // [] };
 	my %ver = map { ($_->{event_id} => $_) } grep { $_->{ep} eq 'st' } values %{ $m->{ev} };
 	my (%last, %applied);
 	for my $r (grep { $_->{path} eq '/seq' && $_->{effect} } $m->ds->requests) {

@@ -104,6 +104,29 @@ sub stripe_event {
 	return { L => $e->{L}, ep => 'st', id => $id, body => $body };
 }
 
+# A Stripe event (invoice.paid) of an extra operation: its id and version
+# given, registered as an event, drawing nothing and taking no number
+# from the schedule's counter, so that the schedule stays the seed's
+sub stripe_event_own {
+	my ($m, $id, $obj, $ver) = @_;
+	my $type = 'invoice.paid';
+	my $body = JSON::PP->new->canonical->encode({ id => $id, object => 'event', type => $type,
+		created => $ver, data => { object => { id => $obj, nonce => $id } } });
+	my $e = $m->event(ep => 'st', type => $type, object => $obj, version => $ver, event_id => $id, body => $body);
+	$e->{ids}{$id} = 1;
+	return { L => $e->{L}, ep => 'st', id => $id, body => $body, type => $type };
+}
+
+# the key route $route gives a st event (hookinbox.action_key), known
+# before the event is delivered: a plan for it meets its first call
+sub st_key {
+	my ($m, $route, $d) = @_;
+	my $p = Model::Providers::endpoints()->{st};
+	my ($obj) = $d->{body} =~ /"object":\{"id":"([^"]+)"/;
+	return $m->sql("select hookinbox.action_key('$route', '$m->{route_key}{$route}', 'stripe', "
+		. "'$p->{account}', '$p->{environment}', '$d->{id}', '$obj', '$d->{type}')");
+}
+
 sub new_delivery {
 	my ($m, $ep) = @_;
 	return stripe_event($m) if $ep eq 'st';

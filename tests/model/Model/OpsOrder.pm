@@ -202,6 +202,63 @@ sub sequence_interleaved {
 		$left ? ", $left still pending" : '') . $resumed;
 }
 
+# The order operations drawn after each operation of the schedule from
+# the extra generator (Model::extra_op): weights as in Model::Ops::table
+sub extra_table {
+	return ({ name => 'sequence_woken', weight => 2, extra => 1, run => \&sequence_woken });
+}
+
+# order = sequence: a later version sent once, whose worker died after
+# the call (its lease then ran out), waits behind an earlier version that
+# arrived after it and went to review; the operator's dismissal of the
+# earlier one ends the wait at once (docs/configuration.md: a later event
+# waits while an earlier one is pending, retrying, parked or in review),
+# not after the claim's 5 minutes.  The crash: worker-after-call, the
+# event's calls on ord and biz failing once by their keys' plans so that
+# seq's is the first answered 2xx; the lease is then ended, as its 8 s
+# would.  Its object, ids and versions are its own and it stays out of
+# {sent}.  Draws nothing.  Judged at once (invariant 14, $m->{seq_bad}).
+sub sequence_woken {
+	my ($m) = @_;
+	$m->quiesce(60);
+	my $resumed = $m->{paused}{seq} ? Model::Ops::resume_route($m, 'seq') . ' first, ' : '';
+	my $n = ++$m->{nwoken};
+	my ($obj, $v) = ("obj_woken_$n", 1_700_000_000);
+	# (the earlier version is made when it is sent: an event made is owed its row)
+	my @d = (Model::Ops::stripe_event_own($m, "evt_woken_${n}_v2", $obj, $v + 2));
+	$m->ds->plan('key:' . Model::Ops::st_key($m, $_, $d[0]), '503,200') for qw(ord biz);
+	my $r = Model::OpsBatch::deliver_own($m, { %{ $d[0] }, fe => $m->{fe}[ $n % 2 ] });
+	my $rc = $m->worker_run('w8', { HOOKINBOX_FAILPOINT => 'worker-after-call' }, '--once', '--concurrency=4');
+	my $seq = sub {
+		my ($id) = @_;
+		my $row = $m->sql("select a.id || '|' || a.state || '|' || a.attempts || '|' "
+			. "|| coalesce(a.last_status::text, '') || '|' || extract(epoch from a.due_at - now())::int "
+			. "from hookinbox.action a join hookinbox.inbox i on i.id = a.inbox_id "
+			. "where a.route = 'seq' and i.event_id = '$id'");
+		return split /\|/, $row // '', -1;
+	};
+	my ($w2, $st2, $att2, $last2) = $seq->($d[0]{id});
+	my $what = "${resumed}$obj v2 $d[0]{id} -> $r->{status}, worker exit $rc";
+	return "$what, no unrecorded seq call" unless $rc == 99 && $w2 && $st2 eq 'pending' && $att2 > 0
+		&& $last2 eq '';
+	$m->sql("update hookinbox.action set lease_until = least(lease_until, now()), "
+		. "due_at = least(due_at, now()) where id = $w2");
+	push @d, Model::Ops::stripe_event_own($m, "evt_woken_${n}_v1", $obj, $v + 1);
+	$r = Model::OpsBatch::deliver_own($m, { %{ $d[1] }, fe => $m->{fe}[ ($n + 1) % 2 ] });
+	$m->worker_run('w8', {}, '--once', '--concurrency=4');
+	my ($w1, $st1) = $seq->($d[1]{id});
+	my (undef, undef, undef, undef, $wait) = $seq->($d[0]{id});
+	$what .= ", v1 $d[1]{id} -> $r->{status}, seq $w1 $st1, $w2 due in $wait s";
+	return "$what: not waiting" unless $st1 && $st1 eq 'review' && $wait > 60;
+	Model::Ops::operator($m, 'order-review', action_id => $w1, do => 'dismiss', reason => 'model late', go => 1);
+	$m->{closed}{$w1} = { how => 'dismiss', state => ($seq->($d[1]{id}))[1], key => Model::Ops::st_key($m, 'seq', $d[1]),
+		route => 'seq', t => Model::Ops::db_now($m) };
+	($wait) = (($seq->($d[0]{id}))[4]);
+	push @{ $m->{seq_bad} }, "action $w2 (seq, $obj version 2, sent once, its lease run out) was left "
+		. "waiting $wait s after the dismissal of action $w1, the earlier version in review" if $wait > 1;
+	return "$what; $w1 dismissed, $w2 due in $wait s";
+}
+
 # a Stripe event of a given object and version (an invoice.updated),
 # drawing nothing
 sub stripe_event_for {

@@ -11,7 +11,6 @@ package Model::OpsRoutes;
 use strict;
 use warnings;
 use HookTest;
-use JSON::PP ();
 use POSIX ();
 use Time::HiRes ();
 
@@ -56,20 +55,13 @@ sub downstream_poison {
 	return 'route ord paused' if $m->{paused}{ord};
 	return 'skipped: 3 running' if $m->reap >= 3;
 	my $n = ++$m->{npoison};
-	my ($obj, $id, $ver, $type) = ('obj_poison', "evt_poison_$n", 1_700_000_000 + $n, 'invoice.paid');
-	my $body = JSON::PP->new->canonical->encode({ id => $id, object => 'event', type => $type,
-		created => $ver, data => { object => { id => $obj, nonce => "p$n" } } });
-	my $e = $m->event(ep => 'st', type => $type, object => $obj, version => $ver, event_id => $id, body => $body);
-	$e->{ids}{$id} = 1;
-	my $p = Model::Providers::endpoints()->{st};
-	my $key = $m->sql("select hookinbox.action_key('ord', '$m->{route_key}{ord}', 'stripe', "
-		. "'$p->{account}', '$p->{environment}', '$id', '$obj', '$type')");
+	my $d = Model::Ops::stripe_event_own($m, "evt_poison_$n", 'obj_poison', 1_700_000_000 + $n);
+	my $key = Model::Ops::st_key($m, 'ord', $d);
 	$m->ds->plan("key:$key", join(',', ('503') x 8, '200'));
 	my $w = $m->worker_start('w8', {}, '--loop', '--concurrency=4');
 	$w->{loop} = 1;
 	push @{ $m->{bg} }, $w;
-	my $r = Model::OpsBatch::deliver_own($m,
-		{ L => $e->{L}, ep => 'st', id => $id, body => $body, fe => $m->{fe}[ $n % 2 ] });
+	my $r = Model::OpsBatch::deliver_own($m, { %$d, fe => $m->{fe}[ $n % 2 ] });
 	my ($failed, $first, $last, $ok) = (0);
 	my $until = time + 40;
 	while (time < $until && !$ok) {
@@ -84,7 +76,7 @@ sub downstream_poison {
 	}
 	kill 'TERM', $w->{pid};
 	$w->{loop} = 0;
-	my $what = "ord $id -> $r->{status}: $failed calls failed";
+	my $what = "ord $d->{id} -> $r->{status}: $failed calls failed";
 	$what .= sprintf(' over %.0f s', $last - $first) if $failed;
 	return $what . ($ok ? ', then answered' : ', not answered in 40 s');
 }

@@ -53,6 +53,7 @@ my %RULES = (
 	downstream_rejects => { effect => qr/-> 2\d\d, worker exit 0/ },
 	downstream_flaky => { effect => qr/-> 2\d\d, worker exit 0/ },
 	downstream_dead => { effect => qr/attempts exhausted/ },
+	sequence_woken => { miss => qr/no unrecorded seq call$|: not waiting$/, effect => qr/ dismissed, \d+ due in / },
 	downstream_poison => { miss => qr/^route ord paused|^skipped/,
 		effect => qr/: (?:[5-9]|\d\d+) calls failed over (?:1\d|[2-9]\d) s/ },
 	pre_claim => { effect => qr/genuine \S+ \S+ -> 2\d\d/ },
