@@ -409,8 +409,10 @@ sub do_op {
 	return '';
 }
 
-# After each operation of the schedule, maybe one of the intake's template
-# and batch operations (Model::OpsBatch::table, logged "N+"), drawn from a
+# After each operation of the schedule, maybe one of the extra operations
+# (the intake's template and batch ones, Model::OpsBatch::table; a lone
+# failing action, Model::OpsRoutes::extra_table; a sequence's wake,
+# Model::OpsOrder::extra_table; logged "N+"), drawn from a
 # generator of their own seeded from the seed, as every choice they make
 # is: the schedule of every seed, its operations and their parameters,
 # stays what it was before they were added (the regression seeds keep
