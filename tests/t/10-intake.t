@@ -315,8 +315,7 @@ SKIP: {
 	my $procs = $t->httpd->{procs};
 	$t->httpd->{procs} = 1;
 	$t->httpd->restart(LD_PRELOAD => $shim, MALLOCCOUNT_FILE => $count_file);
-	my ($resp) = grep { (`cat /proc/$_/comm 2>/dev/null` // '') =~ /hookinbox/ }
-		split ' ', `pgrep -P @{[ $t->httpd->pid ]}`;
+	my ($resp) = $t->httpd->signalable_responders(60);
 	my $count = sub {
 		unlink $count_file;
 		kill 'USR2', $resp;
