@@ -248,8 +248,9 @@ sub sequence_woken {
 	$m->worker_run('w8', {}, '--once', '--concurrency=4');
 	my ($w1, $st1) = $seq->($d[1]{id});
 	my (undef, undef, undef, undef, $wait) = $seq->($d[0]{id});
-	$what .= ", v1 $d[1]{id} -> $r->{status}, seq $w1 $st1, $w2 due in $wait s";
-	return "$what: not waiting" unless $st1 && $st1 eq 'review' && $wait > 60;
+	$what .= ", v1 $d[1]{id} -> $r->{status}, seq " . ($w1 // '-') . ' ' . ($st1 // '-') . ", $w2 due in "
+		. ($wait // '-') . ' s';
+	return "$what: not waiting" unless $st1 && $st1 eq 'review' && ($wait // 0) > 60;
 	Model::Ops::operator($m, 'order-review', action_id => $w1, do => 'dismiss', reason => 'model late', go => 1);
 	$m->{closed}{$w1} = { how => 'dismiss', state => ($seq->($d[1]{id}))[1], key => Model::Ops::st_key($m, 'seq', $d[1]),
 		route => 'seq', t => Model::Ops::db_now($m) };
