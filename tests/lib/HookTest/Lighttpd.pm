@@ -103,7 +103,8 @@ sub start {
 		if ($s) { close $s; last }
 		Time::HiRes::sleep(0.05);
 	}
-	# the daemon writes its pid file after the parent has exited
+	# and for its pid file (pid() reads it): nothing orders its writing
+	# with the port's first answer
 	for (1 .. 100) {
 		last if -s "$d/lighttpd.pid";
 		Time::HiRes::sleep(0.05);

@@ -122,7 +122,7 @@ sub stripe_event_own {
 sub st_key {
 	my ($m, $route, $d) = @_;
 	my $p = Model::Providers::endpoints()->{st};
-	my ($obj) = $d->{body} =~ /"object":\{"id":"([^"]+)"/;
+	my $obj = $m->{ev}{ $d->{L} }{object};
 	return $m->sql("select hookinbox.action_key('$route', '$m->{route_key}{$route}', 'stripe', "
 		. "'$p->{account}', '$p->{environment}', '$d->{id}', '$obj', '$d->{type}')");
 }

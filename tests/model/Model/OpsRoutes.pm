@@ -42,10 +42,11 @@ sub extra_table {
 
 # One action whose calls keep failing (its own key's plan: 503 eight times,
 # then 200) while a --loop worker (its own, stopped after) retries it for
-# more than 10 s, backoff 1 to 2 s, on a route nothing else is sent to
-# meanwhile: it is one action, under breaker_failures (5), so the breaker
-# stays closed however many of its calls failed (invariant 13 judges the
-# audit of route_state).  The key is the route's for the event
+# more than 10 s (backoff 1 to 2 s: 8 calls take 15-20 s), with no new
+# event for the route meanwhile: it is one action (with any earlier ord
+# retries still due, fewer than breaker_failures (5) as a rule), so the
+# breaker stays closed however many of its calls failed (invariant 13
+# judges the audit of route_state by the keys that failed).  The key is the route's for the event
 # (hookinbox.action_key), planned before the event is delivered.  Its
 # object, ids and versions are its own and it stays out of {sent}: what
 # the schedule's operations meet stays as it was.  Draws nothing.
