@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * store.c - the responder's one database call: hookinbox.accept_batch()
+ * store.c - the responder's one database call: hookinbox.accept_batch(),
+ * or accept_one() for a batch of one
  */
 #include "store.h"
 
@@ -26,6 +27,10 @@
 
 #define ACCEPT_SQL                                                                                 \
 	"select id, duplicate, held from hookinbox.accept_batch($1, $2, $3, $4, $5, $6, $7, $8, "  \
+	"$9, $10, $11, $12, $13)"
+/* accept_batch() for one delivery, with scalars: the usual call in single-row mode */
+#define ONE_SQL                                                                                    \
+	"select id, duplicate, held from hookinbox.accept_one($1, $2, $3, $4, $5, $6, $7, $8, "    \
 	"$9, $10, $11, $12, $13)"
 #define REJECT_SQL "select hookinbox.reject($1, $2, $3)"
 #define REQUESTS_SQL                                                                               \
@@ -70,6 +75,7 @@ struct store {
 	pthread_mutex_t conn_lock;	/* one user of conn and param at a time */
 	pgarray *param[ACCEPT_NPARAMS]; /* accept_batch()'s arrays, reused */
 	bool unnamed;			/* named statements do not last here: parse every call */
+	bool no_one;			/* the schema has no accept_one(): batches of one too */
 
 	/* group commit only */
 	bool group;
@@ -383,6 +389,49 @@ connect_by(store *s, int64_t deadline, bool *late)
 	return -1;
 }
 
+/*
+ * accept_one(), prepared after accept_batch() (unnamed: only checked).  A
+ * schema older than the responder has none: then a batch of one goes
+ * through accept_batch() as well, which answers the same.  0 or -1 (logged).
+ */
+static int
+prepare_one(store *s, int64_t deadline, bool *late)
+{
+	char msg[256];
+	const char *state;
+	PGresult *res = PQsendPrepare(s->conn, s->unnamed ? "" : "accept_one", ONE_SQL,
+				      ACCEPT_NPARAMS, NULL)
+				? await_result(s->conn, deadline, late)
+				: NULL;
+
+	if (res != NULL && PQresultStatus(res) != PGRES_COMMAND_OK &&
+	    named_statement_lost(s, res)) {
+		PQclear(res);
+		res = PQsendPrepare(s->conn, "", ONE_SQL, ACCEPT_NPARAMS, NULL)
+			      ? await_result(s->conn, deadline, late)
+			      : NULL;
+	}
+	if (PQresultStatus(res) == PGRES_COMMAND_OK) {
+		s->no_one = false;
+		PQclear(res);
+		return 0;
+	}
+	state = res != NULL ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	if (state != NULL && strcmp(state, "42883") == 0) {
+		if (!s->no_one)
+			log_info("the schema has no hookinbox.accept_one(): single deliveries go "
+				 "through accept_batch() (apply sql/install.sql)");
+		s->no_one = true;
+		PQclear(res);
+		return 0;
+	}
+	log_error("could not prepare hookinbox.accept_one: %s",
+		  call_error(s->conn, res, *late, msg, sizeof(msg)));
+	PQclear(res);
+	drop_connection(s);
+	return -1;
+}
+
 /* connect and prepare by the deadline; 0 or -1 (logged) */
 static int
 connect_session(store *s, int64_t deadline, bool *late)
@@ -428,7 +477,7 @@ connect_session(store *s, int64_t deadline, bool *late)
 		return -1;
 	}
 	PQclear(res);
-	return 0;
+	return prepare_one(s, deadline, late);
 }
 
 /*
@@ -497,26 +546,61 @@ connection_lost(PGconn *conn, const PGresult *res)
 	return classify(conn, res) == FAIL_LOST;
 }
 
-/* the accept_batch() statement: prepared, unless that stopped working; NULL as await_result */
+/*
+ * The accept_batch() statement, or accept_one()'s: prepared, unless that
+ * stopped working; NULL as await_result
+ */
 static PGresult *
-accept_exec(store *s, const char *const *vals, const int *lens, const int *fmts, int64_t deadline,
-	    bool *late)
+accept_exec(store *s, bool one, const char *const *vals, const int *lens, const int *fmts,
+	    int64_t deadline, bool *late)
 {
 	*late = false;
 	if (!s->unnamed) {
-		PGresult *res =
-			PQsendQueryPrepared(s->conn, "accept", ACCEPT_NPARAMS, vals, lens, fmts, 0)
-				? await_result(s->conn, deadline, late)
-				: NULL;
+		PGresult *res = PQsendQueryPrepared(s->conn, one ? "accept_one" : "accept",
+						    ACCEPT_NPARAMS, vals, lens, fmts, 0)
+					? await_result(s->conn, deadline, late)
+					: NULL;
 
 		if (res == NULL || PQresultStatus(res) != PGRES_FATAL_ERROR ||
 		    !named_statement_lost(s, res))
 			return res;
 		PQclear(res);
 	}
-	return PQsendQueryParams(s->conn, ACCEPT_SQL, ACCEPT_NPARAMS, NULL, vals, lens, fmts, 0)
+	return PQsendQueryParams(s->conn, one ? ONE_SQL : ACCEPT_SQL, ACCEPT_NPARAMS, NULL, vals,
+				 lens, fmts, 0)
 		       ? await_result(s->conn, deadline, late)
 		       : NULL;
+}
+
+/*
+ * accept_one()'s parameters for d, pointing into d and version (room for
+ * an int8 in decimal): the strings as text, the bytes as binary
+ */
+static void
+one_params(const store_delivery *d, char *version, size_t version_len, const char **vals, int *lens,
+	   int *fmts)
+{
+	const char *text[] = {d->endpoint, d->provider,	  d->account,  d->environment,
+			      d->event_id, d->event_type, d->object_id};
+
+	for (int k = 0; k < 7; k++)
+		vals[k] = text[k];
+	if (d->version != NULL)
+		snprintf(version, version_len, "%lld", (long long)*d->version);
+	vals[7] = d->version != NULL ? version : NULL;
+	vals[8] = d->headers_json;
+	vals[9] = d->body_len > 0 ? (const char *)d->body : ""; /* NULL would be SQL NULL */
+	vals[10] = d->body_dedup ? "t" : "f";
+	vals[11] = (const char *)d->signed_sha256;
+	vals[12] = d->note;
+	for (int k = 0; k < ACCEPT_NPARAMS; k++) {
+		lens[k] = 0;
+		fmts[k] = 0;
+	}
+	lens[9] = (int)d->body_len;
+	fmts[9] = 1;
+	lens[11] = d->signed_sha256 != NULL ? 32 : 0;
+	fmts[11] = 1;
 }
 
 /*
@@ -530,14 +614,17 @@ accept_call(store *s, pending **batch, int n, int64_t deadline, failure *why)
 {
 	const char *vals[ACCEPT_NPARAMS];
 	int lens[ACCEPT_NPARAMS], fmts[ACCEPT_NPARAMS];
-	char msg[256];
+	char msg[256], version[24];
+	bool one = n == 1 && !s->no_one;
 	PGresult *res;
 	bool late;
 	int rc = -1;
 
-	for (int k = 0; k < ACCEPT_NPARAMS; k++)
+	if (one)
+		one_params(batch[0]->d, version, sizeof(version), vals, lens, fmts);
+	for (int k = 0; k < ACCEPT_NPARAMS && !one; k++)
 		pgarray_reset(s->param[k]);
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < n && !one; i++) {
 		const store_delivery *d = batch[i]->d;
 
 		pgarray_add_str(s->param[0], d->endpoint);
@@ -560,11 +647,11 @@ accept_call(store *s, pending **batch, int n, int64_t deadline, failure *why)
 			pgarray_add_null(s->param[11]);
 		pgarray_add_str(s->param[12], d->note);
 	}
-	for (int k = 0; k < ACCEPT_NPARAMS; k++) {
+	for (int k = 0; k < ACCEPT_NPARAMS && !one; k++) {
 		vals[k] = pgarray_value(s->param[k], &lens[k]);
 		fmts[k] = 1;
 	}
-	res = accept_exec(s, vals, lens, fmts, deadline, &late);
+	res = accept_exec(s, one, vals, lens, fmts, deadline, &late);
 	*why = FAIL_ROW;
 	if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == n && PQnfields(res) == 3) {
 		rc = 0;

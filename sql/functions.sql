@@ -428,6 +428,53 @@ begin
 end
 $$;
 
+-- accept_one() is accept_batch() for one delivery, as the responder calls
+-- it when a batch holds one (single-row mode, and group commit at low
+-- load): the same answer, for less of PostgreSQL's work.  A signed id the
+-- ledger does not know and no row owns, the common case, is stored by its
+-- one statement, the very insert of accept_batch()'s first step; anything
+-- else is accept_batch()'s whole judgement (whose first step then stores
+-- nothing again).  Scalars, not arrays, and a single row, not a set: no
+-- array is built, read or subscripted and no result set is kept, about a
+-- sixth of the function's instructions (BENCHMARKS.md).
+create or replace function hookinbox.accept_one(
+	p_endpoint text, p_provider text, p_account text, p_environment text,
+	p_event_id text, p_event_type text, p_object_id text, p_event_version bigint,
+	p_headers jsonb, p_body bytea, p_body_dedup boolean,
+	p_signed_sha256 bytea, p_note text,
+	out id bigint, out duplicate boolean, out held boolean)
+language plpgsql security definer
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+	if p_body_dedup is false then
+		insert into hookinbox.inbox as i (endpoint, provider, account,
+			environment, event_id, event_type, object_id, event_version,
+			body_sha256, body_dedup, signed_sha256, intake_note, headers, body)
+		select p_endpoint, p_provider, p_account, p_environment, p_event_id,
+			p_event_type, p_object_id, p_event_version, sha256(p_body), false,
+			p_signed_sha256, p_note, coalesce(p_headers, '{}'), p_body
+		 where not exists (select 1 from hookinbox.ledger l
+				    where l.endpoint = p_endpoint
+				      and l.digest = hookinbox.key_digest(p_provider, p_account,
+					      p_environment, p_event_id))
+		on conflict (provider, account, environment, event_id, endpoint)
+			where review_of is null do nothing
+		returning i.id into id;
+		if id is not null then
+			duplicate := false;
+			held := false;
+			return;
+		end if;
+	end if;
+	select b.id, b.duplicate, b.held into id, duplicate, held
+	  from hookinbox.accept_batch(array[p_endpoint], array[p_provider], array[p_account],
+		array[p_environment], array[p_event_id], array[p_event_type], array[p_object_id],
+		array[p_event_version], array[p_headers], array[p_body], array[p_body_dedup],
+		array[p_signed_sha256], array[p_note]) b;
+end
+$$;
+
 -- the form of accept_batch() responders before 0.2 call (no signed
 -- content hash, no note): kept so that the schema can be upgraded first
 create or replace function hookinbox.accept_batch(
@@ -446,7 +493,8 @@ as $$
 		array_fill(null::text, array[coalesce(array_length(p_event_id, 1), 0)])) b;
 $$;
 
--- one delivery, for psql and scripts (the responder calls accept_batch)
+-- one delivery, for psql and scripts (the responder calls accept_one and
+-- accept_batch)
 create or replace function hookinbox.accept(
 	p_endpoint text, p_provider text, p_account text, p_environment text,
 	p_event_id text, p_event_type text, p_object_id text, p_event_version bigint,
@@ -456,10 +504,9 @@ language sql
 set search_path = pg_catalog, pg_temp
 as $$
 	select b.id, b.duplicate
-	  from hookinbox.accept_batch(array[p_endpoint], array[p_provider], array[p_account],
-		array[p_environment], array[p_event_id], array[p_event_type], array[p_object_id],
-		array[p_event_version], array[p_headers], array[p_body], array[p_body_dedup],
-		array[null::bytea], array[null::text]) b;
+	  from hookinbox.accept_one(p_endpoint, p_provider, p_account, p_environment,
+		p_event_id, p_event_type, p_object_id, p_event_version, p_headers, p_body,
+		p_body_dedup, null, null) b;
 $$;
 
 -- Count rejected requests (no body, no header, no address is stored).  One

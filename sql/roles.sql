@@ -1,8 +1,8 @@
 -- SPDX-License-Identifier: ISC
 -- Least-privilege roles, (re)granted on every install run.
 --
---   hookinbox_intake  the responder: EXECUTE on accept_batch(), accept(), reject() and
---                     count_requests() (request_metrics.sql) only
+--   hookinbox_intake  the responder: EXECUTE on accept_batch(), accept_one(), accept(),
+--                     reject() and count_requests() (request_metrics.sql) only
 --   hookinbox_worker  the worker: reads the inbox and writes only its state and
 --                     dispatched_at, works the action tables; cannot call the
 --                     intake's functions nor alter the schema
@@ -58,12 +58,16 @@ alter function hookinbox.accept_batch(text[], text[], text[], text[], text[], te
 	text[], bigint[], jsonb[], bytea[], boolean[], bytea[], text[]) owner to hookinbox_owner;
 alter function hookinbox.accept_batch(text[], text[], text[], text[], text[], text[],
 	text[], bigint[], jsonb[], bytea[], boolean[]) owner to hookinbox_owner;
+alter function hookinbox.accept_one(text, text, text, text, text, text, text, bigint,
+	jsonb, bytea, boolean, bytea, text) owner to hookinbox_owner;
 alter function hookinbox.reject(text, text, bigint) owner to hookinbox_owner;
 
 grant execute on function hookinbox.accept_batch(text[], text[], text[], text[], text[], text[],
 	text[], bigint[], jsonb[], bytea[], boolean[], bytea[], text[]) to hookinbox_intake;
 grant execute on function hookinbox.accept_batch(text[], text[], text[], text[], text[], text[],
 	text[], bigint[], jsonb[], bytea[], boolean[]) to hookinbox_intake;
+grant execute on function hookinbox.accept_one(text, text, text, text, text, text, text, bigint,
+	jsonb, bytea, boolean, bytea, text) to hookinbox_intake;
 grant execute on function hookinbox.accept(text, text, text, text, text, text, text, bigint,
 	jsonb, bytea, boolean) to hookinbox_intake;
 grant execute on function hookinbox.reject(text, text, bigint) to hookinbox_intake;
@@ -82,6 +86,8 @@ revoke execute on function hookinbox.accept_batch(text[], text[], text[], text[]
 	text[], bigint[], jsonb[], bytea[], boolean[], bytea[], text[]),
 	hookinbox.accept_batch(text[], text[], text[], text[], text[], text[],
 	text[], bigint[], jsonb[], bytea[], boolean[]),
+	hookinbox.accept_one(text, text, text, text, text, text, text, bigint, jsonb, bytea, boolean,
+	bytea, text),
 	hookinbox.accept(text, text, text, text, text, text, text, bigint, jsonb, bytea, boolean),
 	hookinbox.reject(text, text, bigint)
 	from hookinbox_worker;

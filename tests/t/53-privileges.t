@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: ISC
 # Least privilege, checked against a real cluster: the responder's role
-# (hookinbox_intake) can only call accept_batch(), accept() and reject(); the worker's
+# (hookinbox_intake) can only call accept_batch(), accept_one(), accept() and reject(); the worker's
 # role (hookinbox_worker) cannot change the schema.  Each statement is run
 # with psql as that role; psql_raw dies on an SQL error.
 use strict;
@@ -70,9 +70,9 @@ is($pg->sql(q{select coalesce(string_agg(c.relname, ','), '') from pg_class c
 	'hookinbox_intake holds no privilege on any sequence');
 is($pg->sql(q{select coalesce(string_agg(p.proname, ',' order by p.proname), '') from pg_proc p
 	join pg_namespace n on n.oid = p.pronamespace
-	where n.nspname = 'hookinbox' and p.proname not in ('accept_batch', 'accept', 'reject', 'count_requests')
+	where n.nspname = 'hookinbox' and p.proname not in ('accept_batch', 'accept_one', 'accept', 'reject', 'count_requests')
 	and has_function_privilege('hookinbox_intake', p.oid, 'execute')}), '',
-	'hookinbox_intake can execute no function but accept_batch(), accept(), reject() and count_requests()');
+	'hookinbox_intake can execute no function but accept_batch(), accept_one(), accept(), reject() and count_requests()');
 is($pg->sql(q{select has_schema_privilege('hookinbox_intake', 'hookinbox', 'create')::text
 	|| has_database_privilege('hookinbox_intake', current_database(), 'create')::text}), 'falsefalse',
 	'hookinbox_intake: no CREATE on the schema or the database');
@@ -124,6 +124,8 @@ my $batch = q{select * from hookinbox.accept_batch(array['ep'], array['stripe'],
 refused('hookinbox_worker', $batch, 'execute accept_batch()');
 (my $old_batch = $batch) =~ s/, array\[null\]::bytea\[\], array\[null\]::text\[\]\)/)/;
 refused('hookinbox_worker', $old_batch, 'execute the older accept_batch()');
+refused('hookinbox_worker', q{select * from hookinbox.accept_one('ep', 'stripe', 'acct', 'live', 'evt_forged',
+	't', null, null, '{}', 'x', false, null, null)}, 'execute accept_one()');
 refused('hookinbox_worker', $accept =~ s/evt_priv/evt_forged/r, 'execute accept()');
 refused('hookinbox_worker', q{select hookinbox.reject('ep', 'x', 1)}, 'execute reject()');
 refused('hookinbox_worker', q{update hookinbox.inbox set body = 'forged'}, 'update an inbox body');

@@ -134,6 +134,28 @@ like($r->{content}, qr/"duplicate":true/, 'an event stored before the upgrade is
 	$r = $http->request('POST', $h->url . '/stripe-live', { content => $b, headers => { 'Stripe-Signature' => stripe_sig($secret, $b) } });
 	is($r->{status}, 200, 'after the upgrade the retry is stored');
 }
+# a schema without accept_one() (older than the responder): a delivery
+# alone goes through accept_batch(), stored and answered as ever
+{
+	my $sig = 'text, text, text, text, text, text, text, bigint, jsonb, bytea, boolean, bytea, text';
+	$old->sql("alter function hookinbox.accept_one($sig) rename to accept_one_hidden");
+	$h->restart;
+	my $rows = $old->sql('select count(*) from hookinbox.inbox');
+	my $b = '{"id":"evt_new_3","type":"invoice.paid","created":1}';
+	for my $try (1, 2) {
+		$r = $http->request('POST', $h->url . '/stripe-live',
+			{ content => $b, headers => { 'Stripe-Signature' => stripe_sig($secret, $b) } });
+		is($r->{status}, 200, "no accept_one(): delivery $try answered 200");
+		like($r->{content}, $try == 1 ? qr/"duplicate":false/ : qr/"duplicate":true/,
+			"no accept_one(): delivery $try " . ($try == 1 ? 'stored' : 'a duplicate'));
+	}
+	is($old->sql(q{select count(*) from hookinbox.inbox where event_id = 'evt_new_3'}), 1,
+		'no accept_one(): one row');
+	like($t->responder_log, qr/the schema has no hookinbox\.accept_one\(\): single deliveries go through accept_batch\(\)/,
+		'no accept_one(): the log says so');
+	$old->sql("alter function hookinbox.accept_one_hidden($sig) rename to accept_one");
+	$h->restart;
+}
 $h->stop;
 (my $wconf = $conf) =~ s/user=hookinbox_intake/user=hookinbox_worker/;
 open $fh, '>', $t->dir . '/worker.conf' or die $!;
@@ -153,5 +175,5 @@ close $fh;
 }
 my $wout = `$top/obj/test/hookinbox-worker -c @{[ $t->dir ]}/worker.conf --once 2>&1`;
 is($? >> 8, 0, 'the worker runs on the upgraded schema') or diag $wout;
-is($old->sql('select count(*) from app.applied'), 22, 'every old and new event applied once');
+is($old->sql('select count(*) from app.applied'), 23, 'every old and new event applied once');
 done_testing();
