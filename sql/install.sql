@@ -90,6 +90,12 @@ select not exists (select 1 from hookinbox.schema_migrations where version = 12)
 insert into hookinbox.schema_migrations (version, name) values (12, 'request_duration');
 \endif
 
+select not exists (select 1 from hookinbox.schema_migrations where version = 13) as apply \gset
+\if :apply
+\ir migrations/013_inbox_state_domain.sql
+insert into hookinbox.schema_migrations (version, name) values (13, 'inbox_state_domain');
+\endif
+
 -- Functions and grants are (re)created on every run, so that fixes to them
 -- reach existing installations without a new migration.
 \ir functions.sql

@@ -37,7 +37,7 @@ is(HookTest::Worker::action($t, 'retry1')->{state} . '/' . HookTest::Worker::act
 	'a retrying action');
 HookTest::Worker::accept($t, event_id => 'waiting1', type => 'yes.x');
 # an inbox state this version does not know (the intake's review, migration 004)
-$t->sql(q{alter table hookinbox.inbox drop constraint inbox_state_check});
+$t->sql(q{alter domain hookinbox.inbox_state drop constraint inbox_state_check});
 HookTest::Worker::accept($t, event_id => 'review1', type => 'yes.x');
 $t->sql(q{update hookinbox.inbox set state = 'review' where event_id = 'review1'});
 

@@ -64,6 +64,10 @@ is($rc, 0, 'install.sql upgrades') or diag $out;
 my $latest = () = glob("$top/sql/migrations/[0-9]*.sql");
 like($out, qr/schema at version $latest\b/, "now at version $latest (every migration)");
 is($old->sql('select count(*) from hookinbox.inbox'), 20, 'no event lost');
+is($old->sql(q{select string_agg(distinct state, ',') from hookinbox.inbox}), 'pending', 'the states kept (013)');
+ok(!eval { $old->sql(q{update hookinbox.inbox set state = 'bogus' where event_id = 'evt_old_1'}); 1 },
+	'an unknown inbox state is refused (013: the domain checks it)');
+is($old->sql(q{select state from hookinbox.inbox where event_id = 'evt_old_1'}), 'pending', 'and nothing changed');
 is($old->sql('select count(*) from hookinbox.inbox where backfilled_at is not null'), 0,
 	'no delivered event is marked backfilled (007)');
 my $dump1 = $old->sql(q{select string_agg(id || ':' || event_id || ':' || encode(body, 'hex'), ',' order by id) from hookinbox.inbox});
