@@ -59,7 +59,7 @@ routes_check_every_ms(void)
 #else
 #define routes_check_every_ms() ROUTES_CHECK_EVERY_MS
 #endif
-#define SCHEMA_MIGRATION 12	/* the newest migration this worker needs */
+#define SCHEMA_MIGRATION 13	/* the newest migration this worker needs */
 #define RECONNECT_FIRST_MS 1000 /* --loop: first wait before reconnecting, doubling */
 #define RECONNECT_MAX_MS 30000
 
