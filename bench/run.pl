@@ -8,7 +8,7 @@
 # synchronous_commit on), lighttpd with mod_fastcgi, and at 1, 16 and 64
 # connections:
 #   db    pgbench running the responder's own statement for one delivery
-#         (accept_batch() with one-element arrays), unique event ids, the same body bytes
+#         (accept_one()), unique event ids, the same body bytes
 #   web   lighttpd + obj/bench/null.fcgi (reads the body, answers 200)
 #   hookinbox: unique signed deliveries, 30 % redeliveries, 256 KB bodies,
 #         and the group-commit mode ([intake] threads) when the responder has it
@@ -292,13 +292,13 @@ sub run_pgbench {
 	my $script = "$dir/accept-$size.sql";
 	unless (-e $script) {
 		open my $fh, '>', $script or die $!;
-		# the responder's statement for a single delivery: a batch of one
+		# the responder's statement for a single delivery
 		print $fh "\\set n random(1, 999999999999)\n",
-			"select id, duplicate, held from hookinbox.accept_batch(array['bench'], array['stripe'], ",
-			"array['acct_bench'], array['live'], array['evt_pgb_' || :client_id::text || '_' || :n::text], ",
-			"array['invoice.paid'], array['in_' || :n::text], array[1700000000::bigint], ",
-			"array['{\"Content-Type\":\"application/json\",\"User-Agent\":\"Stripe/1.0 (+https://stripe.com/docs/webhooks)\"}'::jsonb], ",
-			"array['\\x", body_hex($size), "'::bytea], array[false], array[null]::bytea[], array[null]::text[]);\n";
+			"select id, duplicate, held from hookinbox.accept_one('bench', 'stripe', ",
+			"'acct_bench', 'live', 'evt_pgb_' || :client_id::text || '_' || :n::text, ",
+			"'invoice.paid', 'in_' || :n::text, 1700000000::bigint, ",
+			"'{\"Content-Type\":\"application/json\",\"User-Agent\":\"Stripe/1.0 (+https://stripe.com/docs/webhooks)\"}'::jsonb, ",
+			"'\\x", body_hex($size), "'::bytea, false, null::bytea, null::text);\n";
 		close $fh;
 	}
 	fresh_inbox();
