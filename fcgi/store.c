@@ -390,6 +390,27 @@ connect_by(store *s, int64_t deadline, bool *late)
 }
 
 /*
+ * Prepare sql as name (unnamed once named statements are lost); the result
+ * of the prepare, NULL as await_result
+ */
+static PGresult *
+prepare(store *s, const char *name, const char *sql, int64_t deadline, bool *late)
+{
+	PGresult *res = PQsendPrepare(s->conn, s->unnamed ? "" : name, sql, ACCEPT_NPARAMS, NULL)
+				? await_result(s->conn, deadline, late)
+				: NULL;
+
+	if (res != NULL && PQresultStatus(res) != PGRES_COMMAND_OK &&
+	    named_statement_lost(s, res)) {
+		PQclear(res);
+		res = PQsendPrepare(s->conn, "", sql, ACCEPT_NPARAMS, NULL)
+			      ? await_result(s->conn, deadline, late)
+			      : NULL;
+	}
+	return res;
+}
+
+/*
  * accept_one(), prepared after accept_batch() (unnamed: only checked).  A
  * schema older than the responder has none: then a batch of one goes
  * through accept_batch() as well, which answers the same.  0 or -1 (logged).
@@ -399,18 +420,8 @@ prepare_one(store *s, int64_t deadline, bool *late)
 {
 	char msg[256];
 	const char *state;
-	PGresult *res = PQsendPrepare(s->conn, s->unnamed ? "" : "accept_one", ONE_SQL,
-				      ACCEPT_NPARAMS, NULL)
-				? await_result(s->conn, deadline, late)
-				: NULL;
+	PGresult *res = prepare(s, "accept_one", ONE_SQL, deadline, late);
 
-	if (res != NULL && PQresultStatus(res) != PGRES_COMMAND_OK &&
-	    named_statement_lost(s, res)) {
-		PQclear(res);
-		res = PQsendPrepare(s->conn, "", ONE_SQL, ACCEPT_NPARAMS, NULL)
-			      ? await_result(s->conn, deadline, late)
-			      : NULL;
-	}
 	if (PQresultStatus(res) == PGRES_COMMAND_OK) {
 		s->no_one = false;
 		PQclear(res);
@@ -458,16 +469,7 @@ connect_session(store *s, int64_t deadline, bool *late)
 		PQclear(res);
 	}
 	/* unnamed too: it checks that the schema has accept_batch() */
-	res = PQsendPrepare(s->conn, s->unnamed ? "" : "accept", ACCEPT_SQL, ACCEPT_NPARAMS, NULL)
-		      ? await_result(s->conn, deadline, late)
-		      : NULL;
-	if (res != NULL && PQresultStatus(res) != PGRES_COMMAND_OK &&
-	    named_statement_lost(s, res)) {
-		PQclear(res);
-		res = PQsendPrepare(s->conn, "", ACCEPT_SQL, ACCEPT_NPARAMS, NULL)
-			      ? await_result(s->conn, deadline, late)
-			      : NULL;
-	}
+	res = prepare(s, "accept", ACCEPT_SQL, deadline, late);
 	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
 		log_error(
 			"could not prepare hookinbox.accept_batch: %s (is sql/install.sql applied?)",
