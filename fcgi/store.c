@@ -582,11 +582,13 @@ static void
 one_params(const store_delivery *d, char *version, size_t version_len, const char **vals, int *lens,
 	   int *fmts)
 {
-	const char *text[] = {d->endpoint, d->provider,	  d->account,  d->environment,
-			      d->event_id, d->event_type, d->object_id};
-
-	for (int k = 0; k < 7; k++)
-		vals[k] = text[k];
+	vals[0] = d->endpoint;
+	vals[1] = d->provider;
+	vals[2] = d->account;
+	vals[3] = d->environment;
+	vals[4] = d->event_id;
+	vals[5] = d->event_type;
+	vals[6] = d->object_id;
 	if (d->version != NULL)
 		snprintf(version, version_len, "%lld", (long long)*d->version);
 	vals[7] = d->version != NULL ? version : NULL;
@@ -605,28 +607,13 @@ one_params(const store_delivery *d, char *version, size_t version_len, const cha
 	fmts[11] = 1;
 }
 
-/*
- * accept_batch() for batch[0..n) as one statement, which is its own
- * transaction: when it returns rows, they are committed.  0 (results set)
- * or -1 (logged; *why says what failed).  Caller holds conn_lock and has
- * a connection.
- */
-static int
-accept_call(store *s, pending **batch, int n, int64_t deadline, failure *why)
+/* accept_batch()'s parameters for batch[0..n): s->param's arrays, binary */
+static void
+batch_params(store *s, pending **batch, int n, const char **vals, int *lens, int *fmts)
 {
-	const char *vals[ACCEPT_NPARAMS];
-	int lens[ACCEPT_NPARAMS], fmts[ACCEPT_NPARAMS];
-	char msg[256], version[24];
-	bool one = n == 1 && !s->no_one;
-	PGresult *res;
-	bool late;
-	int rc = -1;
-
-	if (one)
-		one_params(batch[0]->d, version, sizeof(version), vals, lens, fmts);
-	for (int k = 0; k < ACCEPT_NPARAMS && !one; k++)
+	for (int k = 0; k < ACCEPT_NPARAMS; k++)
 		pgarray_reset(s->param[k]);
-	for (int i = 0; i < n && !one; i++) {
+	for (int i = 0; i < n; i++) {
 		const store_delivery *d = batch[i]->d;
 
 		pgarray_add_str(s->param[0], d->endpoint);
@@ -649,10 +636,33 @@ accept_call(store *s, pending **batch, int n, int64_t deadline, failure *why)
 			pgarray_add_null(s->param[11]);
 		pgarray_add_str(s->param[12], d->note);
 	}
-	for (int k = 0; k < ACCEPT_NPARAMS && !one; k++) {
+	for (int k = 0; k < ACCEPT_NPARAMS; k++) {
 		vals[k] = pgarray_value(s->param[k], &lens[k]);
 		fmts[k] = 1;
 	}
+}
+
+/*
+ * accept_batch() for batch[0..n) as one statement, which is its own
+ * transaction: when it returns rows, they are committed.  0 (results set)
+ * or -1 (logged; *why says what failed).  Caller holds conn_lock and has
+ * a connection.
+ */
+static int
+accept_call(store *s, pending **batch, int n, int64_t deadline, failure *why)
+{
+	const char *vals[ACCEPT_NPARAMS];
+	int lens[ACCEPT_NPARAMS], fmts[ACCEPT_NPARAMS];
+	char msg[256], version[24];
+	bool one = n == 1 && !s->no_one;
+	PGresult *res;
+	bool late;
+	int rc = -1;
+
+	if (one)
+		one_params(batch[0]->d, version, sizeof(version), vals, lens, fmts);
+	else
+		batch_params(s, batch, n, vals, lens, fmts);
 	res = accept_exec(s, one, vals, lens, fmts, deadline, &late);
 	*why = FAIL_ROW;
 	if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == n && PQnfields(res) == 3) {
