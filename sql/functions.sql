@@ -435,8 +435,9 @@ $$;
 -- one statement, the very insert of accept_batch()'s first step; anything
 -- else is accept_batch()'s whole judgement (whose first step then stores
 -- nothing again).  Scalars, not arrays, and a single row, not a set: no
--- array is built, read or subscripted and no result set is kept, about a
--- sixth of the function's instructions (BENCHMARKS.md).
+-- array is built, read or subscripted and no result set is kept, which
+-- saves about a sixth of PostgreSQL's instructions for one delivery
+-- (BENCHMARKS.md).
 create or replace function hookinbox.accept_one(
 	p_endpoint text, p_provider text, p_account text, p_environment text,
 	p_event_id text, p_event_type text, p_object_id text, p_event_version bigint,
