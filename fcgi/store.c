@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * store.c - the responder's one database call: hookinbox.accept_batch(),
- * or accept_one() for a batch of one
+ * or accept_one() in single-row mode
  */
 #include "store.h"
 
@@ -28,7 +28,7 @@
 #define ACCEPT_SQL                                                                                 \
 	"select id, duplicate, held from hookinbox.accept_batch($1, $2, $3, $4, $5, $6, $7, $8, "  \
 	"$9, $10, $11, $12, $13)"
-/* accept_batch() for one delivery, with scalars: the usual call in single-row mode */
+/* accept_batch() for one delivery, with scalars: the call of single-row mode */
 #define ONE_SQL                                                                                    \
 	"select id, duplicate, held from hookinbox.accept_one($1, $2, $3, $4, $5, $6, $7, $8, "    \
 	"$9, $10, $11, $12, $13)"
@@ -654,7 +654,13 @@ accept_call(store *s, pending **batch, int n, int64_t deadline, failure *why)
 	const char *vals[ACCEPT_NPARAMS];
 	int lens[ACCEPT_NPARAMS], fmts[ACCEPT_NPARAMS];
 	char msg[256], version[24];
-	bool one = n == 1 && !s->no_one;
+	/*
+	 * accept_one() in single-row mode only: for group commit's batches
+	 * of one it cost 3-5 % of the throughput at 16 connections
+	 * (BENCHMARKS.md, 2026-12-07), where it saves a sixth of
+	 * PostgreSQL's work per delivery in single-row mode
+	 */
+	bool one = n == 1 && !s->group && !s->no_one;
 	PGresult *res;
 	bool late;
 	int rc = -1;

@@ -429,8 +429,7 @@ end
 $$;
 
 -- accept_one() is accept_batch() for one delivery, as the responder calls
--- it when a batch holds one (single-row mode, and group commit at low
--- load): the same answer, for less of PostgreSQL's work.  A signed id the
+-- it in single-row mode: the same answer, for less of PostgreSQL's work.  A signed id the
 -- ledger does not know and no row owns, the common case, is stored by its
 -- one statement, the very insert of accept_batch()'s first step; anything
 -- else is accept_batch()'s whole judgement (whose first step then stores
