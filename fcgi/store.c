@@ -601,7 +601,7 @@ one_params(const store_delivery *d, char *version, size_t version_len, const cha
 		lens[k] = 0;
 		fmts[k] = 0;
 	}
-	lens[9] = (int)d->body_len;
+	lens[9] = (int)d->body_len; /* at most 64 MiB (conf.c's MAX_BODY_MAX) */
 	fmts[9] = 1;
 	lens[11] = d->signed_sha256 != NULL ? 32 : 0;
 	fmts[11] = 1;
