@@ -75,7 +75,7 @@ struct store {
 	pthread_mutex_t conn_lock;	/* one user of conn and param at a time */
 	pgarray *param[ACCEPT_NPARAMS]; /* accept_batch()'s arrays, reused */
 	bool unnamed;			/* named statements do not last here: parse every call */
-	bool no_one;			/* the schema has no accept_one(): batches of one too */
+	bool no_one;			/* the schema has no accept_one(): accept_batch() alone */
 
 	/* group commit only */
 	bool group;
@@ -411,9 +411,10 @@ prepare(store *s, const char *name, const char *sql, int64_t deadline, bool *lat
 }
 
 /*
- * accept_one(), prepared after accept_batch() (unnamed: only checked).  A
- * schema older than the responder has none: then a batch of one goes
- * through accept_batch() as well, which answers the same.  0 or -1 (logged).
+ * accept_one(), prepared after accept_batch() in single-row mode (unnamed:
+ * only checked).  A schema older than the responder has none: then each
+ * delivery goes through accept_batch(), which answers the same.  0 or -1
+ * (logged).
  */
 static int
 prepare_one(store *s, int64_t deadline, bool *late)
@@ -430,8 +431,9 @@ prepare_one(store *s, int64_t deadline, bool *late)
 	state = res != NULL ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 	if (state != NULL && strcmp(state, "42883") == 0) {
 		if (!s->no_one)
-			log_info("the schema has no hookinbox.accept_one(): single deliveries go "
-				 "through accept_batch() (apply sql/install.sql)");
+			log_info(
+				"the schema has no hookinbox.accept_one(): single-row deliveries go "
+				"through accept_batch() (apply sql/install.sql)");
 		s->no_one = true;
 		PQclear(res);
 		return 0;
@@ -479,7 +481,8 @@ connect_session(store *s, int64_t deadline, bool *late)
 		return -1;
 	}
 	PQclear(res);
-	return prepare_one(s, deadline, late);
+	/* group commit never calls it (accept_call) */
+	return s->group ? 0 : prepare_one(s, deadline, late);
 }
 
 /*

@@ -155,7 +155,7 @@ like($r->{content}, qr/"duplicate":true/, 'an event stored before the upgrade is
 	}
 	is($old->sql(q{select count(*) from hookinbox.inbox where event_id = 'evt_new_3'}), 1,
 		'no accept_one(): one row');
-	like($t->responder_log, qr/the schema has no hookinbox\.accept_one\(\): single deliveries go through accept_batch\(\)/,
+	like($t->responder_log, qr/the schema has no hookinbox\.accept_one\(\): single-row deliveries go through accept_batch\(\)/,
 		'no accept_one(): the log says so');
 	$old->sql("alter function hookinbox.accept_one_hidden($sig) rename to accept_one");
 	$h->restart;
