@@ -122,6 +122,7 @@ declare
 	v_stale bigint[] := '{}';
 	v_parked bigint[] := '{}';
 	v_review bigint[] := '{}';
+	v_unknown bigint[] := '{}';
 	v_probes text[] := '{}';
 	v_why text;
 	v_wait interval;
@@ -158,9 +159,13 @@ begin
 			       coalesce(a.replayed_at, a.created_at) as window_from,
 			       -- its last attempt was sent, or may have been, and
 			       -- no outcome came back: a timeout, a reset, or a
-			       -- worker that died between its claim and its record
+			       -- worker that died between its claim and its record,
+			       -- whose lease token is still set (a record and every
+			       -- hand-back clear it), over the outcome of the attempt
+			       -- before, which last_error still holds
 			       a.attempts > 0 and (a.last_status is null and a.last_error is null
-				   or strpos(coalesce(a.last_error, ''), 'outcome unknown') > 0)
+				   or strpos(coalesce(a.last_error, ''), 'outcome unknown') > 0
+				   or a.lease_token is not null)
 				   as unknown
 			  from hookinbox.action a
 			 where a.state = 'pending' and a.route = rt.route and a.due_at <= now()
@@ -308,6 +313,9 @@ begin
 				 where a.id = r.id;
 			end if;
 			v_ids := v_ids || r.id;
+			if r.unknown then
+				v_unknown := v_unknown || r.id;
+			end if;
 			if rt.probe then
 				v_probes := v_probes || rt.route;
 				update hookinbox.route_state s
@@ -333,11 +341,13 @@ begin
 	       i.event_id, i.event_type, i.object_id, i.headers->>'Content-Type', i.body,
 	       'claimed'::text, c.route = any(v_probes),
 	       -- an earlier attempt whose outcome is unknown: sent, then a timeout or a
-	       -- reset; or claimed and never recorded (its worker died mid-call); the
-	       -- first attempt after a replay too, whose last outcome is the parked one's
-	       (c.attempts > 1 or c.replayed_at is not null)
-	       and (strpos(coalesce(c.last_error, ''), 'outcome unknown') > 0
-		    or (c.last_status is null and c.last_error is null))
+	       -- reset; or claimed and never recorded (its worker died mid-call, the
+	       -- loop's unknown); the first attempt after a replay too, whose last
+	       -- outcome is the parked one's
+	       c.id = any(v_unknown)
+	       or ((c.attempts > 1 or c.replayed_at is not null)
+		   and (strpos(coalesce(c.last_error, ''), 'outcome unknown') > 0
+			or (c.last_status is null and c.last_error is null)))
 	  from c join hookinbox.inbox i on i.id = c.inbox_id
 	union all
 	select a.id, null::uuid, a.route, a.idem_key, a.attempts, a.max_attempts, 0::double precision,

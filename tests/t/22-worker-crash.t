@@ -14,12 +14,13 @@ my $LEASE = 5;
 my $top = HookTest::top();
 my $tmpd = File::Temp::tempdir('ds-XXXXXX', TMPDIR => 1, CLEANUP => 1);
 my $d = HookTest::Downstream->new(dir => $tmpd, plan => { '/slow' => 'sleep 3', '/reset' => 'reset,200',
-	'/garbage' => 'garbage,200' });
+	'/garbage' => 'garbage,200', '/fail' => '500,200' });
 my $t = HookTest::Worker::setup(routes => {
 	r => { endpoint => 'shop', events => 'crash.*', url => $d->url('/r'), timeout => 2 },
 	slow => { endpoint => 'shop', events => 'slow.*', url => $d->url('/slow'), timeout => 1 },
 	reset => { endpoint => 'shop', events => 'reset.*', url => $d->url('/reset'), timeout => 2 },
 	garbage => { endpoint => 'shop', events => 'garbage.*', url => $d->url('/garbage'), timeout => 2 },
+	fail => { endpoint => 'shop', events => 'fail.*', url => $d->url('/fail'), timeout => 2 },
 }, worker => { lease => $LEASE });
 
 sub calls { my ($ev) = @_; return grep { ($_->{event_id} // '') eq $ev } $d->requests }
@@ -83,6 +84,33 @@ is(scalar @$c, 1, 'after-fanout: the committed actions are sent by the next run'
 		vars => { action_id => $w->{id}, go => 1 });
 	isnt($prc, 0, 'window: replay.sql without blind=1 refuses it');
 	like($pout, qr/unknown last outcome/, 'window: and says why');
+}
+
+# ---- the same after a recorded failure: the unrecorded call is the second
+# attempt, and last_error still holds the first one's outcome (500).  The
+# claim's lease token, never cleared by a record, says no outcome came back.
+{
+	HookTest::Worker::accept($t, event_id => 'evt_window2', type => 'fail.x');
+	HookTest::Worker::worker($t, '--once');
+	my $w = HookTest::Worker::action($t, 'evt_window2');
+	is("$w->{state} $w->{attempts} $w->{status}", 'pending 1 500', 'window after a failure: a retry waits');
+	$t->sql("update hookinbox.action set due_at = now() where id = $w->{id}");
+	my ($rc, $log) = HookTest::Worker::worker($t, { HOOKINBOX_FAILPOINT => 'worker-after-call' }, '--once');
+	is($rc, 99, 'window after a failure: the worker died after its second call') or diag $log;
+	is(join(' ', map { $_->{status} } calls('evt_window2')), '500 200', 'window after a failure: the second call was applied');
+	$t->sql("update hookinbox.action set due_at = now(), lease_until = now() where id = $w->{id}");
+	is($t->sql("select unknown from hookinbox.claim_actions(10, 60, 86400, array['fail'], array[10]) "
+		. "where action_id = $w->{id}"), 't', 'window after a failure: the next claim says its outcome is unknown');
+	$t->sql("update hookinbox.action set created_at = now() - interval '3 days', due_at = now(), "
+		. "lease_until = now() where id = $w->{id}");
+	HookTest::Worker::worker($t, '--once');
+	$w = HookTest::Worker::action($t, 'evt_window2');
+	is($w->{state}, 'parked', 'window after a failure: parked at the next claim');
+	like($w->{error}, qr/^retry window exhausted after an attempt without a recorded outcome \(outcome unknown\); last: http status 500/,
+		'window after a failure: unknown, not the failure before it');
+	my ($prc, $pout) = $t->pg->psql_file("$top/sql/replay.sql", role => 'hookinbox_admin',
+		vars => { action_id => $w->{id}, go => 1 });
+	isnt($prc, 0, 'window after a failure: replay.sql without blind=1 refuses it');
 }
 
 # ---- a lease that expired and was taken over cannot be overwritten

@@ -57,19 +57,39 @@ sub pg_stall {
 # again until the action's retry window (20 h by default) has passed: the
 # next claim parks it, and must say the outcome is unknown, since the
 # downstream may have applied it (invariant 4; replay.sql then asks for
-# blind=1).  Only that action's clock moves: its age and its lease.
+# blind=1).  Only that action's clock moves: its age and its lease.  Every
+# other run (the first included; a count, not a draw) the first attempt
+# fails and is recorded (500), so that the unrecorded call is the second,
+# over an outcome the row still holds.
 sub crash_past_window {
 	my ($m) = @_;
+	my $failed_first = !($m->{ncrash_window}++ % 2);
 	$m->quiesce(60);
-	$m->ds->plan('/ev', '200');
+	$m->ds->plan('/ev', $failed_first ? '500' : '200');
 	my $d = Model::Ops::new_delivery($m, 'ac');
 	my $r = $m->deliver($d);
-	return "skipped: ac $d->{id} -> $r->{status}" if $r->{status} != 200;
+	if ($r->{status} != 200) {
+		$m->ds->plan('/ev', '200');
+		return "skipped: ac $d->{id} -> $r->{status}";
+	}
+	my $ev = Model::Invariants::sqlq($d->{id});
+	my $before = '';
+	if ($failed_first) {
+		$m->worker_run('w8', {}, '--once');
+		$m->ds->plan('/ev', '200');
+		my $n = $m->sql(q{update hookinbox.action a set due_at = now() from hookinbox.inbox i
+			where i.id = a.inbox_id and i.event_id = } . $ev . q{ and a.state = 'pending'
+			and a.attempts = 1 and a.last_status = 500 and a.lease_token is null returning a.id});
+		return "ac $d->{id}: no failed first attempt waiting" unless $n;
+		$before = 'a failed attempt, then ';
+	}
 	my $rc = $m->worker_run('w8', { HOOKINBOX_FAILPOINT => 'worker-after-call' }, '--once');
 	return "ac $d->{id}: worker exit $rc, no unrecorded call" if $rc != 99;
 	my $id = $m->sql(q{select a.id from hookinbox.action a join hookinbox.inbox i on i.id = a.inbox_id
-		where i.event_id = } . Model::Invariants::sqlq($d->{id}) . q{ and a.state = 'pending'
-		and a.attempts > 0 and a.last_status is null and a.last_error is null order by a.id limit 1});
+		where i.event_id = } . $ev . q{ and a.state = 'pending' and }
+		. ($failed_first ? q{a.attempts = 2 and a.last_status = 500}
+			: q{a.attempts > 0 and a.last_status is null and a.last_error is null})
+		. q{ order by a.id limit 1});
 	return "ac $d->{id}: worker exit 99, no unrecorded call" unless $id;
 	$m->sql("update hookinbox.action set created_at = created_at - interval '21 hours', "
 		. "lease_until = least(lease_until, now()), due_at = least(due_at, now()) where id = $id");
@@ -80,7 +100,7 @@ sub crash_past_window {
 	my $applied = grep { ($_->{key} // '') eq $key && $_->{effect} } $m->ds->requests;
 	push @{ $m->{truth_bad} }, "action $id (ev) was parked ($err) while the downstream applied its key"
 		if $state eq 'parked' && $applied && $err !~ /outcome unknown/;
-	return "ac $d->{id}: action $id called, unrecorded, 21 h later $state: $err";
+	return "ac $d->{id}: ${before}action $id called, unrecorded, 21 h later $state: $err";
 }
 
 1;

@@ -41,7 +41,7 @@ my %RULES = (
 	pg_restart => { effect => qr/^-m/ },
 	slow_calls_near_lease => { miss => qr/^not paused/ },
 	metrics_scrape => { miss => qr/^nothing|^skipped/ },
-	crash_past_window => { miss => qr/^skipped|no unrecorded call/, effect => qr/later parked: / },
+	crash_past_window => { miss => qr/^skipped|no unrecorded call|no failed first attempt/, effect => qr/later parked: / },
 	sequence_interleaved => { effect => qr/applied (\d+) of \1, in order(?:, route seq resumed first)?$/ },
 	business_twins => { effect => qr/one action for both$/ },
 	route_key_refused => { effect => qr/refused \(exit 78\)$/ },
