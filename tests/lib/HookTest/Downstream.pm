@@ -297,7 +297,9 @@ sub serve {
 				}
 				next;
 			}
-			my $c = $conn{ fileno($fh) } or next;
+			# closed earlier in this round (a planned reset): no fileno any more
+			my $fd = fileno($fh) // next;
+			my $c = $conn{$fd} or next;
 			my $n = sysread($fh, my $buf, 65536);
 			if (!defined $n) {
 				$close->($c) unless $! == EAGAIN || $! == EWOULDBLOCK || $! == EINTR;
