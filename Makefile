@@ -187,7 +187,7 @@ layers:
 SOAK_SECONDS ?= 600
 SOAK_OPS ?= 200
 SOAK_JOBS ?= 0
-SOAK_SEEDS ?= 151922 44 33 166894 211990 227116 305806 632760
+SOAK_SEEDS ?= 151922 44 33 166894 211990 227116 305806 632760 644931
 soak: all build-tests
 	HOOKINBOX_TOP=$(CURDIR) nice perl -I tests/lib -I tests/model tests/model/run.pl --soak $(SOAK_SECONDS) \
 		--ops $(SOAK_OPS) --jobs $(SOAK_JOBS) --seeds '$(SOAK_SEEDS)'
