@@ -173,8 +173,8 @@ my $pgport = $pg->{port};
 my $pgbin = $pg->{bin};
 
 # What PostgreSQL did in the background while a run lasted (its log from
-# the run's start): a latency outlier with an automatic vacuum or analyze
-# of the inbox beside it is that, not the intake.
+# the run's start), so that a latency outlier with an automatic vacuum or
+# analyze beside it can be told from one without.
 sub pg_log_size { return -s "$pg->{data}/server.log" // 0 }
 
 sub pg_background {

@@ -88,7 +88,8 @@ is(scalar @$c, 1, 'after-fanout: the committed actions are sent by the next run'
 
 # ---- the same after a recorded failure: the unrecorded call is the second
 # attempt, and last_error still holds the first one's outcome (500).  The
-# claim's lease token, never cleared by a record, says no outcome came back.
+# claim's lease token, which only a record or a hand-back clears, is still
+# set: no outcome came back.
 {
 	HookTest::Worker::accept($t, event_id => 'evt_window2', type => 'fail.x');
 	HookTest::Worker::worker($t, '--once');
