@@ -414,8 +414,10 @@ sub ctx_switches {
 }
 
 # BENCH_PERF=1: `perf record -g` on the responders of the runs that ask for
-# it (the unique 2 KB runs), a summary by object and by symbol beside the
-# table (perf-<tag>.txt in the temp dir; HOOKINBOX_KEEP=1 keeps the data)
+# it (the unique 2 KB runs), and apart on the cluster's processes (the
+# postmaster's children: backends, WAL writer, checkpointer); a summary by
+# object and by symbol beside the table (perf-<tag>.txt in the temp dir;
+# HOOKINBOX_KEEP=1 keeps the data)
 my @profiles;
 
 sub perf_start {
@@ -460,6 +462,8 @@ sub measure_http {
 	my @resp = responders($h);
 	my $hpid = $h->pid;
 	my $prof = $o{profile} && perf_start($prefix, @resp);
+	my $pm = postmaster_pid();
+	my $pgprof = $o{profile} && $pm && perf_start("${prefix}pg", children_of($pm));
 	my ($cv0, $ci0) = ctx_switches(@resp);
 	my $log0 = pg_log_size();
 	my ($r0, $l0, $pg0, $m0, $t0) = (sum0(map { cpu_s($_) } @resp), cpu_s($hpid), pg_cpu_s(), machine_busy_s(), time);
@@ -467,7 +471,8 @@ sub measure_http {
 		map { $_ => $o{$_} } grep { $_ ne 'profile' } keys %o) or return;
 	my ($r1, $l1, $pg1, $m1, $t1) = (sum0(map { cpu_s($_) } @resp), cpu_s($hpid), pg_cpu_s(), machine_busy_s(), time);
 	my ($cv1, $ci1) = ctx_switches(@resp);
-	perf_stop($prof, "$kind c=$o{c}", $lg->{completed}) if $prof;
+	perf_stop($prof, "$kind c=$o{c}, the responders", $lg->{completed}) if $prof;
+	perf_stop($pgprof, "$kind c=$o{c}, PostgreSQL", $lg->{completed}) if $pgprof;
 	my $ours = ($r1 - $r0) + ($l1 - $l0) + ($pg1 - $pg0) + $lg->{cpu_s};
 	my ($hwm, $pss) = (0, 0);
 	for my $p (@resp) {
