@@ -412,8 +412,8 @@ sub do_op {
 # After each operation of the schedule, maybe one of the extra operations
 # (the intake's template and batch ones, Model::OpsBatch::table; a lone
 # failing action, Model::OpsRoutes::extra_table; a sequence's wake,
-# Model::OpsOrder::extra_table; the schema without accept_one(),
-# Model::OpsIntake::extra_table; logged "N+"), drawn from a
+# Model::OpsOrder::extra_table; the schema under the running programs,
+# Model::OpsSchema::extra_table; logged "N+"), drawn from a
 # generator of their own seeded from the seed, as every choice they make
 # is: the schedule of every seed, its operations and their parameters,
 # stays what it was before they were added (the regression seeds keep
@@ -425,7 +425,7 @@ sub extra_op {
 	local $self->{rng} = $self->{rng2} //= rng_new($self->{seed} ^ 0x5bd1e995);
 	my $x = $self->rint($self->{main_total});
 	for my $op (Model::OpsBatch::table($self), Model::OpsRoutes::extra_table($self),
-		Model::OpsOrder::extra_table($self), Model::OpsIntake::extra_table($self)) {
+		Model::OpsOrder::extra_table($self), Model::OpsSchema::extra_table($self)) {
 		return $op if $x < $op->{weight};
 		$x -= $op->{weight};
 	}

@@ -20,6 +20,7 @@ use Model::Invariants ();
 use Model::OpsHarden ();
 use Model::OpsMetrics ();
 use Model::OpsIntake ();
+use Model::OpsSchema ();
 use Model::OpsOrder ();
 use Model::OpsRoutes ();
 use Model::OpsBackfill ();
