@@ -57,7 +57,7 @@ my %RULES = (
 	downstream_poison => { miss => qr/^route ord paused|^skipped/,
 		effect => qr/: (?:[5-9]|\d\d+) calls failed over (?:1\d|[2-9]\d) s/ },
 	pre_claim => { effect => qr/genuine \S+ \S+ -> 2\d\d/ },
-	upgrade_live => { effect => qr/\([12] sent while it ran\); 013 again$/ },
+	upgrade_live => { effect => qr/worker through it: .*\([12] sent while it ran\); 013 again$/ },
 	schema_without_one => { effect => qr/restarted, fallback logged: .* -> 2\d\d 2\d\d; restored$/ },
 	replay_after_purge => { effect => qr/its row purged; .*? -> 2\d\d(?:;|$)/ },
 	backfill_run => { effect => qr/exit 0, stored \d+/ },
