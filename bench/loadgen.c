@@ -14,8 +14,10 @@
  * the run's start, latency: us from the intended start), so that the caller
  * can check each one against the inbox, and see when the slow ones came.
  *
- * Output: one line of key=value pairs on stdout.  Exit: 0 ok, 64 usage,
- * 70 internal error.  The secret is read from a file, never an argument.
+ * Output: one line of key=value pairs on stdout (t0_us: the run's start
+ * on CLOCK_MONOTONIC, to line --out up with other samples).  Exit: 0 ok,
+ * 64 usage, 70 internal error.  The secret is read from a file, never an
+ * argument.
  */
 #include <curl/curl.h>
 #include <openssl/crypto.h>
@@ -558,13 +560,14 @@ main(int argc, char **argv)
 		printf("requests=%" PRIu64 " completed=%zu ok=%" PRIu64 " other=%" PRIu64
 		       " errors=%" PRIu64 " s4xx=%" PRIu64 " s5xx=%" PRIu64 " redeliveries=%" PRIu64
 		       " dup_true=%" PRIu64 " dup_unexpected=%" PRIu64 " elapsed=%.3f rps=%.1f"
-		       " p50_ms=%.3f p90_ms=%.3f p99_ms=%.3f max_ms=%.3f cpu_s=%.3f\n",
+		       " p50_ms=%.3f p90_ms=%.3f p99_ms=%.3f max_ms=%.3f cpu_s=%.3f t0_us=%lld\n",
 		       started, n_lat, st2xx, st_other, errors, status_counts[4], status_counts[5],
 		       redelivered, dup_true, dup_unexpected, elapsed, (double)n_lat / elapsed,
 		       pct(lat, n_lat, 0.50), pct(lat, n_lat, 0.90), pct(lat, n_lat, 0.99),
 		       pct(lat, n_lat, 1.0),
 		       (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-			       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
+			       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6,
+		       (long long)t0);
 	}
 	rc = 0;
 out:

@@ -441,7 +441,7 @@ sub perf_stop {
 	kill 'INT', $p->{pid};
 	waitpid($p->{pid}, 0);
 	my $out = "$dir/perf-$p->{tag}.txt";
-	my $dso = `perf report -i $p->{data} --stdio --no-children --sort dso 2>/dev/null`;
+	my $dso = `perf report -i $p->{data} --stdio --no-children --sort dso -g none 2>/dev/null`;
 	my $sym = `perf report -i $p->{data} --stdio --no-children --sort dso,sym -g none --percent-limit 0.7 2>/dev/null`;
 	my @keep = grep { /^\s+\d/ } split /\n/, $dso;
 	my @ksym = grep { /^\s+\d/ } split /\n/, $sym;
@@ -451,6 +451,70 @@ sub perf_stop {
 	close $fh;
 	push @profiles, [$label, $out];
 	note("profile of $label: $out");
+}
+
+# Open-loop runs (p99 at half of peak): a sampler beside the load wakes
+# every 5 ms and writes CLOCK_MONOTONIC and the machine's steal ticks
+# (/proc/stat: time the hypervisor ran something else on our vCPUs).  A
+# wake-up more than 10 ms late is a stall: no CPU for a runnable process.
+# Afterwards the requests slower than 10 ms are lined up with the stalls
+# and the steal, so that a p99 outlier can be told apart: the machine
+# stopped, or the request waited on its own path.
+sub stall_start {
+	my ($tag) = @_;
+	my $file = "$dir/stall-$tag.txt";
+	my $pid = fork // die "fork: $!";
+	if (!$pid) {
+		open my $fh, '>', $file or POSIX::_exit(1);
+		my $stop = 0;
+		local $SIG{TERM} = sub { $stop = 1 };
+		while (!$stop) {
+			open my $st, '<', '/proc/stat' or last;
+			my (undef, @v) = split ' ', scalar <$st>;
+			close $st;
+			printf $fh "%d %d\n", Time::HiRes::clock_gettime(Time::HiRes::CLOCK_MONOTONIC()) * 1e6, $v[7];
+			Time::HiRes::sleep(0.005);
+		}
+		close $fh;
+		POSIX::_exit(0);
+	}
+	return { pid => $pid, file => $file };
+}
+
+sub stall_report {
+	my ($s, $r) = @_;
+	kill 'TERM', $s->{pid};
+	waitpid($s->{pid}, 0);
+	my $t0 = $r->{lg}{t0_us} or return '';
+	my (@t, @steal);
+	open my $fh, '<', $s->{file} or return '';
+	while (<$fh>) {
+		my ($t, $st) = split;
+		push @t, $t;
+		push @steal, $st;
+	}
+	close $fh;
+	return '' if @t < 2;
+	# the windows in which the machine gave us no CPU: a late wake-up, or steal
+	my (@win, $longest);
+	for my $i (1 .. $#t) {
+		my $late = $t[$i] - $t[ $i - 1 ] - 5000;
+		$longest = $late if $late > ($longest // 0);
+		push @win, [$t[ $i - 1 ], $t[$i]] if $late > 10_000 || $steal[$i] > $steal[ $i - 1 ];
+	}
+	my ($slow, $met) = (0, 0);
+	open my $ok, '<', "$dir/$r->{prefix}.ok" or return '';
+	while (<$ok>) {
+		my (undef, undef, undef, undef, $start, $lat) = split /\t/;
+		next unless $lat > 10_000;
+		$slow++;
+		my ($from, $to) = ($t0 + $start, $t0 + $start + $lat);
+		$met++ if grep { $_->[0] < $to && $_->[1] > $from } @win;
+	}
+	close $ok;
+	return sprintf('%d requests over 10 ms, %d of them beside a stall; stalls: %d (latest wake-up %.1f ms late), '
+		. 'steal %.0f ms', $slow, $met, scalar(grep { $_->[1] - $_->[0] > 15_000 } @win), ($longest // 0) / 1000,
+		($steal[-1] - $steal[0]) * 1000 / $TICK);
 }
 
 # one measured loadgen run against a lighttpd; CPU from /proc around it
@@ -464,6 +528,7 @@ sub measure_http {
 	my $prof = $o{profile} && perf_start($prefix, @resp);
 	my $pm = postmaster_pid();
 	my $pgprof = $o{profile} && $pm && perf_start("${prefix}pg", children_of($pm));
+	my $stall = $o{rate} && stall_start($prefix);
 	my ($cv0, $ci0) = ctx_switches(@resp);
 	my $log0 = pg_log_size();
 	my ($r0, $l0, $pg0, $m0, $t0) = (sum0(map { cpu_s($_) } @resp), cpu_s($hpid), pg_cpu_s(), machine_busy_s(), time);
@@ -486,6 +551,7 @@ sub measure_http {
 		other => other_load($m1 - $m0, $ours, $t1 - $t0), hwm_kb => $hwm, pss_kb => $pss, lg => $lg,
 		prefix => $prefix, procs => scalar(@resp), rate => $o{rate}, redeliver => $o{redeliver},
 		cs_vol => $cv1 - $cv0, cs_invol => $ci1 - $ci0, bg => pg_background($log0),
+		stall => $stall ? stall_report($stall, { lg => $lg, prefix => $prefix }) : '',
 	};
 }
 
@@ -563,7 +629,7 @@ sub add_row {
 		defined $r->{cs_vol} && $r->{n} ? sprintf('%.2f', ($r->{cs_vol} + $r->{cs_invol}) / $r->{n}) : '-',
 		$r->{kind} eq 'db' ? '1.00x' : ratio($r->{rps}, $db && $db->{rps}),
 		$r->{kind} eq 'web' ? '1.00x' : ratio($r->{rps}, $web && $web->{rps}),
-		($r->{check} // '') . ($r->{bg} ? "; beside it: $r->{bg}" : ''),
+		($r->{check} // '') . ($r->{bg} ? "; beside it: $r->{bg}" : '') . ($r->{stall} ? "; $r->{stall}" : ''),
 	];
 	printf "#   %-26s c=%-3d %8s req/s  p50 %7s ms  p99 %7s ms  other load %s  %s\n", $label, $r->{c},
 		sprintf('%.0f', $r->{rps}), sprintf('%.2f', $r->{p50}), sprintf('%.2f', $r->{p99}),
@@ -1114,9 +1180,9 @@ unless ($only) {
 		}
 		for my $p (['one-commit mode', \%peak], ['group commit', \%gpeak]) {
 			my $hp = $p->[1]{half} or next;
-			say sprintf('- p99 at half of peak, %s (%d req/s, %d connections): %.2f ms (goal < 10 ms): %s%s',
+			say sprintf('- p99 at half of peak, %s (%d req/s, %d connections): %.2f ms (goal < 10 ms): %s%s%s',
 				$p->[0], $hp->{rate}, $hp->{c}, $hp->{p99}, $verdict->($hp->{p99} < 10),
-				$hp->{bg} ? " (PostgreSQL beside it: $hp->{bg})" : '');
+				$hp->{bg} ? " (PostgreSQL beside it: $hp->{bg})" : '', $hp->{stall} ? "; $hp->{stall}" : '');
 		}
 		for my $c (grep { $_ >= 16 } @LEVELS) {
 			my $g = $res{"group/$SMALL/$c"} or next;
