@@ -56,6 +56,8 @@ sub table {
 			check => \&blocked_in_metrics },
 		{ n => 17, name => 'a batch is stored whole, or not at all', cheap => 1, check => \&batch_whole },
 		{ n => 18, name => 'every delivery is answered within 10 s', cheap => 1, check => \&answered_in_time },
+		{ n => 19, name => 'a responder serves a schema older than itself', cheap => 1,
+			check => \&older_schema_served },
 	);
 }
 
@@ -893,6 +895,16 @@ sub answered_in_time {
 		sprintf('a %s delivery (%s) to the %s responder was answered %s after %.1f s', $_->{ep}, $_->{id},
 			$_->{fe_name} // '?', $_->{status}, $_->{secs})
 	} grep { ($_->{secs} // 0) > $ANSWER_SECS } @{ $m->{dl} };
+}
+
+# 19. docs/operations.md: a responder on a schema without accept_one()
+# (older than 013) stores its single-row deliveries through
+# accept_batch() and logs that accept_one() is missing.  Judged by
+# OpsSchema::schema_without_one when it restarts the single-row responder
+# on such a schema ($m->{schema_bad}).
+sub older_schema_served {
+	my ($m) = @_;
+	return @{ $m->{schema_bad} // [] };
 }
 
 1;

@@ -29,6 +29,8 @@ sub extra_table {
 # function comes back and the responder restarts on it.  Its events are
 # its own and stay out of {sent} (Model::OpsBatch::deliver_own); draws
 # nothing.
+# The responder on the schema without it must store them (docs/
+# operations.md; invariant 19: each answered 2xx within 3 s of retries).
 # Reached: the fallback logged and both deliveries after it answered 2xx.
 my $FALLBACK = qr/the schema has no hookinbox\.accept_one\(\)/;
 
@@ -41,6 +43,14 @@ sub schema_without_one {
 	my %clock = $m->{offset} ? (HOOKINBOX_TEST_NOW => int(time + $m->{offset})) : ();
 	my $ev = sub { Model::Ops::stripe_event_own($m, "evt_noone_${n}_$_[0]", "obj_noone_$n", 1_700_000_000 + $_[0]) };
 	my ($d1, $d2) = ($ev->(1), $ev->(2));
+	# a lock holder of pg_lock's (at most 2 s) would make the judgement's
+	# deliveries wait past lock_timeout
+	my $until = time + 3;
+	while (time < $until) {
+		$m->reap;
+		last unless grep { $_->{kind} eq 'lock' } @{ $m->{bg} };
+		sleep 0.1;
+	}
 	rename_one($m, 'accept_one', 'accept_one_away');
 	my ($live, $before, @after);
 	my $ok = eval {
@@ -48,9 +58,17 @@ sub schema_without_one {
 		$before = $logged->();
 		$fe->{httpd}->restart(%clock);
 		$fe->{now} = $clock{HOOKINBOX_TEST_NOW};
-		push @after, Model::OpsBatch::deliver_own($m, { %$d2, fe => $fe })->{status};
-		push @after, Model::OpsBatch::deliver_own($m, { %{ Model::Ops::resend_of($d1) }, fe => $fe })
-			->{status};
+		# as the provider would, again for 3 s while it is answered 5xx
+		# (PgBouncer refuses logins for 2 s after a restart of PostgreSQL)
+		for my $d ($d2, Model::Ops::resend_of($d1)) {
+			my ($st, $tries) = (0, 0);
+			while ($tries++ < 4) {
+				$st = Model::OpsBatch::deliver_own($m, { %$d, fe => $fe })->{status};
+				last if $st >= 200 && $st <= 299;
+				sleep 1;
+			}
+			push @after, $st;
+		}
 		1;
 	};
 	my $err = $@;
@@ -59,6 +77,9 @@ sub schema_without_one {
 	$fe->{now} = $clock{HOOKINBOX_TEST_NOW};
 	die $err unless $ok;
 	my $fell = $logged->() > $before ? 'fallback logged' : 'no fallback logged';
+	push @{ $m->{schema_bad} }, "the single-row responder, restarted on a schema without accept_one(), "
+		. "answered $d2->{id} and $d1->{id} again @after for 3 s ($fell)"
+		if grep { $_ < 200 || $_ > 299 } @after;
 	return "accept_one() renamed away: $d1->{id} -> $live; restarted, $fell: $d2->{id}, "
 		. "$d1->{id} again -> @after; restored";
 }
