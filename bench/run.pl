@@ -174,22 +174,29 @@ my $pgbin = $pg->{bin};
 
 # What PostgreSQL did in the background while a run lasted (its log from
 # the run's start), so that a latency outlier with an automatic vacuum or
-# analyze beside it can be told from one without.
+# analyze beside it can be told from one without; and in the runs at half
+# of peak (half_peak), the statements whose execution took PostgreSQL
+# over 10 ms, so that a slow request can be told from a slow statement.
 sub pg_log_size { return -s "$pg->{data}/server.log" // 0 }
 
 sub pg_background {
 	my ($from) = @_;
 	open my $fh, '<', "$pg->{data}/server.log" or return '';
 	seek $fh, $from, 0;
-	my %n;
+	my (%n, $slow, $longest);
 	while (<$fh>) {
 		if (/automatic (vacuum|analyze) of table "[^".]*\.([^".]*)\.([^"]*)"/) {
 			$n{"auto$1 $3"}++;
 		} elsif (/checkpoint starting: (.*)/) {
 			$n{'checkpoint'}++ unless $1 =~ /immediate/;
+		} elsif (/duration: ([\d.]+) ms/) {
+			$slow++;
+			$longest = $1 if $1 > ($longest // 0);
 		}
 	}
-	return join(', ', map { $n{$_} > 1 ? "$_ x$n{$_}" : $_ } sort keys %n);
+	my @out = map { $n{$_} > 1 ? "$_ x$n{$_}" : $_ } sort keys %n;
+	push @out, sprintf('%d statements over 10 ms (longest %.0f ms)', $slow, $longest) if $slow;
+	return join(', ', @out);
 }
 
 sub postmaster_pid {
@@ -748,6 +755,14 @@ for my $c ($only ? () : @LEVELS) {
 	}
 }
 
+sub log_slow {
+	my ($ms) = @_;
+	sql("alter system set log_min_duration_statement = $ms");
+	sql('alter system set log_parameter_max_length = 0');
+	sql('select pg_reload_conf()');
+	sleep 0.2;   # the backends read it before their next statement
+}
+
 # p99 at half of the peak, open loop (latency counted from the intended start)
 sub half_peak {
 	my ($peak, $kind, $label, $tag, $procs, $config) = @_;
@@ -759,7 +774,13 @@ sub half_peak {
 	my $w = measure_http('warm-up', $h, c => $c, seconds => 1, tag => "${tag}w");
 	verify($w) if $w;
 	fresh_inbox();
+	# each statement over 10 ms in the log (its execution: the extended
+	# protocol commits at Sync, after the duration is taken; no
+	# parameters), in these runs only: the db ceiling's statements carry
+	# their body as a literal
+	log_slow(10);
 	my $r = measure_http($kind, $h, c => $c, rate => $rate, tag => $tag);
+	log_slow(-1);
 	verify($r) if $r;
 	add_row($r, "$label at half peak ($rate/s)");
 	$peak->{half} = $r;
