@@ -76,7 +76,6 @@ struct handler {
 	pthread_t flusher;
 	bool flusher_running;
 	bool stopping;
-	int64_t flush_phase_ms; /* the first flush after this long, then every period */
 	count_slot counts[COUNT_SLOTS];
 	size_t n_counts;
 	duration_slot durations[COUNT_SLOTS];
@@ -316,26 +315,6 @@ count_duration(handler *h, const endpoint_conf *ep, const char *what, int status
 }
 
 /*
- * Where in the period this handler's flushes fall.  Each flush commits
- * (a WAL flush) on the store's connection, which in group commit is the
- * one the deliveries' batches wait for, and updates the same counter rows
- * as every other handler's.  Handlers started together (the request
- * threads of a process, the processes a web server starts at once) would
- * flush together every period, one commit after another on those rows,
- * and the deliveries behind them would wait for all of them (tens of
- * milliseconds with 64).  So the phase is spread by the process id and
- * the handler's number in the process, in golden-ratio steps.
- */
-static int64_t
-flush_phase_ms(long pid)
-{
-	static atomic_ulong n_handlers;
-	unsigned long k = atomic_fetch_add(&n_handlers, 1);
-
-	return (int64_t)(((unsigned long)pid * 7919UL + k * 6180UL) % (COUNT_FLUSH_S * 1000UL));
-}
-
-/*
  * Rejections are written every COUNT_FLUSH_S seconds by a thread of their
  * own: the request thread waits in accept when nothing arrives, and a burst
  * of forged requests must show in the metrics (and its alert fire) without
@@ -345,20 +324,13 @@ static void *
 flusher_main(void *arg)
 {
 	handler *h = arg;
-	int64_t wait_ms = h->flush_phase_ms;
 
 	pthread_mutex_lock(&h->count_lock);
 	while (!h->stopping) {
 		struct timespec until;
 
 		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += (time_t)(wait_ms / 1000);
-		until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
-		wait_ms = COUNT_FLUSH_S * 1000;
+		until.tv_sec += COUNT_FLUSH_S;
 		while (!h->stopping &&
 		       pthread_cond_timedwait(&h->count_wake, &h->count_lock, &until) == 0)
 			;
@@ -384,7 +356,6 @@ handler_new(const conf *cfg, store *st)
 	h->seen = xcalloc(n_kept + 1, sizeof(*h->seen));
 	pthread_mutex_init(&h->count_lock, NULL);
 	pthread_cond_init(&h->count_wake, NULL);
-	h->flush_phase_ms = flush_phase_ms(h->pid);
 	/* without the thread, counts are still written when the handler is freed */
 	h->flusher_running = pthread_create(&h->flusher, NULL, flusher_main, h) == 0;
 	if (!h->flusher_running)
