@@ -540,7 +540,13 @@ sub measure_http {
 	my $log0 = pg_log_size();
 	my ($r0, $l0, $pg0, $m0, $t0) = (sum0(map { cpu_s($_) } @resp), cpu_s($hpid), pg_cpu_s(), machine_busy_s(), time);
 	my $lg = loadgen(url => $h->url . '/bench', prefix => $prefix, out => "$dir/$prefix.ok",
-		map { $_ => $o{$_} } grep { $_ ne 'profile' } keys %o) or return;
+		map { $_ => $o{$_} } grep { $_ ne 'profile' } keys %o);
+	unless ($lg) {
+		# (the samplers would outlive the run)
+		kill 'INT', $_->{pid} for grep { $_ } $prof, $pgprof;
+		kill 'TERM', $stall->{pid} if $stall;
+		return;
+	}
 	my ($r1, $l1, $pg1, $m1, $t1) = (sum0(map { cpu_s($_) } @resp), cpu_s($hpid), pg_cpu_s(), machine_busy_s(), time);
 	my ($cv1, $ci1) = ctx_switches(@resp);
 	perf_stop($prof, "$kind c=$o{c}, the responders", $lg->{completed}) if $prof;
