@@ -76,6 +76,8 @@ struct handler {
 	pthread_t flusher;
 	bool flusher_running;
 	bool stopping;
+	int64_t flush_period_ms;
+	int64_t flush_phase_ms; /* the first flush after this long, then every period */
 	count_slot counts[COUNT_SLOTS];
 	size_t n_counts;
 	duration_slot durations[COUNT_SLOTS];
@@ -315,7 +317,44 @@ count_duration(handler *h, const endpoint_conf *ep, const char *what, int status
 }
 
 /*
- * Rejections are written every COUNT_FLUSH_S seconds by a thread of their
+ * Where in the period this handler's flushes fall.  Each flush commits
+ * (a WAL flush) on the store's connection, which in group commit is the
+ * one the deliveries' batches wait for, and updates the same counter rows
+ * as every other handler's.  Handlers started together (the request
+ * threads of a process, the processes a web server starts at once) would
+ * flush together every period, one commit after another on those rows,
+ * and the deliveries behind them would wait for all of them (tens of
+ * milliseconds with 64).  So the phase is spread by the process id and
+ * the handler's number in the process, in golden-ratio steps.
+ */
+static int64_t
+flush_phase_ms(long pid, int64_t period_ms)
+{
+	static atomic_ulong n_handlers;
+	unsigned long k = atomic_fetch_add(&n_handlers, 1);
+
+	return (int64_t)(((unsigned long)pid * 7919UL + k * 6180UL) % (unsigned long)period_ms);
+}
+
+/*
+ * COUNT_FLUSH_S; a test build takes HOOKINBOX_TEST_COUNT_FLUSH_MS instead,
+ * so that a test can have a flush in flight whenever it needs one
+ */
+static int64_t
+flush_period_ms(void)
+{
+#ifdef HOOKINBOX_TEST
+	const char *v = getenv("HOOKINBOX_TEST_COUNT_FLUSH_MS");
+	long ms = v != NULL ? strtol(v, NULL, 10) : 0;
+
+	if (ms > 0)
+		return ms;
+#endif
+	return COUNT_FLUSH_S * 1000;
+}
+
+/*
+ * Rejections are written every flush period by a thread of their
  * own: the request thread waits in accept when nothing arrives, and a burst
  * of forged requests must show in the metrics (and its alert fire) without
  * waiting for the next one.
@@ -324,13 +363,20 @@ static void *
 flusher_main(void *arg)
 {
 	handler *h = arg;
+	int64_t wait_ms = h->flush_phase_ms;
 
 	pthread_mutex_lock(&h->count_lock);
 	while (!h->stopping) {
 		struct timespec until;
 
 		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += COUNT_FLUSH_S;
+		until.tv_sec += (time_t)(wait_ms / 1000);
+		until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		wait_ms = h->flush_period_ms;
 		while (!h->stopping &&
 		       pthread_cond_timedwait(&h->count_wake, &h->count_lock, &until) == 0)
 			;
@@ -356,6 +402,8 @@ handler_new(const conf *cfg, store *st)
 	h->seen = xcalloc(n_kept + 1, sizeof(*h->seen));
 	pthread_mutex_init(&h->count_lock, NULL);
 	pthread_cond_init(&h->count_wake, NULL);
+	h->flush_period_ms = flush_period_ms();
+	h->flush_phase_ms = flush_phase_ms(h->pid, h->flush_period_ms);
 	/* without the thread, counts are still written when the handler is freed */
 	h->flusher_running = pthread_create(&h->flusher, NULL, flusher_main, h) == 0;
 	if (!h->flusher_running)

@@ -48,6 +48,12 @@
 #define BATCH_BYTES (32 * 1024 * 1024)
 /* a new connection's budget while the server is thought frozen (ensure_connection) */
 #define PROBE_US (300 * 1000)
+/*
+ * A counting statement's budget (run_count): the deliveries behind it on
+ * the connection wait at most this long for a count that the server does
+ * not answer
+ */
+#define COUNT_US (500 * 1000)
 
 /* one delivery waiting for its batch */
 typedef struct pending {
@@ -736,12 +742,9 @@ accept_locked(store *s, pending **batch, int n, int64_t deadline, failure *why)
 	return -1;
 }
 
-/*
- * conn_lock by the deadline: a request thread waiting behind another whose
- * statement hangs must not wait longer than its own deadline.  0 or -1.
- */
+/* conn_lock by the deadline; 0 or -1 */
 static int
-lock_by(store *s, int64_t deadline)
+lock_until(store *s, int64_t deadline)
 {
 	int64_t left = deadline - clock_mono_us();
 	struct timespec ts;
@@ -755,7 +758,18 @@ lock_by(store *s, int64_t deadline)
 		ts.tv_sec++;
 		ts.tv_nsec -= 1000000000L;
 	}
-	if (pthread_mutex_timedlock(&s->conn_lock, &ts) == 0)
+	return pthread_mutex_timedlock(&s->conn_lock, &ts) == 0 ? 0 : -1;
+}
+
+/*
+ * conn_lock for a delivery: a request thread waiting behind another whose
+ * statement hangs must not wait longer than its own deadline.  0 or -1
+ * (logged).
+ */
+static int
+lock_by(store *s, int64_t deadline)
+{
+	if (lock_until(s, deadline) == 0)
 		return 0;
 	log_error("could not store delivery: the database connection is busy past the deadline");
 	return -1;
@@ -957,20 +971,38 @@ store_accept_many(store *s, const store_delivery *d, size_t n, store_outcome *ou
 	return rc;
 }
 
-/* one counting statement (its own transaction), under the connection lock */
+/*
+ * One counting statement (its own transaction), under the connection lock.
+ *
+ * Counts share the connection with the deliveries and can wait; the
+ * deliveries cannot.  So a count is not sent while the server is thought
+ * frozen (it missed a deadline within the last wait), and one that the
+ * server does not answer within COUNT_US is given up with its connection,
+ * as a late delivery is: otherwise a count sent as the server stalls would
+ * hold the connection, and every delivery queued behind it, for a whole
+ * wait.  Making a connection keeps the whole wait: a slow connection set-up
+ * is no sign of a frozen server, and a hung one moves on to the next host.
+ */
 static int
 run_count(store *s, const char *sql, int n, const char *const *vals, const char *what)
 {
 	char msg[256];
-	int64_t deadline = clock_mono_us() + s->wait_us;
+	int64_t deadline = clock_mono_us() + s->wait_us, now;
 	PGresult *res;
 	bool late;
 	int rc = -1;
 
-	if (lock_by(s, deadline) != 0)
+	/* waiting for the lock holds up no delivery: the holder is one */
+	if (lock_until(s, deadline) != 0)
 		return -1;
+	now = clock_mono_us();
+	if (s->late_at != 0 && now - s->late_at < s->wait_us)
+		goto out;
 	if (ensure_connection(s, deadline, &late) != 0)
 		goto out;
+	now = clock_mono_us();
+	if (deadline - now > COUNT_US)
+		deadline = now + COUNT_US;
 	res = PQsendQueryParams(s->conn, sql, n, NULL, vals, NULL, NULL, 0)
 		      ? await_result(s->conn, deadline, &late)
 		      : NULL;

@@ -8,6 +8,12 @@
 # have committed already, the retry is then a duplicate).  The measured
 # stall-to-503 times are printed for docs/scaling.md.
 #
+# The responder's counters share its connection: a count sent as the server
+# froze (forced here: a rejection just after the freeze, written within a
+# 100 ms flush period of the test build) must not hold the deliveries behind
+# it for a whole wait, and the counts of the outage are written once the
+# server answers again.
+#
 # A multi-host conninfo whose first host accepts connections and never
 # answers (libpq's connect_timeout does not apply to the responder's
 # polled connection): the first delivery gets 503 in time, and the next
@@ -73,13 +79,18 @@ sub pg_pids {
 for my $mode ([single => 1], [group => 4]) {
 	my ($name, $threads) = @$mode;
 	my $t = HookTest->new(endpoints => { st => { provider => 'stripe', secrets => [$secret] } },
-		intake => { threads => $threads }, procs => 1);
+		intake => { threads => $threads }, procs => 1, env => { HOOKINBOX_TEST_COUNT_FLUSH_MS => 100 });
 	my $url = $t->url('st');
 	my @warm = post_parallel($t, $url, map { "evt_${name}_warm_$_" } 1 .. 3);
 	is(scalar(grep { (split)[1] == 200 } @warm), 3, "$name: deliveries stored before the stall");
 
 	my @pids = pg_pids($t);
 	kill 'STOP', @pids;
+	my $fb = body("evt_${name}_forged");
+	my $forged = HTTP::Tiny->new(timeout => 10)->request('POST', $url, { content => $fb,
+		headers => { 'Stripe-Signature' => stripe_sig('whsec_not_the_secret', $fb), 'Content-Type' => 'application/json' } });
+	is($forged->{status}, 401, "$name: a forged request is refused while the server is frozen");
+	sleep 0.2;   # its count is sent, and not answered
 	my @evs = map { "evt_${name}_stall_$_" } 1 .. 6;
 	my $t0 = time;
 	my @got = eval { post_parallel($t, $url, @evs) };
@@ -97,6 +108,8 @@ for my $mode ([single => 1], [group => 4]) {
 	cmp_ok($max_ms, '<=', 3000, "$name: the responder answers each within statement_timeout + 500 ms (and its body read)")
 		or diag(join("\n", grep { /error|status=503/ } split /\n/, $t->responder_log));
 	cmp_ok($max, '<', 4.5, "$name: the last of 6 at once, queued in the web server, within 4.5 s");
+	my ($first) = sort { $a <=> $b } map { (split)[3] } @got;
+	cmp_ok($first, '<', 1.5, "$name: the count in flight held the deliveries behind it for no more than its 0.5 s");
 	diag(sprintf("%s: stall-to-503 %s s (6 at once, default statement_timeout 2000 ms)", $name,
 		join(' ', map { sprintf('%.2f', (split)[3]) } sort { (split(' ', $a))[3] <=> (split(' ', $b))[3] } @got)));
 
@@ -115,6 +128,18 @@ for my $mode ([single => 1], [group => 4]) {
 	is($t->sql('select count(*) from hookinbox.inbox'), 9, "$name: nothing else stored");
 	my $later = (split ' ', post_once($url, "evt_${name}_after"))[1];
 	is($later, 200, "$name: a new delivery is stored at once after the stall");
+	# counts are kept until written: at least once (one the frozen server
+	# took before it froze may be written twice), never lost
+	my ($rejected, $n503) = (0, 0);
+	my $until = time + 10;
+	while (time < $until) {
+		$rejected = $t->sql("select coalesce(sum(count), 0) from hookinbox.rejection where endpoint = 'st'");
+		$n503 = $t->sql("select coalesce(sum(b), 0) from hookinbox.request_duration, unnest(buckets) b where status = 503");
+		last if $rejected >= 1 && $n503 >= @s503;
+		sleep 0.2;
+	}
+	cmp_ok($rejected, '>=', 1, "$name: the rejection of the outage is counted once the server answers");
+	cmp_ok($n503, '>=', scalar(@s503), "$name: so is each 503 of the outage");
 }
 {
 	my $t = HookTest->new(endpoints => { st => { provider => 'stripe', secrets => [$secret] } }, no_lighttpd => 1);
