@@ -13,6 +13,7 @@
 #include "batchin.h"
 #include "clock.h"
 #include "content_length.h"
+#include "decimal.h"
 #include "envelope.h"
 #include "failpoint.h"
 #include "log.h"
@@ -345,9 +346,9 @@ flush_period_ms(void)
 {
 #ifdef HOOKINBOX_TEST
 	const char *v = getenv("HOOKINBOX_TEST_COUNT_FLUSH_MS");
-	long ms = v != NULL ? strtol(v, NULL, 10) : 0;
+	long long ms;
 
-	if (ms > 0)
+	if (v != NULL && decimal_parse(v, 1, 3600 * 1000, &ms) == 0)
 		return ms;
 #endif
 	return COUNT_FLUSH_S * 1000;
