@@ -36,6 +36,7 @@ use HookTest;
 use HookTest::PgBouncer;
 use File::Temp qw(tempdir);
 use File::Path qw(make_path);
+use Fcntl qw(O_WRONLY O_CREAT O_DSYNC);
 use POSIX qw(strftime sysconf _SC_CLK_TCK WNOHANG);
 use Time::HiRes qw(time sleep);
 use List::Util qw(max sum0);
@@ -464,12 +465,41 @@ sub perf_stop {
 # every 5 ms and writes CLOCK_MONOTONIC and the machine's steal ticks
 # (/proc/stat: time the hypervisor ran something else on our vCPUs).  A
 # wake-up more than 10 ms late is a stall: no CPU for a runnable process.
-# Afterwards the requests slower than 10 ms are lined up with the stalls
-# and the steal, so that a p99 outlier can be told apart: the machine
-# stopped, or the request waited on its own path.
+# Beside it a probe writes 4 KB synchronously (O_DSYNC: a write and its
+# flush, as a WAL flush) to a file on the cluster's file system every 10 ms
+# and notes how long each took: a commit waits for the WAL's flush after
+# the statement's duration is taken, so a disk that stops flushing for a
+# while shows in no statement log.
+# Afterwards the requests slower than 10 ms are lined up with the stalls,
+# the steal and the slow flushes, so that a p99 outlier can be told apart:
+# the machine or its disk stopped, or the request waited on its own path.
+sub flush_probe_start {
+	my ($tag) = @_;
+	my $file = "$dir/flush-$tag.txt";
+	my $pid = fork // die "fork: $!";
+	if (!$pid) {
+		open my $fh, '>', $file or POSIX::_exit(1);
+		sysopen(my $p, "$dir/flush-probe", O_WRONLY | O_CREAT | O_DSYNC) or POSIX::_exit(1);
+		my $block = 'x' x 4096;
+		my $stop = 0;
+		local $SIG{TERM} = sub { $stop = 1 };
+		while (!$stop) {
+			my $t = Time::HiRes::clock_gettime(Time::HiRes::CLOCK_MONOTONIC());
+			sysseek($p, 0, 0);
+			syswrite($p, $block) == 4096 or last;
+			printf $fh "%d %d\n", $t * 1e6, (Time::HiRes::clock_gettime(Time::HiRes::CLOCK_MONOTONIC()) - $t) * 1e6;
+			Time::HiRes::sleep(0.01);
+		}
+		close $fh;
+		POSIX::_exit(0);
+	}
+	return { pid => $pid, file => $file };
+}
+
 sub stall_start {
 	my ($tag) = @_;
 	my $file = "$dir/stall-$tag.txt";
+	my $probe = flush_probe_start($tag);
 	my $pid = fork // die "fork: $!";
 	if (!$pid) {
 		open my $fh, '>', $file or POSIX::_exit(1);
@@ -485,14 +515,30 @@ sub stall_start {
 		close $fh;
 		POSIX::_exit(0);
 	}
-	return { pid => $pid, file => $file };
+	return { pid => $pid, file => $file, probe => $probe };
+}
+
+sub stall_stop {
+	my ($s) = @_;
+	kill 'TERM', $_ for $s->{pid}, $s->{probe}{pid};
+	waitpid($_, 0) for $s->{pid}, $s->{probe}{pid};
 }
 
 sub stall_report {
 	my ($s, $r) = @_;
-	kill 'TERM', $s->{pid};
-	waitpid($s->{pid}, 0);
+	stall_stop($s);
 	my $t0 = $r->{lg}{t0_us} or return '';
+	# the probe's flushes over 10 ms
+	my (@flush, $flush_longest);
+	if (open my $pf, '<', $s->{probe}{file}) {
+		while (<$pf>) {
+			my ($t, $d) = split;
+			next unless $d > 10_000;
+			push @flush, [$t, $t + $d];
+			$flush_longest = $d if $d > ($flush_longest // 0);
+		}
+		close $pf;
+	}
 	my (@t, @steal);
 	open my $fh, '<', $s->{file} or return '';
 	while (<$fh>) {
@@ -509,19 +555,25 @@ sub stall_report {
 		$longest = $late if $late > ($longest // 0);
 		push @win, [$t[ $i - 1 ], $t[$i]] if $late > 10_000 || $steal[$i] > $steal[ $i - 1 ];
 	}
-	my ($slow, $met) = (0, 0);
+	my ($slow, $met, $met_flush, %by_s) = (0, 0, 0);
 	open my $ok, '<', "$dir/$r->{prefix}.ok" or return '';
 	while (<$ok>) {
 		my (undef, undef, undef, undef, $start, $lat) = split /\t/;
 		next unless $lat > 10_000;
 		$slow++;
+		$by_s{ int($start / 1e6) }++;
 		my ($from, $to) = ($t0 + $start, $t0 + $start + $lat);
 		$met++ if grep { $_->[0] < $to && $_->[1] > $from } @win;
+		$met_flush++ if grep { $_->[0] < $to && $_->[1] > $from } @flush;
 	}
 	close $ok;
-	return sprintf('%d requests over 10 ms, %d of them beside a stall; stalls: %d (latest wake-up %.1f ms late), '
-		. 'steal %.0f ms', $slow, $met, scalar(grep { $_->[1] - $_->[0] > 15_000 } @win), ($longest // 0) / 1000,
-		($steal[-1] - $steal[0]) * 1000 / $TICK);
+	# when they were sent: a start-up transient, or a window in the run
+	my $when = join(' ', map { "$_:$by_s{$_}" } sort { $a <=> $b } keys %by_s);
+	return sprintf('%d requests over 10 ms%s, %d of them beside a stall, %d beside a slow disk flush; '
+		. 'stalls: %d (latest wake-up %.1f ms late), steal %.0f ms; disk flushes over 10 ms: %d (longest %.0f ms)',
+		$slow, $slow ? " (by second of the run $when)" : '', $met, $met_flush,
+		scalar(grep { $_->[1] - $_->[0] > 15_000 } @win), ($longest // 0) / 1000,
+		($steal[-1] - $steal[0]) * 1000 / $TICK, scalar(@flush), ($flush_longest // 0) / 1000);
 }
 
 # one measured loadgen run against a lighttpd; CPU from /proc around it
@@ -544,7 +596,7 @@ sub measure_http {
 	unless ($lg) {
 		# (the samplers would outlive the run)
 		kill 'INT', $_->{pid} for grep { $_ } $prof, $pgprof;
-		kill 'TERM', $stall->{pid} if $stall;
+		stall_stop($stall) if $stall;
 		return;
 	}
 	my ($r1, $l1, $pg1, $m1, $t1) = (sum0(map { cpu_s($_) } @resp), cpu_s($hpid), pg_cpu_s(), machine_busy_s(), time);
