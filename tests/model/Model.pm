@@ -129,8 +129,12 @@ sub setup {
 	# each route's key (docs/configuration.md, route key): invariant 15
 	$self->{route_key} = { ord => 'event', ev => 'event', app => 'event', seq => 'event', ev2 => 'event',
 		biz => 'object-type' };
+	# the responders write their counts every 250 ms, not every 10 s, so
+	# that a count is in flight on their connection whenever the database
+	# stalls, restarts or is locked, and meets every other operation
+	my %renv = (HOOKINBOX_TEST_COUNT_FLUSH_MS => 250);
 	my $t = HookTest->new(endpoints => Model::Providers::endpoints(), routes => \%routes,
-		worker => { lease => 8, backoff_base => 1, backoff_cap => 2 }, procs => 2);
+		worker => { lease => 8, backoff_base => 1, backoff_cap => 2 }, procs => 2, env => { %renv });
 	$self->{t} = $t;
 	my $dir = $t->dir;
 	# the configurations: the group-commit responder's, and the workers'
@@ -172,7 +176,7 @@ sub setup {
 		{ name => 'single', httpd => $t->httpd },
 		{ name => 'group', httpd => HookTest::Lighttpd->new(dir => "$dir/gc",
 			fcgi => HookTest::top() . '/obj/test/hookinbox.fcgi', config => "$dir/group.conf",
-			procs => 1)->start },
+			procs => 1, env => { %renv })->start },
 	];
 	$t->sql(Model::Invariants::AUDIT_SQL());
 	$t->sql(Model::Invariants::HANDLER_SQL());
