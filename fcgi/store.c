@@ -992,7 +992,7 @@ run_count(store *s, const char *sql, int n, const char *const *vals, const char 
 	bool late;
 	int rc = -1;
 
-	/* waiting for the lock holds up no delivery: the holder is one */
+	/* waiting for the lock holds up no delivery: a waiter holds nothing */
 	if (lock_until(s, deadline) != 0)
 		return -1;
 	now = clock_mono_us();
