@@ -28,6 +28,21 @@ clock_now(void)
 	return (int64_t)time(NULL);
 }
 
+struct timespec
+clock_in_us(clockid_t which, int64_t us)
+{
+	struct timespec ts;
+
+	clock_gettime(which, &ts);
+	ts.tv_sec += (time_t)(us / 1000000);
+	ts.tv_nsec += (long)(us % 1000000) * 1000;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	return ts;
+}
+
 int64_t
 clock_mono_us(void)
 {

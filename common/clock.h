@@ -10,10 +10,17 @@
 #define HOOKINBOX_CLOCK_H
 
 #include <stdint.h>
+#include <time.h>
 
 /* wall-clock unix time in seconds */
 int64_t clock_now(void);
 /* monotonic time in microseconds, for durations */
 int64_t clock_mono_us(void);
+/*
+ * The time us microseconds from now on clock which (CLOCK_REALTIME for
+ * pthread_cond_timedwait and pthread_mutex_timedlock, CLOCK_MONOTONIC
+ * for clock_nanosleep), us >= 0
+ */
+struct timespec clock_in_us(clockid_t which, int64_t us);
 
 #endif

@@ -368,15 +368,8 @@ flusher_main(void *arg)
 
 	pthread_mutex_lock(&h->count_lock);
 	while (!h->stopping) {
-		struct timespec until;
+		struct timespec until = clock_in_us(CLOCK_REALTIME, wait_ms * 1000);
 
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += (time_t)(wait_ms / 1000);
-		until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
 		wait_ms = h->flush_period_ms;
 		while (!h->stopping &&
 		       pthread_cond_timedwait(&h->count_wake, &h->count_lock, &until) == 0)

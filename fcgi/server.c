@@ -58,6 +58,7 @@
  */
 #include "server.h"
 
+#include "clock.h"
 #include "dynbuf.h"
 #include "fcgirec.h"
 #include "handler.h"
@@ -271,18 +272,6 @@ input_consumed(FCGX_Request *req)
 }
 
 static void
-deadline_in(struct timespec *t, long ms)
-{
-	clock_gettime(CLOCK_MONOTONIC, t);
-	t->tv_sec += ms / 1000;
-	t->tv_nsec += (ms % 1000) * 1000000L;
-	if (t->tv_nsec >= 1000000000L) {
-		t->tv_sec++;
-		t->tv_nsec -= 1000000000L;
-	}
-}
-
-static void
 wake_waiter(server *srv)
 {
 	uint64_t one = 1;
@@ -480,7 +469,7 @@ recheck(server *srv, int i, unsigned char *buf, bool hup)
 	if (some && !c->has_deadline) {
 		/* a kept connection's next request has begun */
 		c->has_deadline = true;
-		deadline_in(&c->deadline, BODY_DEADLINE_MS);
+		c->deadline = clock_in_us(CLOCK_MONOTONIC, (int64_t)BODY_DEADLINE_MS * 1000);
 	}
 	if (c->params_done && c->has_deadline && !c->counted) {
 		if (srv->nbodies >= srv->park_max) {
@@ -539,7 +528,7 @@ accept_conn(request_thread *t)
 	c = t->spare != NULL ? t->spare : xmalloc(sizeof(*c));
 	t->spare = NULL;
 	*c = (conn){.fd = fd, .has_deadline = true};
-	deadline_in(&c->deadline, BODY_DEADLINE_MS);
+	c->deadline = clock_in_us(CLOCK_MONOTONIC, (int64_t)BODY_DEADLINE_MS * 1000);
 	return c;
 }
 
@@ -559,7 +548,7 @@ peek_soon(request_thread *t, conn *c)
 
 	if (p != PEEK_PARTIAL || epoll_ctl(t->soonfd, EPOLL_CTL_ADD, c->fd, &ev) != 0)
 		return p;
-	deadline_in(&until, FIRST_WAIT_MS);
+	until = clock_in_us(CLOCK_MONOTONIC, (int64_t)FIRST_WAIT_MS * 1000);
 	for (;;) {
 		long left = ms_until(&until);
 
@@ -1021,13 +1010,7 @@ server_stop(server *srv, int timeout_ms)
 		if (write(srv->stopfd, &one, sizeof(one)) < 0)
 			log_warn("could not wake the request threads: %s", strerror(errno));
 	}
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += timeout_ms / 1000;
-	deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (deadline.tv_nsec >= 1000000000L) {
-		deadline.tv_sec++;
-		deadline.tv_nsec -= 1000000000L;
-	}
+	deadline = clock_in_us(CLOCK_REALTIME, (int64_t)timeout_ms * 1000);
 	/* the request threads end after the waiter (and the ready queue) */
 	pthread_mutex_lock(&srv->exit_lock);
 	while (srv->running > 0)

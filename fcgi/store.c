@@ -751,13 +751,7 @@ lock_until(store *s, int64_t deadline)
 
 	if (left <= 0)
 		return pthread_mutex_trylock(&s->conn_lock) == 0 ? 0 : -1;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += (time_t)(left / 1000000);
-	ts.tv_nsec += (long)(left % 1000000) * 1000;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	ts = clock_in_us(CLOCK_REALTIME, left);
 	return pthread_mutex_timedlock(&s->conn_lock, &ts) == 0 ? 0 : -1;
 }
 
