@@ -1,6 +1,6 @@
 #!/usr/bin/perl
 # SPDX-License-Identifier: ISC
-# bench/accept-cost.pl - PostgreSQL CPU per delivery of accept_batch(), alone.
+# bench/accept-cost.pl - PostgreSQL CPU per delivery of accept_batch() or accept_one(), alone.
 #
 #   HOOKINBOX_TOP=$PWD perl -I tests/lib bench/accept-cost.pl [options] [NAME=FILE.sql ...]
 #
@@ -25,7 +25,8 @@
 #   ... accept-cost.pl -T 3 -r 4 -b "1 4 16" old=/tmp/old.sql new=sql/functions.sql
 #
 # Options: -n N deliveries per run (default 4000), -c C pgbench clients
-# (default 1), -r R rounds (default 3), -b "1 16" batch sizes, -s SIZE body
+# (default 1), -r R rounds (default 3), -b "1 16" batch sizes ("one": a
+# call of accept_one(), single-row mode's statement), -s SIZE body
 # bytes (default 2048), -p DIR: perf record -g each run's first backend
 # into DIR/NAME-BATCH.data (for perf report; the figures are then disturbed),
 # -T SECONDS: each run lasts 2 + SECONDS, and only what the last SECONDS
@@ -92,10 +93,11 @@ sub script {
 	my ($b) = @_;
 	my $f = "$dir/accept-$b.sql";
 	return $f if -e $f;
-	my $arr = sub { 'array[' . join(', ', map { $_[0]->($_) } 1 .. $b) . ']' };
+	my $one = $b eq 'one';
+	my $arr = $one ? sub { $_[0]->(1) } : sub { 'array[' . join(', ', map { $_[0]->($_) } 1 .. $b) . ']' };
 	open my $fh, '>', $f or die $!;
 	print $fh "\\set n random(1, 999999999999)\n",
-		'select id, duplicate, held from hookinbox.accept_batch(',
+		'select id, duplicate, held from hookinbox.' . ($one ? 'accept_one(' : 'accept_batch('),
 		join(', ', $arr->(sub { "'bench'" }), $arr->(sub { "'stripe'" }), $arr->(sub { "'acct_bench'" }),
 			$arr->(sub { "'live'" }),
 			$arr->(sub { "'evt_' || :client_id::text || '_' || :n::text || '_$_[0]'" }),
@@ -117,7 +119,8 @@ for my $round (1 .. $R) {
 			die "$file: $out" if $rc;
 		}
 		for my $b (@BATCH) {
-			my $calls = int(($N + $b - 1) / $b);
+			my $n = $b eq 'one' ? 1 : $b;
+			my $calls = int(($N + $n - 1) / $n);
 			my $per = int(($calls + $C - 1) / $C);
 			$pg->sql('truncate hookinbox.inbox');
 			$pg->sql('checkpoint');
@@ -137,7 +140,7 @@ for my $round (1 .. $R) {
 				my $rows = $pg->sql("select count(*) from hookinbox.inbox where received_at >= to_timestamp($t0)");
 				my $us = ($c1 - $c0) * 1e6 / ($rows || 1);
 				push @{ $res{"$name/$b"} }, $us;
-				printf "# round %d %-12s batch %2d: %6.1f µs/delivery (%d rows in %.0f s)\n", $round, $name, $b,
+				printf "# round %d %-12s batch %3s: %6.1f µs/delivery (%d rows in %.0f s)\n", $round, $name, $b,
 					$us, $rows, $o{T};
 				next;
 			}
@@ -166,10 +169,10 @@ for my $round (1 .. $R) {
 			sleep 0.3;   # the postmaster reaps the backends
 			my $c1 = pg_cpu_s();
 			my $rows = $pg->sql('select count(*) from hookinbox.inbox');
-			die "$name batch $b: $rows rows, not " . $per * $C * $b . "\n$out" if $rows != $per * $C * $b;
+			die "$name batch $b: $rows rows, not " . $per * $C * $n . "\n$out" if $rows != $per * $C * $n;
 			my $us = ($c1 - $c0) * 1e6 / $rows;
 			push @{ $res{"$name/$b"} }, $us;
-			printf "# round %d %-12s batch %2d: %6.1f µs/delivery (%d rows, %.1f s)\n", $round, $name, $b, $us,
+			printf "# round %d %-12s batch %3s: %6.1f µs/delivery (%d rows, %.1f s)\n", $round, $name, $b, $us,
 				$rows, time - $t0;
 		}
 	}
@@ -180,7 +183,7 @@ for my $v (@variants) {
 	for my $n (@BATCH) {
 		my $r = $res{"$v->[0]/$n"};
 		my @s = sort { $a <=> $b } @$r;
-		printf "| %s | %d | %d | %s | %.0f | %.0f |\n", $v->[0], $n, scalar @$r, join(' ', map { sprintf '%.0f', $_ } @$r),
+		printf "| %s | %s | %d | %s | %.0f | %.0f |\n", $v->[0], $n, scalar @$r, join(' ', map { sprintf '%.0f', $_ } @$r),
 			$s[0], @s % 2 ? $s[$#s / 2] : ($s[@s / 2 - 1] + $s[@s / 2]) / 2;
 	}
 }

@@ -344,7 +344,7 @@ sub run_pgbench {
 	my $c0 = children_cpu_s();
 	my $pid = open(my $ph, '-|', "$cmdline 2>&1") or die "pgbench: $!";
 	sleep $WARM;
-	my ($pg0, $m0, $t0) = (pg_cpu_s(), machine_busy_s(), time);
+	my ($pg0, $m0, $t0, $log0) = (pg_cpu_s(), machine_busy_s(), time, pg_log_size());
 	my $out = do { local $/; <$ph> } // '';
 	close $ph;
 	my $rc = $?;
@@ -378,7 +378,7 @@ sub run_pgbench {
 		p50 => percentile(\@lat, 0.5), p99 => percentile(\@lat, 0.99),
 		pg_cpu => ($pg1 - $pg0), client_cpu => $client,
 		setup_cpu => ($pg1 - $pg0) + $client, other => other_load($m1 - $m0, $pg1 - $pg0 + $client, $t1 - $t0),
-		check => ($failed // 0) ? "$failed failed" : "$rows rows",
+		check => ($failed // 0) ? "$failed failed" : "$rows rows", bg => pg_background($log0),
 	};
 }
 
@@ -422,9 +422,9 @@ sub ctx_switches {
 }
 
 # BENCH_PERF=1: `perf record -g` on the responders of the runs that ask for
-# it (the unique 2 KB runs), and apart on the cluster's processes (the
-# postmaster's children: backends, WAL writer, checkpointer); a summary by
-# object and by symbol beside the table (perf-<tag>.txt in the temp dir;
+# it (the naive intake and the unique 2 KB runs), and apart on the
+# cluster's processes (the postmaster's children: backends, WAL writer,
+# checkpointer); a summary by object and by symbol beside the table (perf-<tag>.txt in the temp dir;
 # HOOKINBOX_KEEP=1 keeps the data)
 my @profiles;
 
@@ -755,7 +755,7 @@ for my $c ($only ? () : @LEVELS) {
 		my $h = httpd_start("$top/obj/bench/naive.fcgi", $c, $naive_conf);
 		loadgen(url => $h->url . '/bench', c => $c, seconds => 1, prefix => "naivew$c");
 		sql('truncate bench.naive_inbox');
-		my $r = measure_http('naive', $h, c => $c, tag => 'naive');
+		my $r = measure_http('naive', $h, c => $c, tag => 'naive', profile => 1);
 		if ($r) {
 			my $rows = sql('select count(*) from bench.naive_inbox');
 			my $bad = $r->{lg}{other} || $r->{lg}{errors} || $rows != $r->{lg}{ok};

@@ -446,8 +446,13 @@ create or replace function hookinbox.accept_one(
 language plpgsql security definer
 set search_path = pg_catalog, pg_temp
 as $$
+declare
+	v_digest bytea;
 begin
 	if p_body_dedup is false then
+		-- a simple expression, evaluated once: in the statement, the
+		-- ledger probe would build it twice (scan key and recheck)
+		v_digest := hookinbox.key_digest(p_provider, p_account, p_environment, p_event_id);
 		insert into hookinbox.inbox as i (endpoint, provider, account,
 			environment, event_id, event_type, object_id, event_version,
 			body_sha256, body_dedup, signed_sha256, intake_note, headers, body)
@@ -455,9 +460,7 @@ begin
 			p_event_type, p_object_id, p_event_version, sha256(p_body), false,
 			p_signed_sha256, p_note, coalesce(p_headers, '{}'), p_body
 		 where not exists (select 1 from hookinbox.ledger l
-				    where l.endpoint = p_endpoint
-				      and l.digest = hookinbox.key_digest(p_provider, p_account,
-					      p_environment, p_event_id))
+				    where l.endpoint = p_endpoint and l.digest = v_digest)
 		on conflict (provider, account, environment, event_id, endpoint)
 			where review_of is null do nothing
 		returning i.id into id;
