@@ -97,7 +97,9 @@ sub script {
 	my $arr = $one ? sub { $_[0]->(1) } : sub { 'array[' . join(', ', map { $_[0]->($_) } 1 .. $b) . ']' };
 	open my $fh, '>', $f or die $!;
 	print $fh "\\set n random(1, 999999999999)\n",
-		'select id, duplicate, held from hookinbox.' . ($one ? 'accept_one(' : 'accept_batch('),
+		# the responder's statements (fcgi/store.c, ONE_SQL and ACCEPT_SQL)
+		$one ? 'select (r).id, (r).duplicate, (r).held from (select hookinbox.accept_one('
+		     : 'select id, duplicate, held from hookinbox.accept_batch(',
 		join(', ', $arr->(sub { "'bench'" }), $arr->(sub { "'stripe'" }), $arr->(sub { "'acct_bench'" }),
 			$arr->(sub { "'live'" }),
 			$arr->(sub { "'evt_' || :client_id::text || '_' || :n::text || '_$_[0]'" }),
@@ -105,7 +107,7 @@ sub script {
 			$arr->(sub { '1700000000::bigint' }), $arr->(sub { "'$headers'::jsonb" }),
 			$arr->(sub { "'\\x$hex'::bytea" }), $arr->(sub { 'false' }), $arr->(sub { 'null::bytea' }),
 			$arr->(sub { 'null::text' })),
-		");\n";
+		$one ? ") as r offset 0) s;\n" : ");\n";
 	close $fh;
 	return $f;
 }

@@ -323,11 +323,11 @@ sub run_pgbench {
 		open my $fh, '>', $script or die $!;
 		# the responder's statement for a single delivery
 		print $fh "\\set n random(1, 999999999999)\n",
-			"select id, duplicate, held from hookinbox.accept_one('bench', 'stripe', ",
+			"select (r).id, (r).duplicate, (r).held from (select hookinbox.accept_one('bench', 'stripe', ",
 			"'acct_bench', 'live', 'evt_pgb_' || :client_id::text || '_' || :n::text, ",
 			"'invoice.paid', 'in_' || :n::text, 1700000000::bigint, ",
 			"'{\"Content-Type\":\"application/json\",\"User-Agent\":\"Stripe/1.0 (+https://stripe.com/docs/webhooks)\"}'::jsonb, ",
-			"'\\x", body_hex($size), "'::bytea, false, null::bytea, null::text);\n";
+			"'\\x", body_hex($size), "'::bytea, false, null::bytea, null::text) as r offset 0) s;\n";
 		close $fh;
 	}
 	fresh_inbox();

@@ -28,10 +28,16 @@
 #define ACCEPT_SQL                                                                                 \
 	"select id, duplicate, held from hookinbox.accept_batch($1, $2, $3, $4, $5, $6, $7, $8, "  \
 	"$9, $10, $11, $12, $13)"
-/* accept_batch() for one delivery, with scalars: the call of single-row mode */
-#define ONE_SQL                                                                                    \
-	"select id, duplicate, held from hookinbox.accept_one($1, $2, $3, $4, $5, $6, $7, $8, "    \
-	"$9, $10, $11, $12, $13)"
+/*
+ * accept_batch() for one delivery, with scalars: the call of single-row
+ * mode.  Called in the select list, not FROM, so that its one row is not
+ * kept in a tuplestore and the executor does not build its row type from
+ * the catalog a second time; "offset 0" keeps the subquery whole, so that
+ * each column does not call it again.
+ */
+#define ONE_SQL                                                                                     \
+	"select (r).id, (r).duplicate, (r).held from (select hookinbox.accept_one($1, $2, $3, $4, " \
+	"$5, $6, $7, $8, $9, $10, $11, $12, $13) as r offset 0) s"
 #define REJECT_SQL "select hookinbox.reject($1, $2, $3)"
 #define REQUESTS_SQL                                                                               \
 	"select hookinbox.count_requests($1, $2, $3, $4::integer, $5::bigint[], $6::float8)"
