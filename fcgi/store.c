@@ -32,8 +32,9 @@
  * accept_batch() for one delivery, with scalars: the call of single-row
  * mode.  Called in the select list, not FROM, so that its one row is not
  * kept in a tuplestore and the executor does not build its row type from
- * the catalog a second time; "offset 0" keeps the subquery whole, so that
- * each column does not call it again.
+ * the catalog a second time.  "offset 0" keeps the subquery from being
+ * flattened into a call per column (PostgreSQL flattens none whose select
+ * list calls a volatile function, but this does not rely on it).
  */
 #define ONE_SQL                                                                                     \
 	"select (r).id, (r).duplicate, (r).held from (select hookinbox.accept_one($1, $2, $3, $4, " \
