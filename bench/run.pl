@@ -424,8 +424,8 @@ sub ctx_switches {
 # BENCH_PERF=1: `perf record -g` on the responders of the runs that ask for
 # it (the naive intake and the unique 2 KB runs), and apart on the
 # cluster's processes (the postmaster's children: backends, WAL writer,
-# checkpointer); a summary by object and by symbol beside the table (perf-<tag>.txt in the temp dir;
-# HOOKINBOX_KEEP=1 keeps the data)
+# checkpointer); a summary by object and by symbol beside the table
+# (perf-<tag>.txt in the temp dir; HOOKINBOX_KEEP=1 keeps the data)
 my @profiles;
 
 sub perf_start {
