@@ -133,7 +133,7 @@ for my $mode ([single => 1], [group => 4]) {
 	my ($rejected, $n503) = (0, 0);
 	my $until = time + 10;
 	while (time < $until) {
-		$rejected = $t->sql("select coalesce(sum(count), 0) from hookinbox.rejection where endpoint = 'st' and reason <> 'storage unavailable'");
+		$rejected = $t->sql("select coalesce(sum(count), 0) from hookinbox.rejection where endpoint = 'st' and reason = 'signature mismatch'");
 		$n503 = $t->sql("select coalesce(sum(b), 0) from hookinbox.request_duration, unnest(buckets) b where status = 503");
 		last if $rejected >= 1 && $n503 >= @s503;
 		sleep 0.2;
