@@ -52,6 +52,8 @@ my $N = $o{n} // 4000;
 my $C = $o{c} // 1;
 my $R = $o{r} // 3;
 my @BATCH = split ' ', ($o{b} // '1 16');
+@BATCH or die "accept-cost.pl: -b: no batch size given\n";
+/^(?:one|[1-9][0-9]*)\z/ or die "accept-cost.pl: -b: '$_' is neither a batch size (1 or more) nor \"one\"\n" for @BATCH;
 my $SIZE = $o{s} // 2048;
 my $TICK = sysconf(_SC_CLK_TCK) || 100;
 my $top = HookTest::top();
